@@ -1,0 +1,1 @@
+"""Python half of torch._C."""

@@ -1,0 +1,211 @@
+"""`Tensor.__getitem__` / `__setitem__` with upstream's semantics
+(torch/csrc/autograd/python_variable_indexing.cpp): basic indexing (ints, slices, None,
+Ellipsis) produces views through select/slice/unsqueeze; tensors and boolean masks produce
+advanced indexing through `aten.index.Tensor` / `aten.index_put_`."""
+
+from __future__ import annotations
+
+from ..surface import types as T
+
+C = None
+
+
+def _door(op, *args):
+    return C._aten_dispatch(op, *args)
+
+
+def _is_tensor(x):
+    return isinstance(x, C.TensorBase)
+
+
+def _as_index_tensor(x):
+    from ..ops.factories import from_python_values
+
+    flat, shape = _flatten(x)
+    if all(isinstance(v, bool) for v in flat) and flat:
+        return from_python_values(flat, shape, T.BY_NAME["bool"])
+    for v in flat:
+        if isinstance(v, float):
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got float)")
+    return from_python_values([int(v) for v in flat], shape, T.BY_NAME["int64"])
+
+
+def _flatten(x):
+    if isinstance(x, (list, tuple)):
+        if not x:
+            return [], [0]
+        parts = [_flatten(e) for e in x]
+        return [v for p, _ in parts for v in p], [len(x)] + parts[0][1]
+    if _is_tensor(x):
+        return [x.item()], []
+    return [x], []
+
+
+def _normalize(index):
+    """The index as a tuple of items, with sequences turned into tensors as upstream does."""
+    if isinstance(index, tuple):
+        items = list(index)
+    elif isinstance(index, list) and _treat_as_tuple(index):
+        items = list(index)
+    else:
+        items = [index]
+    out = []
+    for it in items:
+        if isinstance(it, list):
+            it = _as_index_tensor(it)
+        out.append(it)
+    return out
+
+
+def _treat_as_tuple(seq):
+    # upstream: a list containing slices, Ellipsis, None or sequences is treated as a tuple
+    return any(isinstance(x, (slice, type(Ellipsis), list, tuple)) or x is None or _is_tensor(x) for x in seq) and len(seq) < 32
+
+
+def _check_int(i):
+    return isinstance(i, int) and not isinstance(i, bool) or (hasattr(type(i), "__index__") and not _is_tensor(i)
+                                                              and not isinstance(i, bool))
+
+
+def _apply_slicing(self, items):
+    """Basic indexing. Returns (view, [(dim, index tensor)]) for the advanced part."""
+    ndim = len(self._tn_sizes)
+    specified = sum(1 for it in items if it is not None and it is not Ellipsis and not isinstance(it, bool)
+                    and not (_is_tensor(it) and T.BY_CODE[it._tn_dtype_code] is T.BY_NAME["bool"]))
+    specified += sum(len(it._tn_sizes) for it in items if _is_tensor(it) and T.BY_CODE[it._tn_dtype_code] is T.BY_NAME["bool"])
+    specified -= sum(1 for it in items if _is_tensor(it) and T.BY_CODE[it._tn_dtype_code] is T.BY_NAME["bool"])
+    if specified > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    result = self
+    dim = 0
+    advanced = []
+    for it in items:
+        if it is None:
+            result = _door("unsqueeze", result, dim)
+            dim += 1
+        elif it is Ellipsis:
+            dim += ndim - specified
+        elif isinstance(it, bool):
+            result = _door("unsqueeze", result, dim)
+            from ..ops.factories import from_python_values
+
+            advanced.append((dim, from_python_values([it], [1], T.BY_NAME["bool"])))
+            dim += 1
+        elif _check_int(it):
+            i = it.__index__()
+            size = result._tn_sizes[dim] if dim < len(result._tn_sizes) else None
+            if size is not None and (i < -size or i >= size):
+                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
+            result = _door("select.int", result, dim, i)
+        elif isinstance(it, slice):
+            start, stop, step = (_slice_int(v) for v in (it.start, it.stop, it.step))
+            step = 1 if step is None else step
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            result = _door("slice.Tensor", result, dim, start, stop, step)
+            dim += 1
+        elif _is_tensor(it):
+            dt = T.BY_CODE[it._tn_dtype_code]
+            if dt is T.BY_NAME["bool"] or dt is T.BY_NAME["uint8"]:
+                advanced.append((dim, it))
+                dim += max(len(it._tn_sizes), 1) if len(it._tn_sizes) else 0
+                if not len(it._tn_sizes):
+                    result = _door("unsqueeze", result, dim)
+                    dim += 1
+            elif dt.is_floating_point or dt.is_complex:
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            else:
+                advanced.append((dim, it))
+                dim += 1
+        else:
+            raise IndexError(
+                "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
+                f"(got {type(it).__name__})"
+            )
+    return result, advanced
+
+
+def _slice_int(v):
+    if v is None:
+        return None
+    if _is_tensor(v):
+        return int(v.item())
+    return v.__index__()
+
+
+def _index_list(result, advanced):
+    indices = [None] * len(result._tn_sizes)
+    for dim, t in advanced:
+        dt = T.BY_CODE[t._tn_dtype_code]
+        if dt is T.BY_NAME["bool"] or dt is T.BY_NAME["uint8"]:
+            if not len(t._tn_sizes):
+                indices[dim] = t
+                continue
+        indices[dim] = t
+    # trailing Nones are dropped, as upstream's index list ends at the last indexed dim
+    while indices and indices[-1] is None:
+        indices.pop()
+    return indices
+
+
+def getitem(self, index):
+    if _check_int(index) and not isinstance(index, bool):
+        i = index.__index__()
+        if not self._tn_sizes:
+            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+        size = self._tn_sizes[0]
+        if i < -size or i >= size:
+            raise IndexError(f"index {i} is out of bounds for dimension 0 with size {size}")
+        return _door("select.int", self, 0, i)
+    if isinstance(index, slice):
+        if not self._tn_sizes:
+            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+        start, stop, step = (_slice_int(v) for v in (index.start, index.stop, index.step))
+        step = 1 if step is None else step
+        if step <= 0:
+            raise ValueError("step must be greater than zero")
+        return _door("slice.Tensor", self, 0, start, stop, step)
+    if index is None:
+        return _door("unsqueeze", self, 0)
+    if index is Ellipsis:
+        return _door("alias", self)
+    items = _normalize(index)
+    result, advanced = _apply_slicing(self, items)
+    if not advanced:
+        if result is self:
+            return _door("alias", self)
+        return result
+    return _door("index.Tensor", result, _index_list(result, advanced))
+
+
+def setitem(self, index, value):
+    if not _is_tensor(value):
+        if isinstance(value, (int, float, bool, complex)):
+            value = _scalar_like(value, self)
+        else:
+            from ..ops.factories import from_python_values
+
+            flat, shape = _flatten(value)
+            value = from_python_values(flat, shape, T.BY_CODE[self._tn_dtype_code])
+    items = _normalize(index)
+    result, advanced = _apply_slicing(self, items)
+    if not advanced:
+        if _is_tensor(value) and not value._tn_sizes and getattr(value, "_tn_wrapped_number", False):
+            _door("fill_.Scalar", result, value.item())
+        else:
+            _door("copy_", result, value)
+        return
+    _door("index_put_", result, _index_list(result, advanced), value, False)
+
+
+def _scalar_like(value, self):
+    from ..ops.factories import wrapped_number
+
+    return wrapped_number(value)
+
+
+def install(C_) -> None:
+    global C
+    C = C_
+    C.TensorBase.__getitem__ = getitem
+    C.TensorBase.__setitem__ = setitem

@@ -1,0 +1,319 @@
+"""Tensor members that upstream binds by hand (torch/csrc/autograd/python_variable.cpp and
+python_variable_methods.cpp) rather than from native_functions.yaml: metadata properties,
+conversions to Python (`item`, `tolist`, `numpy`), `to`/`type`, and the dtype shortcuts."""
+
+from __future__ import annotations
+
+import struct
+
+from ..surface import types as T
+
+C = None
+
+_UNPACK = {"float32": "f", "float64": "d", "int64": "q", "int32": "i", "int16": "h", "int8": "b", "uint8": "B",
+           "bool": "?", "float16": "e", "uint16": "H", "uint32": "I", "uint64": "Q"}
+
+_LEGACY_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+                 "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+                 "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+
+
+def _door(op, *args):
+    return C._aten_dispatch(op, *args)
+
+
+def host_values(t):
+    """The elements of `t` as a flat list of Python numbers, in row-major order."""
+    if t._tn_device_key != "cpu":
+        t = _door("_to_copy", t, None, None, T.device("cpu"), None, False, None)
+    t = _door("contiguous", t, None)
+    raw = C._tn_to_bytes(t)
+    name = T.BY_CODE[t._tn_dtype_code]._tn_name
+    n = len(raw) // T.BY_CODE[t._tn_dtype_code].itemsize
+    if name == "bfloat16":
+        halves = struct.unpack(f"<{n}H", raw)
+        return [struct.unpack("<f", struct.pack("<I", h << 16))[0] for h in halves]
+    if name not in _UNPACK:
+        raise NotImplementedError(f"torchnative: reading {name} tensors is not supported yet")
+    return list(struct.unpack(f"<{n}{_UNPACK[name]}", raw))
+
+
+def _nest(flat, sizes):
+    if not sizes:
+        return flat[0]
+    if len(sizes) == 1:
+        return list(flat)
+    step = len(flat) // sizes[0] if sizes[0] else 0
+    return [_nest(flat[i * step : (i + 1) * step], sizes[1:]) for i in range(sizes[0])]
+
+
+def install(C_) -> None:
+    global C
+    C = C_
+    TB = C.TensorBase
+    Size = T.Size
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._tn_sizes)
+        if isinstance(dim, str):
+            raise NotImplementedError("named dimensions are not supported by torchnative")
+        return self._tn_sizes[_wrap(dim, len(self._tn_sizes))]
+
+    def stride(self, dim=None):
+        if dim is None:
+            return tuple(self._tn_strides)
+        return self._tn_strides[_wrap(dim, len(self._tn_strides))]
+
+    def _wrap(dim, n):
+        from ..ops.base import wrap_dim
+
+        return wrap_dim(dim, n)
+
+    def item(self):
+        n = 1
+        for s in self._tn_sizes:
+            n *= s
+        if n != 1:
+            raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        return host_values(self)[0]
+
+    def tolist(self):
+        return _nest(host_values(self), list(self._tn_sizes))
+
+    def numpy(self, *, force=False):
+        import numpy as np
+
+        if self._tn_device_key != "cpu":
+            raise TypeError(
+                f"can't convert {self._tn_device_key} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first."
+            )
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        dt = T.BY_CODE[self._tn_dtype_code]
+        np_dtype = {"bfloat16": None}.get(dt._tn_name, dt._tn_name)
+        if np_dtype is None:
+            raise TypeError("Got unsupported ScalarType BFloat16")
+        itemsize = dt.itemsize
+        holder = _ArrayHolder(self, np_dtype, itemsize)
+        return np.asarray(holder)
+
+    def is_contiguous(self, memory_format=None):
+        return self._tn_is_contiguous()
+
+    def _dtype(self):
+        return T.BY_CODE[self._tn_dtype_code]
+
+    def _device(self):
+        key = self._tn_device_key
+        return T.device(key) if key in ("cpu", "meta") else T.device(key, self._tn_device_index)
+
+    def _type(self, dtype=None, non_blocking=False, **kwargs):
+        if dtype is None:
+            d = T.BY_CODE[self._tn_dtype_code]
+            prefix = "torch." if self._tn_device_key == "cpu" else f"torch.{self._tn_device_key}."
+            return prefix + _LEGACY_TYPES.get(d._tn_name, d._tn_name)
+        if isinstance(dtype, str):
+            name = dtype.rsplit(".", 1)[-1]
+            for k, v in _LEGACY_TYPES.items():
+                if v == name:
+                    dtype = T.BY_NAME[k]
+                    break
+            else:
+                raise ValueError(f"invalid type: '{dtype}'")
+        return _door("to.dtype", self, dtype, non_blocking, False, None)
+
+    def to(self, *args, **kwargs):
+        dtype, device, copy, non_blocking, memory_format = _parse_to(self, args, kwargs)
+        return _door("to.dtype_layout", self, dtype, None, device, None, non_blocking, copy, memory_format)
+
+    def cpu(self, memory_format=None):
+        return _door("to.dtype_layout", self, None, None, T.device("cpu"), None, False, False, None)
+
+    def dim_order(self, *, ambiguity_check=False):
+        strides = self._tn_strides
+        return tuple(sorted(range(len(strides)), key=lambda i: -strides[i]))
+
+    def requires_grad_(self, requires_grad=True):
+        self._tn_requires_grad = bool(requires_grad)
+        return self
+
+    def copy_(self, src, non_blocking=False):
+        if not isinstance(src, C.TensorBase):
+            raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
+        return _door("copy_", self, src, non_blocking)
+
+    def contiguous(self, memory_format=None):
+        return _door("contiguous", self, memory_format)
+
+    def nonzero(self, *, as_tuple=False):
+        idx = _door("nonzero", self)
+        if not as_tuple:
+            return idx
+        if self.dim() == 0:
+            return (_door("view", idx, [-1]),) if False else tuple(_door("select.int", _door("t", _door("view", idx, [-1, 1]) if idx.dim() < 2 else idx), 0, i) for i in range(1))
+        return tuple(_door("select.int", idx, 1, i) for i in range(self.dim()))
+
+    def set_(self, source=None, storage_offset=0, size=None, stride=None):
+        if source is None:
+            self._tn_resize([0])
+            return self
+        if isinstance(source, C.TensorBase):
+            self._tn_set_storage_from(source, list(source._tn_sizes), list(source._tn_strides), source.storage_offset())
+            return self
+        raise NotImplementedError("torchnative: Tensor.set_ with a Storage is not supported yet")
+
+    def _mT(self):
+        if self.dim() < 2:
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.dim()}-D tensor.")
+        return _door("transpose.int", self, -2, -1)
+
+    def _T(self):
+        n = self.dim()
+        if n != 2 and n != 0:
+            import warnings
+
+            warnings.warn(
+                "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it "
+                "will throw an error in a future release. Consider `x.mT` to transpose batches of matrices or "
+                "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor."
+            )
+        return _door("permute", self, list(range(n - 1, -1, -1)))
+
+    props = {
+        "T": property(_T),
+        "mT": property(_mT),
+        "H": property(_T),
+        "mH": property(_mT),
+        "dtype": property(_dtype),
+        "device": property(_device),
+        "shape": property(lambda self: Size(self._tn_sizes)),
+        "layout": property(lambda self: T.LAYOUTS["strided"]),
+        "is_cuda": property(lambda self: self._tn_device_key == "cuda"),
+        "is_cpu": property(lambda self: self._tn_device_key == "cpu"),
+        "is_meta": property(lambda self: self._tn_device_key == "meta"),
+        "is_mps": property(lambda self: self._tn_device_key == "mps"),
+        "is_xpu": property(lambda self: False),
+        "is_mtia": property(lambda self: False),
+        "is_vulkan": property(lambda self: self._tn_device_key == "vulkan"),
+        "is_sparse": property(lambda self: False),
+        "is_sparse_csr": property(lambda self: False),
+        "is_quantized": property(lambda self: False),
+        "is_mkldnn": property(lambda self: False),
+        "is_nested": property(lambda self: False),
+        "is_ipu": property(lambda self: False),
+        "is_xla": property(lambda self: False),
+        "is_maia": property(lambda self: False),
+        "is_hpu": property(lambda self: False),
+        "is_lazy": property(lambda self: False),
+        "_is_zerotensor": lambda self: False,
+        "names": property(lambda self: (None,) * len(self._tn_sizes)),
+        "requires_grad": property(lambda self: self._tn_requires_grad,
+                                  lambda self, v: setattr(self, "_tn_requires_grad", bool(v))),
+        "is_leaf": property(lambda self: True),
+        "grad_fn": property(lambda self: None),
+        "output_nr": property(lambda self: 0),
+        "_backward_hooks": property(lambda self: None),
+        "_post_accumulate_grad_hooks": property(lambda self: None),
+        "itemsize": property(lambda self: T.BY_CODE[self._tn_dtype_code].itemsize),
+        "nbytes": property(lambda self: T.BY_CODE[self._tn_dtype_code].itemsize * self.numel()),
+    }
+    methods = dict(copy_=copy_, contiguous=contiguous, nonzero=nonzero, set_=set_, size=size, stride=stride, item=item, tolist=tolist, numpy=numpy, is_contiguous=is_contiguous,
+                   type=_type, to=to, cpu=cpu, dim_order=dim_order, requires_grad_=requires_grad_,
+                   numel=lambda self: TB.numel_(self), ndimension=lambda self: self.dim(),
+                   get_device=lambda self: -1 if self._tn_device_key == "cpu" else (self._tn_device_index or 0),
+                   is_floating_point=lambda self: T.BY_CODE[self._tn_dtype_code].is_floating_point,
+                   is_complex=lambda self: T.BY_CODE[self._tn_dtype_code].is_complex,
+                   is_signed=lambda self: T.BY_CODE[self._tn_dtype_code].is_signed,
+                   __bool__=lambda self: bool(_scalar_for(self, "bool")),
+                   __float__=lambda self: float(_scalar_for(self, "float")),
+                   __int__=lambda self: int(_scalar_for(self, "int")),
+                   __index__=_index, __complex__=lambda self: complex(_scalar_for(self, "complex")),
+                   __invert__=lambda self: _door("logical_not", self) if T.BY_CODE[self._tn_dtype_code] is T.BY_NAME["bool"]
+                   else _door("bitwise_not", self))
+    for shortcut, name in (("float", "float32"), ("double", "float64"), ("half", "float16"), ("bfloat16", "bfloat16"),
+                           ("int", "int32"), ("long", "int64"), ("short", "int16"), ("char", "int8"), ("byte", "uint8"),
+                           ("bool", "bool")):
+        methods[shortcut] = _make_cast(T.BY_NAME[name])
+    for name, value in {**props, **methods}.items():
+        setattr(TB, name, value)
+
+    # torch.Tensor grad slots: plain attributes until autograd lands (issue 6).
+    TB.grad = property(lambda self: self.__dict__.get("_tn_grad"), lambda self, v: self.__dict__.__setitem__("_tn_grad", v))
+    TB.data = property(lambda self: self._tn_alias(), _set_data)
+
+
+def _set_data(self, new):
+    self._tn_set_storage_from(new, list(new._tn_sizes), list(new._tn_strides), new.storage_offset())
+
+
+def _make_cast(dtype):
+    def cast(self, memory_format=None):
+        return _door("to.dtype", self, dtype, False, False, None)
+
+    return cast
+
+
+def _scalar_for(t, what):
+    n = 1
+    for s in t._tn_sizes:
+        n *= s
+    if n != 1:
+        if what == "bool":
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+    return host_values(t)[0]
+
+
+def _index(self):
+    d = T.BY_CODE[self._tn_dtype_code]
+    n = 1
+    for s in self._tn_sizes:
+        n *= s
+    if d.is_floating_point or d.is_complex or d is T.BY_NAME["bool"] or n != 1:
+        raise TypeError("only integer tensors of a single element can be converted to an index")
+    return int(host_values(self)[0])
+
+
+def _parse_to(self, args, kwargs):
+    """Tensor.to's manual overloads: (device, dtype, ...), (dtype, ...), (tensor, ...)."""
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    non_blocking = kwargs.pop("non_blocking", False)
+    copy = kwargs.pop("copy", False)
+    memory_format = kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    rest = list(args)
+    if rest and isinstance(rest[0], C.TensorBase):
+        other = rest.pop(0)
+        dtype, device = T.BY_CODE[other._tn_dtype_code], other.device
+    elif rest and (isinstance(rest[0], (str, T.device)) or (isinstance(rest[0], int) and not isinstance(rest[0], bool))):
+        device = rest.pop(0)
+        if rest and isinstance(rest[0], T.dtype):
+            dtype = rest.pop(0)
+    elif rest and isinstance(rest[0], T.dtype):
+        dtype = rest.pop(0)
+    if rest:
+        non_blocking = rest.pop(0)
+    if rest:
+        copy = rest.pop(0)
+    if device is not None and not isinstance(device, T.device):
+        device = T.device(device) if isinstance(device, str) else T.device("cpu", device)
+    return dtype, device, copy, non_blocking, memory_format
+
+
+class _ArrayHolder:
+    """Exposes a CPU tensor's memory to numpy through the array interface, so `numpy()` shares it."""
+
+    def __init__(self, t, np_dtype, itemsize):
+        import numpy as np
+
+        self._t = t
+        self.__array_interface__ = {
+            "data": (t.data_ptr(), False),
+            "shape": tuple(t._tn_sizes),
+            "strides": tuple(s * itemsize for s in t._tn_strides),
+            "typestr": np.dtype(np_dtype).str,
+            "version": 3,
+        }

@@ -1,0 +1,191 @@
+"""`torch.*` functions upstream binds by hand (python_torch_functions_manual.cpp,
+tensor_new.cpp): tensor construction from Python data and numpy, `nonzero`, `numel`."""
+
+from __future__ import annotations
+
+from ..surface import types as T
+
+C = None
+
+
+def _door(op, *args):
+    return C._aten_dispatch(op, *args)
+
+
+def _infer_dtype(flat):
+    """tensor_new.cpp's infer_scalar_type for Python values."""
+    kinds = set()
+    for v in flat:
+        if isinstance(v, bool):
+            kinds.add("b")
+        elif isinstance(v, int):
+            kinds.add("i")
+        elif isinstance(v, float):
+            kinds.add("f")
+        elif isinstance(v, complex):
+            kinds.add("c")
+        elif isinstance(v, C.TensorBase):
+            kinds.add("t:" + T.BY_CODE[v._tn_dtype_code]._tn_name)
+        else:
+            raise TypeError(f"new(): invalid data type '{type(v).__name__}'")
+    if "c" in kinds:
+        return C._get_default_dtype().to_complex()
+    if "f" in kinds:
+        return C._get_default_dtype()
+    tensor_kinds = [k[2:] for k in kinds if k.startswith("t:")]
+    if tensor_kinds:
+        from ..ops.base import promote_types
+
+        d = None
+        for k in tensor_kinds:
+            d = promote_types(d, T.BY_NAME[k])
+        if "i" in kinds:
+            d = promote_types(d, T.BY_NAME["int64"])
+        return d
+    if "i" in kinds:
+        return T.BY_NAME["int64"]
+    if "b" in kinds:
+        return T.BY_NAME["bool"]
+    return C._get_default_dtype()
+
+
+def _flatten(data, depth=0):
+    """(flat values, shape) of nested sequences, with upstream's ragged-shape errors."""
+    if isinstance(data, C.TensorBase):
+        if data.dim() == 0:
+            return [data.item()], []
+        return _flatten(data.tolist(), depth)
+    if _is_numpy(data):
+        return _flatten(data.tolist(), depth)
+    if isinstance(data, (list, tuple)):
+        if not data:
+            return [], [0]
+        parts = [_flatten(e, depth + 1) for e in data]
+        shape0 = parts[0][1]
+        for i, (_, sh) in enumerate(parts):
+            if sh != shape0:
+                raise ValueError(f"expected sequence of length {shape0[0] if shape0 else 0} at dim {depth + 1} (got {sh[0] if sh else 0})")
+        return [v for p, _ in parts for v in p], [len(data)] + shape0
+    if isinstance(data, (bool, int, float, complex)):
+        return [data], []
+    if hasattr(data, "__index__"):
+        return [data.__index__()], []
+    if hasattr(data, "__float__"):
+        return [float(data)], []
+    raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+
+
+def _is_numpy(x):
+    return type(x).__module__ == "numpy" and hasattr(x, "__array_interface__")
+
+
+def _convert(v, dtype):
+    if dtype.is_floating_point:
+        return float(v)
+    if dtype is T.BY_NAME["bool"]:
+        return bool(v)
+    if isinstance(v, float):
+        return int(v)
+    return int(v)
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    from ..ops.factories import from_python_values
+
+    if isinstance(data, C.TensorBase):
+        import warnings
+
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+            "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
+        out = _door("_to_copy", data, dtype, None, _dev(device), None, False, None)
+        out = _door("detach", out) if out is data else out
+    elif _is_numpy(data):
+        out = from_numpy(data.copy() if not data.flags.writeable else data.copy())
+        out = _door("_to_copy", out, dtype, None, _dev(device), None, False, None)
+    else:
+        flat, shape = _flatten(data)
+        d = dtype if dtype is not None else _infer_dtype(flat)
+        if d.is_complex:
+            raise NotImplementedError("torchnative: complex tensors are not supported yet")
+        vals = [_convert(v, d) for v in flat]
+        out = from_python_values(vals, shape, d, _dev(device))
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def _dev(device):
+    if device is None or isinstance(device, T.device):
+        return device
+    return T.device(device) if isinstance(device, str) else T.device("cpu", device)
+
+
+def as_tensor(data, dtype=None, device=None):
+    if isinstance(data, C.TensorBase):
+        return _door("to.dtype_layout", data, dtype, None, _dev(device), None, False, False, None)
+    if _is_numpy(data):
+        t = from_numpy(data)
+        return _door("to.dtype_layout", t, dtype, None, _dev(device), None, False, False, None)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    if isinstance(obj, C.TensorBase) and copy:
+        out = _door("_to_copy", obj, dtype, None, _dev(device), None, False, None)
+    else:
+        out = as_tensor(obj, dtype=dtype, device=device)
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+_NP_TO_TORCH = {"float32": "float32", "float64": "float64", "float16": "float16", "int64": "int64", "int32": "int32",
+                "int16": "int16", "int8": "int8", "uint8": "uint8", "bool": "bool", "uint16": "uint16",
+                "uint32": "uint32", "uint64": "uint64"}
+
+
+def from_numpy(arr):
+    import numpy as np
+
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
+    name = _NP_TO_TORCH.get(arr.dtype.name)
+    if name is None:
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{arr.dtype.name}. The only supported types are: float64, float32, "
+            "float16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, uint16, uint8, and bool."
+        )
+    if any(s < 0 for s in arr.strides):
+        raise ValueError(
+            "At least one stride in the given numpy array is negative, and tensors with negative strides are not "
+            "currently supported. (You can probably work around this by making a copy of your array  with array.copy().) "
+        )
+    if not arr.flags.writeable:
+        import warnings
+
+        warnings.warn("The given NumPy array is not writable, and PyTorch does not support non-writable tensors.")
+    d = T.BY_NAME[name]
+    itemsize = arr.dtype.itemsize
+    strides = [s // itemsize for s in arr.strides]
+    nbytes = (sum((n - 1) * s for n, s in zip(arr.shape, arr.strides)) + itemsize) if arr.size else 0
+    return C._tn_from_address(arr.__array_interface__["data"][0], nbytes, list(arr.shape), strides, d._tn_code, arr)
+
+
+def nonzero(input, *, out=None, as_tuple=False):
+    return input.nonzero(as_tuple=as_tuple)
+
+
+def numel(input):
+    return input.numel()
+
+
+def install(C_, VF) -> None:
+    global C
+    C = C_
+    for fn in (tensor, as_tensor, asarray, from_numpy, nonzero, numel):
+        fn.__module__ = "torch._C._VariableFunctions"
+        setattr(type(VF), fn.__name__, staticmethod(fn))

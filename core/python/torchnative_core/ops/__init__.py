@@ -1,0 +1,30 @@
+"""Operator implementations behind the single door, keyed by overload name (`add.Tensor`).
+
+An implementation does the device-independent part of an operator — argument checks, type
+promotion, broadcasting, output shape and dtype (the meta step), allocation — and then launches
+the kernel the device's backend registered (`torch._C._tn_launch`). Composite operators are
+written as compositions of other operators through the door.
+"""
+
+from __future__ import annotations
+
+IMPLS: dict = {}
+
+
+def impl(*names):
+    def deco(fn):
+        for n in names:
+            IMPLS[n] = fn
+        return fn
+
+    return deco
+
+
+def install(C) -> None:
+    from . import base
+
+    base.C = C
+    from . import factories, views, elementwise  # noqa: F401  (registration by import)
+    from . import modes
+
+    C._tn_install_door(IMPLS, modes.handle)

@@ -1,0 +1,182 @@
+"""Shared meta-step helpers: dtypes, devices, allocation, broadcasting, type promotion."""
+
+from __future__ import annotations
+
+from ..surface import types as T
+
+F32, F64, I64, BOOL = T.BY_NAME["float32"], T.BY_NAME["float64"], T.BY_NAME["int64"], T.BY_NAME["bool"]
+CPU = T.device("cpu")
+C = None  # torch._C, set by ops.install (this module is imported while _C initialises)
+
+
+def dtype_of(t):
+    return T.BY_CODE[t._tn_dtype_code]
+
+
+def device_of(t):
+    key = t._tn_device_key
+    return T.device(key) if key in ("cpu", "meta") else T.device(key, t._tn_device_index)
+
+
+def default_dtype():
+    return C._get_default_dtype()
+
+
+def empty(sizes, dtype, device=None):
+    dev = device or CPU
+    return C._tn_empty(list(sizes), dtype._tn_code, dev.type, dev.index or 0)
+
+
+def launch(op, args, outs):
+    return C._tn_launch(op, tuple(args), tuple(outs))
+
+
+def numel(sizes):
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
+
+
+def wrap_dim(dim, ndim):
+    n = max(ndim, 1)
+    if dim < -n or dim >= n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def broadcast_shapes(*shapes):
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        for i, d in enumerate(s):
+            j = ndim - len(s) + i
+            if out[j] == 1:
+                out[j] = d
+            elif d != 1 and d != out[j]:
+                raise RuntimeError(
+                    f"The size of tensor a ({out[j]}) must match the size of tensor b ({d}) at non-singleton dimension {i}"
+                )
+    return out
+
+
+def broadcast_error(a_shape, b_shape):
+    ndim = max(len(a_shape), len(b_shape))
+    for k in range(ndim):
+        i = ndim - 1 - k
+        da = a_shape[len(a_shape) - 1 - k] if k < len(a_shape) else 1
+        db = b_shape[len(b_shape) - 1 - k] if k < len(b_shape) else 1
+        if da != db and da != 1 and db != 1:
+            return RuntimeError(
+                f"The size of tensor a ({da}) must match the size of tensor b ({db}) at non-singleton dimension {i}"
+            )
+    return None
+
+
+def expand_to(t, shape):
+    """A stride-0 view of `t` broadcast to `shape` (no copy)."""
+    sizes, strides = t._tn_sizes, t._tn_strides
+    if list(sizes) == list(shape):
+        return t
+    nd = len(shape)
+    new_strides = [0] * nd
+    off = nd - len(sizes)
+    for i in range(len(sizes)):
+        if sizes[i] == shape[i + off]:
+            new_strides[i + off] = strides[i]
+        elif sizes[i] == 1:
+            new_strides[i + off] = 0
+        else:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({shape[i + off]}) must match the existing size ({sizes[i]}) at "
+                f"non-singleton dimension {i + off}.  Target sizes: {list(shape)}.  Tensor sizes: {list(sizes)}"
+            )
+    return t._tn_as_strided(list(shape), new_strides, t.storage_offset())
+
+
+# --- type promotion (at::native::result_type) ---------------------------------------------------
+
+def _category(d):
+    if d.is_complex:
+        return 3
+    if d.is_floating_point:
+        return 2
+    if d is BOOL:
+        return 0
+    return 1
+
+
+def promote_types(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return T.BY_CODE[C._tn_promote_types(a._tn_code, b._tn_code)]
+
+
+def _combine(higher, lower):
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher.is_complex:
+        return higher
+    if lower.is_complex:
+        return higher.to_complex() if higher.is_floating_point else lower
+    if higher.is_floating_point:
+        return higher
+    if higher is BOOL or lower.is_floating_point:
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type(*operands):
+    """Upstream's three-tier rule: dimensioned tensors > zero-dim tensors > wrapped numbers; a
+    lower tier only raises the category (bool < int < float < complex)."""
+    dim_r = zero_r = wrapped_r = None
+    for x in operands:
+        if x is None:
+            continue
+        if isinstance(x, C.TensorBase):
+            d = dtype_of(x)
+            if x._tn_wrapped_number:
+                if d.is_complex:
+                    d = default_dtype().to_complex()
+                elif d.is_floating_point:
+                    d = default_dtype()
+                wrapped_r = promote_types(wrapped_r, d)
+            elif len(x._tn_sizes) == 0:
+                zero_r = promote_types(zero_r, d)
+            else:
+                dim_r = promote_types(dim_r, d)
+        else:
+            d = python_scalar_dtype(x)
+            if d.is_complex:
+                d = default_dtype().to_complex()
+            elif d.is_floating_point:
+                d = default_dtype()
+            wrapped_r = promote_types(wrapped_r, d)
+    return _combine(dim_r, _combine(zero_r, wrapped_r))
+
+
+def python_scalar_dtype(x):
+    if isinstance(x, bool):
+        return BOOL
+    if isinstance(x, int):
+        return I64
+    if isinstance(x, float):
+        return F64
+    if isinstance(x, complex):
+        return T.BY_NAME["complex128"]
+    raise TypeError(f"expected a number, got {type(x).__name__}")
+
+
+def can_cast(frm, to):
+    """at::canCast: no float->int, no complex->real, no non-bool->bool."""
+    if frm.is_complex and not to.is_complex:
+        return False
+    if frm.is_floating_point and not (to.is_floating_point or to.is_complex):
+        return False
+    if frm is not BOOL and to is BOOL:
+        return False
+    return True

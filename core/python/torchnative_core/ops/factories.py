@@ -1,0 +1,201 @@
+"""Factory operators: empty, zeros, ones, full, arange, linspace, eye, scalar_tensor, *_like."""
+
+from __future__ import annotations
+
+import math
+import struct
+
+from . import base as B
+from . import impl
+
+def _dev(device):
+    return device if device is not None else B.CPU
+
+
+# Host packing formats for building small tensors from Python values.
+PACK = {
+    "float32": "f", "float64": "d", "int64": "q", "int32": "i", "int16": "h", "int8": "b", "uint8": "B",
+    "bool": "?", "float16": "e",
+}
+
+
+def from_python_values(values, sizes, dtype, device=None):
+    """A contiguous tensor of `dtype` holding flat Python `values` (already converted)."""
+    name = dtype._tn_name
+    if name == "bfloat16":
+        raw = _f32_to_bf16_bytes(values)
+    elif name in PACK:
+        raw = struct.pack(f"<{len(values)}{PACK[name]}", *values)
+    else:
+        raise NotImplementedError(f"torchnative: creating {dtype} tensors from Python values is not supported yet")
+    dev = _dev(device)
+    return B.C._tn_from_bytes(raw, list(sizes), dtype._tn_code, dev.type, dev.index or 0)
+
+
+def _f32_to_bf16_bytes(values):
+    out = bytearray()
+    for v in values:
+        (bits,) = struct.unpack("<I", struct.pack("<f", v))
+        if math.isnan(v):
+            b16 = 0x7FC0
+        else:
+            # round to nearest even, as c10::BFloat16 does
+            b16 = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+        out += struct.pack("<H", b16 & 0xFFFF)
+    return bytes(out)
+
+
+def wrapped_number(x):
+    if isinstance(x, bool):
+        t = from_python_values([x], [], B.BOOL)
+    elif isinstance(x, int):
+        t = from_python_values([x], [], B.I64)
+    elif isinstance(x, float):
+        t = from_python_values([x], [], B.F64)
+    else:
+        raise NotImplementedError("torchnative: complex numbers are not supported yet")
+    t._tn_wrapped_number = True
+    return t
+
+
+@impl("empty.memory_format")
+def empty(size, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    return B.empty(size, dtype or B.default_dtype(), device)
+
+
+@impl("empty_strided")
+def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory=None):
+    # Allocate enough storage for the strided geometry, then view it.
+    need = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(s > 0 for s in size) else 0
+    flat = B.empty([need], dtype or B.default_dtype(), device)
+    return flat._tn_as_strided(list(size), list(stride), 0, None)
+
+
+@impl("fill_.Scalar")
+def fill_(self, value):
+    B.launch("fill_.Scalar", (self, value), (self,))
+    self._tn_bump_version()
+    return self
+
+
+@impl("zero_")
+def zero_(self):
+    return fill_(self, 0)
+
+
+def _filled(size, value, dtype, device):
+    t = B.empty(size, dtype, device)
+    if B.numel(size):
+        fill_(t, value)
+    return t
+
+
+@impl("zeros")
+def zeros(size, dtype=None, layout=None, device=None, pin_memory=None):
+    return _filled(size, 0, dtype or B.default_dtype(), device)
+
+
+@impl("ones")
+def ones(size, dtype=None, layout=None, device=None, pin_memory=None):
+    return _filled(size, 1, dtype or B.default_dtype(), device)
+
+
+@impl("full")
+def full(size, fill_value, dtype=None, layout=None, device=None, pin_memory=None):
+    if dtype is None:
+        dtype = B.result_type(fill_value) if not isinstance(fill_value, bool) else B.BOOL
+        if isinstance(fill_value, int) and not isinstance(fill_value, bool):
+            dtype = B.I64
+    return _filled(size, fill_value, dtype, device)
+
+
+@impl("scalar_tensor")
+def scalar_tensor(s, dtype=None, layout=None, device=None, pin_memory=None):
+    return _filled([], s, dtype or B.default_dtype(), device)
+
+
+def _like(self, dtype, device):
+    return B.empty(self._tn_sizes, dtype or B.dtype_of(self), device or B.device_of(self))
+
+
+@impl("empty_like")
+def empty_like(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    return _like(self, dtype, device)
+
+
+@impl("zeros_like")
+def zeros_like(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    return fill_(_like(self, dtype, device), 0) if B.numel(self._tn_sizes) else _like(self, dtype, device)
+
+
+@impl("ones_like")
+def ones_like(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    return fill_(_like(self, dtype, device), 1) if B.numel(self._tn_sizes) else _like(self, dtype, device)
+
+
+@impl("full_like")
+def full_like(self, fill_value, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    t = _like(self, dtype, device)
+    return fill_(t, fill_value) if B.numel(self._tn_sizes) else t
+
+
+def _arange_len(start, end, step):
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if not all(math.isfinite(float(v)) for v in (start, end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if (step > 0 and start > end) or (step < 0 and start < end):
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    if all(isinstance(v, int) for v in (start, end, step)):
+        return max(0, -((start - end) // step)) if step > 0 else max(0, -((start - end) // step))
+    return max(0, math.ceil((end - start) / step))
+
+
+@impl("arange.start_step")
+def arange_start_step(start, end, step=1, dtype=None, layout=None, device=None, pin_memory=None):
+    if dtype is None:
+        dtype = B.I64 if all(isinstance(v, int) for v in (start, end, step)) else B.default_dtype()
+    n = _arange_len(start, end, step)
+    out = B.empty([n], dtype, device)
+    if n:
+        B.launch("arange.start_out", (start, end, step, out), (out,))
+    return out
+
+
+@impl("arange")
+def arange(end, dtype=None, layout=None, device=None, pin_memory=None):
+    return arange_start_step(0, end, 1, dtype, layout, device, pin_memory)
+
+
+@impl("arange.start")
+def arange_start(start, end, dtype=None, layout=None, device=None, pin_memory=None):
+    return arange_start_step(start, end, 1, dtype, layout, device, pin_memory)
+
+
+@impl("linspace")
+def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    out = B.empty([steps], dtype or B.default_dtype(), device)
+    if steps:
+        B.launch("linspace.out", (start, end, steps, out), (out,))
+    return out
+
+
+@impl("eye")
+def eye(n, dtype=None, layout=None, device=None, pin_memory=None):
+    return eye_m(n, n, dtype, layout, device, pin_memory)
+
+
+@impl("eye.m")
+def eye_m(n, m, dtype=None, layout=None, device=None, pin_memory=None):
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    out = zeros([n, m], dtype, layout, device)
+    k = min(n, m)
+    if k:
+        diag = out._tn_as_strided([k], [m + 1], 0, None)
+        fill_(diag, 1)
+    return out

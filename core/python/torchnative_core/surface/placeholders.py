@@ -1,0 +1,136 @@
+"""Names upstream's `torch/_C/*.pyi` declare that torchnative does not implement yet.
+
+Each becomes an honest placeholder: a function that raises `NotImplementedError` naming itself
+when called, or a class whose methods do. Placeholders never answer a question with a made-up
+value: `__bool__` is not defined on them, and the names that upstream code probes with
+`hasattr` to detect a capability (CUDA, XPU, MPS, MTIA, NCCL, GDS, and the distributed init
+hooks until they are real) are left absent, so the probe reads "not available" as it does on a
+CPU-only upstream build.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import types
+from importlib import resources
+
+# Capability probes: upstream code tests these with hasattr/getattr, so a placeholder would lie.
+ABSENT = re.compile(
+    r"^_?(cuda|CUDA|Cuda|xpu|XPU|Xpu|mtia|MTIA|nccl|gds|cudnn|miopen|cufft|cusparselt|rocm|ROCm|hip)"
+    r"|^_(rpc_init|c10d_init|dist_autograd_init|faulty_agent_init)$"
+    r"|^_mps_(?!is_available$|is_on_macos)"
+    r"|^_(MemPool|CUDAGraph|CUDAGreenContext|StaticCudaLauncher|StaticXpuLauncher|XPUGraph|XPUMemPool|MTIAGraph|acceleratorGraph)$"
+)
+
+
+class NotImplementedPlaceholder(NotImplementedError):
+    pass
+
+
+def _refusing_function(qualname: str):
+    def placeholder(*args, **kwargs):
+        raise NotImplementedError(f"{qualname} is not implemented by torchnative yet")
+
+    placeholder.__name__ = qualname.rsplit(".", 1)[-1]
+    placeholder.__qualname__ = placeholder.__name__
+    placeholder._tn_placeholder = True
+    return placeholder
+
+
+class CClassMeta(type):
+    """Metaclass of placeholder classes: like pybind11's, distinct from `type`, so upstream code
+    that combines metaclasses (`class M(type(_C._Await), type(Generic))`) works."""
+
+
+def _refusing_class(modname: str, name: str, spec: dict):
+    qual = f"{modname}.{name}"
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError(f"{qual} is not implemented by torchnative yet")
+
+    ns = {"__init__": __init__, "__module__": modname, "_tn_placeholder": True}
+    for meth, kind in spec.get("methods", []):
+        if meth.startswith("__") and meth.endswith("__"):
+            continue  # dunders keep object's defaults: never stub comparison or truth
+        fn = _refusing_function(f"{qual}.{meth}")
+        if kind == "staticmethod":
+            fn = staticmethod(fn)
+        elif kind == "classmethod":
+            fn = classmethod(fn)
+        elif kind == "property":
+            fn = property(fn)
+        ns[meth] = fn
+    return CClassMeta(name, (object,), ns)
+
+
+def load_surface() -> dict:
+    text = resources.files("torchnative_core.generated").joinpath("surface.json").read_text()
+    return json.loads(text)
+
+
+def module_for(C, modname: str):
+    """The `torch._C` submodule `modname`, created (and put in sys.modules) if missing."""
+    if modname == "torch._C":
+        return C
+    obj = C
+    parts = modname.split(".")[2:]
+    for i, part in enumerate(parts):
+        child = getattr(obj, part, None)
+        if child is None:
+            child = types.ModuleType(".".join(["torch._C", *parts[: i + 1]]))
+            setattr(obj, part, child)
+            sys.modules[child.__name__] = child
+        obj = child
+    return obj
+
+
+def install(C, surface: dict, skip_modules=()) -> int:
+    """Adds a placeholder for every stub name not already defined. Returns how many."""
+    count = 0
+    VF = type(C._VariableFunctions)
+    for name in surface.get("torch._C._VariableFunctions", {}).get("functions", []):
+        if not hasattr(VF, name):
+            setattr(VF, name, staticmethod(_refusing_function(f"torch.{name}")))
+            count += 1
+    for modname, spec in surface.items():
+        if modname in skip_modules:
+            continue
+        mod = module_for(C, modname)
+        for name in spec["functions"]:
+            if ABSENT.search(name) or hasattr(mod, name):
+                continue
+            setattr(mod, name, _refusing_function(f"{modname}.{name}"))
+            count += 1
+        for name, cls_spec in spec["classes"].items():
+            existing = getattr(mod, name, None)
+            if existing is not None and not getattr(existing, "_tn_placeholder", False):
+                count += _fill_members(existing, f"{modname}.{name}", cls_spec)
+                continue
+            if ABSENT.search(name) or hasattr(mod, name):
+                continue
+            setattr(mod, name, _refusing_class(modname, name, cls_spec))
+            count += 1
+    return count
+
+
+def _fill_members(cls, qual: str, spec: dict) -> int:
+    """Refusing members for what a real class (TensorBase, Generator, ...) does not implement."""
+    count = 0
+    for meth, kind in spec.get("methods", []):
+        if (meth.startswith("__") and meth.endswith("__")) or hasattr(cls, meth):
+            continue
+        fn = _refusing_function(f"{qual}.{meth}")
+        if kind == "staticmethod":
+            fn = staticmethod(fn)
+        elif kind == "classmethod":
+            fn = classmethod(fn)
+        elif kind == "property":
+            fn = property(fn)
+        try:
+            setattr(cls, meth, fn)
+            count += 1
+        except (TypeError, AttributeError):
+            pass
+    return count

@@ -1,0 +1,182 @@
+"""The `torch._C` functions with behaviour that upstream's Python calls at import and at run
+time: extension init, grad mode, default dtype, threads, warnings, torch-function state, and
+backend discovery. Each answers as a CPU-only upstream build answers."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from . import types as T
+
+_state = threading.local()
+
+
+def _tls(name, default):
+    v = getattr(_state, name, None)
+    if v is None:
+        v = default() if callable(default) else default
+        setattr(_state, name, v)
+    return v
+
+
+class _Globals:
+    default_dtype = T.BY_NAME["float32"]
+    deterministic = False
+    deterministic_warn_only = False
+    matmul_precision = "highest"
+    warn_always = False
+    num_threads = os.cpu_count() or 1
+    num_interop_threads = os.cpu_count() or 1
+
+
+G = _Globals()
+
+
+def install(C) -> None:
+    fns = {}
+
+    def export(fn):
+        fns[fn.__name__] = fn
+        return fn
+
+    @export
+    def _initExtension(shm_manager_path):
+        import torch
+
+        C._tn_set_tensor_class(torch.Tensor)
+        C._tn_tensor_class_ref[0] = torch.Tensor
+        for name, d in T.BY_NAME.items():
+            setattr(torch, name, d)
+        for table in (T.LAYOUTS, T.MEMORY_FORMATS, T.QSCHEMES):
+            for name, v in table.items():
+                setattr(torch, name, v)
+        from .. import plugins
+
+        plugins.load_backends(C)
+
+    # grad mode (autograd lands in its own issue; the flags are real thread-local state)
+    @export
+    def is_grad_enabled():
+        return _tls("grad", True)
+
+    @export
+    def _set_grad_enabled(enabled):
+        _state.grad = bool(enabled)
+
+    @export
+    def is_inference_mode_enabled():
+        return _tls("inference", False)
+
+    @export
+    def _set_inference_mode(enabled):
+        _state.inference = bool(enabled)
+
+    @export
+    def _get_default_dtype():
+        return G.default_dtype
+
+    @export
+    def _set_default_dtype(d):
+        if not d.is_floating_point and not d.is_complex:
+            raise TypeError(f"only floating-point types are supported as the default type")
+        G.default_dtype = d
+
+    @export
+    def get_default_dtype():
+        return G.default_dtype
+
+    @export
+    def _set_deterministic_algorithms(mode, warn_only=False):
+        G.deterministic, G.deterministic_warn_only = bool(mode), bool(warn_only)
+
+    @export
+    def _get_deterministic_algorithms():
+        return G.deterministic
+
+    @export
+    def _get_deterministic_algorithms_warn_only():
+        return G.deterministic_warn_only
+
+    @export
+    def _get_float32_matmul_precision():
+        return G.matmul_precision
+
+    @export
+    def _set_float32_matmul_precision(p):
+        G.matmul_precision = p
+
+    @export
+    def _set_warnAlways(b):
+        G.warn_always = bool(b)
+
+    @export
+    def _get_warnAlways():
+        return G.warn_always
+
+    @export
+    def get_num_threads():
+        return G.num_threads
+
+    @export
+    def set_num_threads(n):
+        G.num_threads = int(n)
+
+    @export
+    def get_num_interop_threads():
+        return G.num_interop_threads
+
+    @export
+    def set_num_interop_threads(n):
+        G.num_interop_threads = int(n)
+
+    @export
+    def _add_docstr(obj, doc):
+        try:
+            obj.__doc__ = doc
+        except (AttributeError, TypeError):
+            pass
+        return obj
+
+    @export
+    def _dlpack_exchange_api():
+        # Upstream returns a capsule of C function pointers for DLPack exchange; torchnative
+        # does not offer that C interface (DLPack goes through __dlpack__ in Python).
+        return None
+
+    @export
+    def _log_api_usage_once(*args):
+        return None
+
+    @export
+    def _log_api_usage_metadata(*args, **kwargs):
+        return None
+
+    @export
+    def _tn_scalar_to_tensor(x):
+        """A Python number as a 0-dim 'wrapped number' tensor (int64/float64/bool/complex128)."""
+        from ..ops import factories
+
+        return factories.wrapped_number(x)
+
+    import enum
+
+    class _LinAlgError(RuntimeError):
+        pass
+
+    # Enums upstream binds for scaled_mm; not in the stubs. Member names from
+    # aten/src/ATen/native/cuda/ScaledBlas (used only to build arguments).
+    _ScalingType = enum.IntEnum("_ScalingType", ["TensorWise", "RowWise", "BlockWise1x16", "BlockWise1x32",
+                                                 "BlockWise1x128", "BlockWise128x128"], start=0)
+    _SwizzleType = enum.IntEnum("_SwizzleType", ["NO_SWIZZLE", "SWIZZLE_32_4_4"], start=0)
+    for cls in (_LinAlgError, _ScalingType, _SwizzleType):
+        cls.__module__ = "torch._C"
+        setattr(C, cls.__name__, cls)
+
+    # TensorBase is a PyO3 class whose metaclass is `type`; upstream's _TensorMeta only adds
+    # C-level slots, so subclasses such as _ParameterMeta derive from `type` here.
+    C._TensorMeta = type
+
+    for name, fn in fns.items():
+        fn.__module__ = "torch._C"
+        setattr(C, name, fn)

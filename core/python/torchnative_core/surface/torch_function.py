@@ -1,0 +1,145 @@
+"""`__torch_function__` machinery of `torch._C`: the mode stack, the enable/disable guards and
+the `has_torch_function` probes (upstream: torch/csrc/utils/python_arg_parser.cpp,
+torch/csrc/autograd/python_torch_functions_manual.cpp, torch/csrc/utils/disable_torch_function.cpp)."""
+
+from __future__ import annotations
+
+import threading
+
+_tls = threading.local()
+
+
+def _stack():
+    s = getattr(_tls, "stack", None)
+    if s is None:
+        s = _tls.stack = []
+    return s
+
+
+def _state():
+    # 0 = enabled, 1 = subclasses disabled, 2 = all disabled (upstream's TorchFunctionDisabledState)
+    return getattr(_tls, "disabled", 0)
+
+
+def install(C) -> None:
+    TB = C.TensorBase
+
+    def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
+        if kwargs is None:
+            kwargs = {}
+        with DisableTorchFunctionSubclass():
+            return func(*args, **kwargs)
+
+    def _disabled_torch_dispatch_impl(func, types, args=(), kwargs=None):
+        raise NotImplementedError("__torch_dispatch__ is disabled for this tensor")
+
+    def _has_override(x):
+        t = type(x)
+        if t is C._tn_tensor_class_ref[0] or t is TB:
+            return False
+        tf = getattr(t, "__torch_function__", None)
+        if tf is None:
+            return False
+        func = getattr(tf, "__func__", tf)
+        return func is not _disabled_torch_function_impl and func is not getattr(
+            getattr(C._tn_tensor_class_ref[0], "__torch_function__", None), "__func__", None
+        ) or (isinstance(x, TB) and t.__name__ != "Parameter" and func is not None and _is_subclass_override(t))
+
+    def _is_subclass_override(t):
+        base = C._tn_tensor_class_ref[0]
+        if base is None:
+            return False
+        return getattr(t, "__torch_function__", None).__func__ is not base.__torch_function__.__func__
+
+    def _enabled():
+        return _state() == 0
+
+    def _has_torch_function(args):
+        if _state() == 2:
+            return False
+        if _stack() and _state() == 0:
+            return True
+        if _state() != 0:
+            return False
+        return any(_overridden(a) for a in args)
+
+    def _overridden(a):
+        t = type(a)
+        base = C._tn_tensor_class_ref[0]
+        if t is base or t is TB:
+            return False
+        tf = getattr(t, "__torch_function__", None)
+        if tf is None:
+            return False
+        f = getattr(tf, "__func__", tf)
+        if f is _disabled_torch_function_impl:
+            return False
+        if base is not None and f is getattr(base.__torch_function__, "__func__", None):
+            # Plain subclasses (Parameter, ...) inherit Tensor's default: upstream treats an
+            # instance whose type only inherits the default as overriding too, except Parameter.
+            return t.__name__ != "Parameter" and isinstance(a, TB)
+        return True
+
+    def _has_torch_function_unary(a):
+        return _has_torch_function((a,))
+
+    def _has_torch_function_variadic(*args):
+        return _has_torch_function(args)
+
+    def _is_torch_function_enabled():
+        return _state() == 0
+
+    def _is_torch_function_all_disabled():
+        return _state() == 2
+
+    def _is_torch_function_mode_enabled():
+        return bool(_stack()) and _state() != 2
+
+    def _push_on_torch_function_stack(mode):
+        _stack().append(mode)
+
+    def _pop_torch_function_stack():
+        return _stack().pop()
+
+    def _len_torch_function_stack():
+        return len(_stack())
+
+    def _get_function_stack_at(i):
+        return _stack()[i]
+
+    class DisableTorchFunctionSubclass:
+        def __enter__(self):
+            self._old = _state()
+            if self._old == 0:
+                _tls.disabled = 1
+
+        def __exit__(self, *exc):
+            _tls.disabled = self._old
+
+    class DisableTorchFunction:
+        def __enter__(self):
+            self._old = _state()
+            _tls.disabled = 2
+
+        def __exit__(self, *exc):
+            _tls.disabled = self._old
+
+    class _EnableTorchFunction:
+        def __enter__(self):
+            self._old = _state()
+            _tls.disabled = 0
+
+        def __exit__(self, *exc):
+            _tls.disabled = self._old
+
+    for cls in (DisableTorchFunctionSubclass, DisableTorchFunction, _EnableTorchFunction):
+        cls.__module__ = "torch._C"
+        setattr(C, cls.__name__, cls)
+    C._tn_tensor_class_ref = [None]
+    for fn in (_disabled_torch_function_impl, _disabled_torch_dispatch_impl, _has_torch_function,
+               _has_torch_function_unary, _has_torch_function_variadic, _is_torch_function_enabled,
+               _is_torch_function_all_disabled, _is_torch_function_mode_enabled, _push_on_torch_function_stack,
+               _pop_torch_function_stack, _len_torch_function_stack, _get_function_stack_at):
+        fn.__module__ = "torch._C"
+        setattr(C, fn.__name__, fn)
+    del _has_override, _enabled

@@ -1,0 +1,143 @@
+//! The single door: every ATen operator call enters through `_aten_dispatch`.
+//!
+//! In order: dispatch modes (TorchDispatchMode stack), then the operator's implementation (its
+//! meta step plus a kernel launch, or a composition of other operators through this door), or a
+//! refusal by name. Implementations are registered per overload name by the core's Python layer
+//! today (`torchnative_core.ops`); hot ones move here into Rust as the benchmarks demand.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use pyo3::prelude::*;
+use pyo3::sync::GILOnceCell;
+use pyo3::types::{PyDict, PyList, PyTuple};
+
+use crate::launch::refuse;
+use crate::registry;
+use crate::tensor::TensorBase;
+
+struct DoorState {
+    impls: Py<PyDict>,
+    mode_handler: Option<Py<PyAny>>,
+}
+
+static STATE: GILOnceCell<DoorState> = GILOnceCell::new();
+
+thread_local! {
+    /// The TorchDispatchMode stack (upstream keeps it in C++ thread-local state too).
+    static MODES: std::cell::RefCell<Vec<Py<PyAny>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+static CALLS: Mutex<Option<HashMap<String, u64>>> = Mutex::new(None);
+
+fn state(py: Python<'_>) -> &DoorState {
+    STATE.get_or_init(py, || DoorState { impls: PyDict::new(py).unbind(), mode_handler: None })
+}
+
+/// Installs the implementation table (op overload name -> callable) and the mode handler.
+#[pyfunction]
+pub fn _tn_install_door(py: Python<'_>, impls: Py<PyDict>, mode_handler: Py<PyAny>) -> PyResult<()> {
+    let _ = STATE.set(py, DoorState { impls, mode_handler: Some(mode_handler) });
+    Ok(())
+}
+
+/// Turns per-op call counting on (`_tn_op_counts()` reads it); used by the coverage report.
+#[pyfunction]
+pub fn _tn_count_ops(on: bool) {
+    *CALLS.lock().unwrap() = if on { Some(HashMap::new()) } else { None };
+}
+
+#[pyfunction]
+pub fn _tn_op_counts() -> HashMap<String, u64> {
+    CALLS.lock().unwrap().clone().unwrap_or_default()
+}
+
+fn first_device(args: &Bound<'_, PyTuple>) -> String {
+    for a in args.iter() {
+        if let Ok(t) = a.downcast::<TensorBase>() {
+            return registry::device_name(t.borrow().device());
+        }
+        if let Ok(l) = a.downcast::<PyList>() {
+            for x in l.iter() {
+                if let Ok(t) = x.downcast::<TensorBase>() {
+                    return registry::device_name(t.borrow().device());
+                }
+            }
+        }
+    }
+    "cpu".into()
+}
+
+/// `_aten_dispatch(op, *args, **kwargs)`: `op` is the overload name as upstream spells it in a
+/// schema, `"add.Tensor"` or `"mm"`; arguments are already bound to the schema.
+#[pyfunction]
+#[pyo3(signature = (op, *args, **kwargs))]
+pub fn _aten_dispatch(
+    py: Python<'_>,
+    op: &str,
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<PyObject> {
+    if let Some(c) = CALLS.lock().unwrap().as_mut() {
+        *c.entry(op.to_string()).or_default() += 1;
+    }
+    let st = state(py);
+    let has_mode = MODES.with(|m| !m.borrow().is_empty());
+    if has_mode {
+        if let Some(h) = &st.mode_handler {
+            return h.call(py, (op, args.clone()), kwargs);
+        }
+    }
+    call_impl(py, op, args, kwargs)
+}
+
+/// The implementation step alone (no modes): what a mode calls to run the real operator.
+#[pyfunction]
+#[pyo3(signature = (op, *args, **kwargs))]
+pub fn _tn_call_impl(
+    py: Python<'_>,
+    op: &str,
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<PyObject> {
+    call_impl(py, op, args, kwargs)
+}
+
+fn call_impl(py: Python<'_>, op: &str, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<PyObject> {
+    let st = state(py);
+    match st.impls.bind(py).get_item(op)? {
+        Some(f) => Ok(f.call(args, kwargs)?.unbind()),
+        None => Err(refuse(&crate::launch::display_name(&format!("aten::{op}")), &first_device(args))),
+    }
+}
+
+// --- TorchDispatchMode stack (upstream names) --------------------------------------------------
+
+#[pyfunction]
+pub fn _push_on_torch_dispatch_stack(mode: Py<PyAny>) {
+    MODES.with(|m| m.borrow_mut().push(mode));
+}
+
+#[pyfunction]
+#[pyo3(signature = (mode_key=None))]
+pub fn _pop_torch_dispatch_stack(py: Python<'_>, mode_key: Option<PyObject>) -> PyResult<PyObject> {
+    let _ = mode_key;
+    MODES.with(|m| m.borrow_mut().pop()).map(|x| x.into_any()).ok_or_else(|| {
+        pyo3::exceptions::PyAssertionError::new_err("trying to pop from an empty dispatch mode stack")
+    }).map(|o| o.clone_ref(py))
+}
+
+#[pyfunction]
+pub fn _len_torch_dispatch_stack() -> usize {
+    MODES.with(|m| m.borrow().len())
+}
+
+#[pyfunction]
+pub fn _get_dispatch_stack_at(py: Python<'_>, idx: usize) -> PyResult<PyObject> {
+    MODES.with(|m| {
+        m.borrow()
+            .get(idx)
+            .map(|x| x.clone_ref(py))
+            .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err("dispatch stack index out of range"))
+    })
+}

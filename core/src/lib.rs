@@ -1,0 +1,154 @@
+//! torchnative-core: the native half of our `torch._C`.
+//!
+//! Rust holds what has to be fast or owns memory: tensors and storage (`tensor.rs`,
+//! `storage.rs`), the single door (`door.rs`), kernel launch (`launch.rs`), the backend
+//! registrar (`registrar.rs`, `registry.rs`). The Python half, `torchnative_core`, builds the
+//! rest of the `_C` name surface from generated tables and is run from `init` below.
+
+use pyo3::prelude::*;
+use pyo3::sync::GILOnceCell;
+use pyo3::types::PyType;
+use torchnative_abi::TnDtype;
+
+pub mod door;
+pub mod dtype;
+pub mod launch;
+pub mod registrar;
+pub mod registry;
+pub mod storage;
+pub mod tensor;
+
+use tensor::TensorBase;
+
+static TENSOR_CLASS: GILOnceCell<Py<PyType>> = GILOnceCell::new();
+
+/// The class op results are created as: `torch.Tensor` once `_initExtension` ran, TensorBase
+/// before that.
+pub fn tensor_class(py: Python<'_>) -> PyResult<Py<PyType>> {
+    match TENSOR_CLASS.get(py) {
+        Some(c) => Ok(c.clone_ref(py)),
+        None => Ok(py.get_type::<TensorBase>().unbind()),
+    }
+}
+
+#[pyfunction]
+fn _tn_set_tensor_class(py: Python<'_>, cls: Py<PyType>) {
+    let _ = TENSOR_CLASS.set(py, cls);
+}
+
+fn dtype_of(code: i32) -> PyResult<TnDtype> {
+    TnDtype::from_code(code).ok_or_else(|| pyo3::exceptions::PyTypeError::new_err(format!("unsupported dtype code {code}")))
+}
+
+/// A new uninitialised tensor (`empty`), on a device key by name.
+#[pyfunction]
+#[pyo3(signature = (sizes, dtype, device="cpu", device_index=0))]
+fn _tn_empty(py: Python<'_>, sizes: Vec<i64>, dtype: i32, device: &str, device_index: i32) -> PyResult<PyObject> {
+    let key = registry::intern_device(device);
+    let t = TensorBase::new_empty(key, device_index, sizes, dtype_of(dtype)?)?;
+    tensor::wrap(py, t)
+}
+
+/// A new tensor holding a copy of `data` (raw bytes in the dtype's layout), contiguous.
+#[pyfunction]
+#[pyo3(signature = (data, sizes, dtype, device="cpu", device_index=0))]
+fn _tn_from_bytes(
+    py: Python<'_>,
+    data: &[u8],
+    sizes: Vec<i64>,
+    dtype: i32,
+    device: &str,
+    device_index: i32,
+) -> PyResult<PyObject> {
+    let key = registry::intern_device(device);
+    let t = TensorBase::new_empty(key, device_index, sizes, dtype_of(dtype)?)?;
+    let n = t.numel() as usize * t.meta.dtype.itemsize();
+    if data.len() != n {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!("expected {n} bytes, got {}", data.len())));
+    }
+    let cpu = registry::lookup_device("cpu").unwrap();
+    storage::copy_between(key, t.data_ptr_raw() as *mut _, cpu, data.as_ptr() as *const _, n)?;
+    tensor::wrap(py, t)
+}
+
+/// The bytes of a contiguous tensor's elements, copied to the host.
+#[pyfunction]
+fn _tn_to_bytes<'py>(py: Python<'py>, t: PyRef<'_, TensorBase>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+    if !tensor::is_contiguous(&t.meta.sizes, &t.meta.strides) {
+        return Err(pyo3::exceptions::PyValueError::new_err("_tn_to_bytes needs a contiguous tensor"));
+    }
+    let n = t.numel() as usize * t.meta.dtype.itemsize();
+    let cpu = registry::lookup_device("cpu").unwrap();
+    pyo3::types::PyBytes::new_with(py, n, |buf| {
+        storage::copy_between(cpu, buf.as_mut_ptr() as *mut _, t.device(), t.data_ptr_raw() as *const _, n)
+    })
+}
+
+/// A CPU tensor over memory owned by `owner` (a numpy array): `torch.from_numpy` shares it.
+#[pyfunction]
+fn _tn_from_address(
+    py: Python<'_>,
+    address: usize,
+    nbytes: usize,
+    sizes: Vec<i64>,
+    strides: Vec<i64>,
+    dtype: i32,
+    owner: PyObject,
+) -> PyResult<PyObject> {
+    let cpu = registry::lookup_device("cpu").unwrap();
+    let st = storage::Storage::foreign(cpu, address as *mut u8, nbytes, owner);
+    let t = TensorBase {
+        storage: std::sync::Arc::new(st),
+        meta: tensor::Meta { sizes, strides, offset: 0, dtype: dtype_of(dtype)? },
+        version: std::sync::Arc::new(std::sync::atomic::AtomicI64::new(0)),
+        requires_grad: false,
+        wrapped_number: false,
+        base: None,
+    };
+    tensor::wrap(py, t)
+}
+
+#[pyfunction]
+fn _tn_promote_types(a: i32, b: i32) -> PyResult<i32> {
+    Ok(dtype::promote_types(dtype_of(a)?, dtype_of(b)?) as i32)
+}
+
+#[pyfunction]
+fn _tn_abi_version() -> u32 {
+    torchnative_abi::ABI_VERSION
+}
+
+#[pymodule]
+#[pyo3(name = "_C")]
+fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<TensorBase>()?;
+    m.add_function(wrap_pyfunction!(_tn_set_tensor_class, m)?)?;
+    m.add_function(wrap_pyfunction!(_tn_empty, m)?)?;
+    m.add_function(wrap_pyfunction!(_tn_from_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(_tn_to_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(_tn_from_address, m)?)?;
+    m.add_function(wrap_pyfunction!(_tn_promote_types, m)?)?;
+    m.add_function(wrap_pyfunction!(_tn_abi_version, m)?)?;
+    m.add_function(wrap_pyfunction!(launch::_tn_launch, m)?)?;
+    m.add_function(wrap_pyfunction!(launch::_tn_has_kernel, m)?)?;
+    m.add_function(wrap_pyfunction!(launch::_tn_copy_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(registrar::_tn_make_registrar, m)?)?;
+    m.add_function(wrap_pyfunction!(registrar::_tn_register_python_kernel, m)?)?;
+    m.add_function(wrap_pyfunction!(registrar::_tn_registered_kernels, m)?)?;
+    m.add_function(wrap_pyfunction!(door::_aten_dispatch, m)?)?;
+    m.add_function(wrap_pyfunction!(door::_tn_call_impl, m)?)?;
+    m.add_function(wrap_pyfunction!(door::_tn_install_door, m)?)?;
+    m.add_function(wrap_pyfunction!(door::_tn_count_ops, m)?)?;
+    m.add_function(wrap_pyfunction!(door::_tn_op_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(door::_push_on_torch_dispatch_stack, m)?)?;
+    m.add_function(wrap_pyfunction!(door::_pop_torch_dispatch_stack, m)?)?;
+    m.add_function(wrap_pyfunction!(door::_len_torch_dispatch_stack, m)?)?;
+    m.add_function(wrap_pyfunction!(door::_get_dispatch_stack_at, m)?)?;
+    // The Python half builds the rest of the surface into this module's namespace.
+    let py = m.py();
+    // Visible as torch._C while the Python half builds the surface (single-phase init only
+    // inserts the module into sys.modules after this function returns).
+    py.import("sys")?.getattr("modules")?.set_item("torch._C", m)?;
+    py.import("torchnative_core.surface")?.call_method1("install", (m,))?;
+    Ok(())
+}

@@ -1,0 +1,134 @@
+//! The C registrar handed to backend plugins inside a PyCapsule.
+
+use std::ffi::{c_char, c_void, CStr, CString};
+
+use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
+use torchnative_abi::{TnAllocator, TnKernelFn, TnRegistrar, ABI_VERSION, REGISTRAR_CAPSULE_NAME};
+
+use crate::registry::{registry, Allocator, Kernel};
+
+/// Per-plugin context behind `TnRegistrar::core`.
+struct PluginCtx {
+    name: String,
+    _name_c: CString,
+}
+
+unsafe fn cstr<'a>(p: *const c_char) -> Option<&'a str> {
+    if p.is_null() {
+        None
+    } else {
+        CStr::from_ptr(p).to_str().ok()
+    }
+}
+
+unsafe extern "C" fn register_kernel(
+    core: *mut c_void,
+    op: *const c_char,
+    device: *const c_char,
+    kernel: TnKernelFn,
+    user: *mut c_void,
+) -> i32 {
+    let ctx = &*(core as *const PluginCtx);
+    let (Some(op), Some(device)) = (cstr(op), cstr(device)) else {
+        return 1;
+    };
+    let mut r = registry().write().unwrap();
+    let key = r.device_key(device);
+    let op = op.strip_prefix("aten::").map(|s| format!("aten::{s}")).unwrap_or_else(|| op.to_string());
+    r.kernels.insert((op, key), Kernel::Native { f: kernel, user, plugin: ctx.name.clone() });
+    let devs = r.plugins.entry(ctx.name.clone()).or_default();
+    if !devs.iter().any(|d| d == device) {
+        devs.push(device.to_string());
+    }
+    0
+}
+
+unsafe extern "C" fn register_allocator(core: *mut c_void, device: *const c_char, alloc: *const TnAllocator) -> i32 {
+    let ctx = &*(core as *const PluginCtx);
+    let Some(device) = cstr(device) else { return 1 };
+    if alloc.is_null() || ((*alloc).struct_size as usize) < std::mem::size_of::<TnAllocator>() {
+        return 2;
+    }
+    let mut r = registry().write().unwrap();
+    let key = r.device_key(device);
+    r.allocators.insert(key, Allocator(std::ptr::read(alloc)));
+    let devs = r.plugins.entry(ctx.name.clone()).or_default();
+    if !devs.iter().any(|d| d == device) {
+        devs.push(device.to_string());
+    }
+    0
+}
+
+/// A registrar for plugin `name`, in a capsule the plugin's `register(capsule)` reads.
+/// `abi_version` is overridable only so tests can hand a plugin a mismatched version.
+#[pyfunction]
+#[pyo3(signature = (name, abi_version=None))]
+pub fn _tn_make_registrar(py: Python<'_>, name: &str, abi_version: Option<u32>) -> PyResult<Py<PyCapsule>> {
+    let name_c = CString::new(name)?;
+    let plugin_ptr = name_c.as_ptr();
+    // Leaked on purpose: kernels registered through it may refer to the plugin for the whole
+    // process lifetime, and there is one per plugin.
+    let ctx = Box::leak(Box::new(PluginCtx { name: name.to_string(), _name_c: name_c }));
+    let reg = TnRegistrar {
+        abi_version: abi_version.unwrap_or(ABI_VERSION),
+        struct_size: std::mem::size_of::<TnRegistrar>() as u32,
+        core: ctx as *mut PluginCtx as *mut c_void,
+        plugin: plugin_ptr,
+        register_kernel,
+        register_allocator,
+    };
+    let cap_name = CString::new(REGISTRAR_CAPSULE_NAME).unwrap();
+    Ok(PyCapsule::new(py, RegistrarBox(reg), Some(cap_name))?.unbind())
+}
+
+/// The capsule payload: `PyCapsule_GetPointer` yields a pointer to this, whose first (and only)
+/// field is the `TnRegistrar`, so backends read it as `*const TnRegistrar`.
+#[repr(transparent)]
+struct RegistrarBox(TnRegistrar);
+unsafe impl Send for RegistrarBox {}
+
+/// Registers a Python callable as the kernel of `op` on `device`: it is called as
+/// `fn(args, outs)` with the schema-ordered arguments and the pre-allocated outputs.
+#[pyfunction]
+pub fn _tn_register_python_kernel(plugin: &str, op: &str, device: &str, f: Py<PyAny>) {
+    let mut r = registry().write().unwrap();
+    let key = r.device_key(device);
+    let op = if op.contains("::") { op.to_string() } else { format!("aten::{op}") };
+    r.kernels.insert((op, key), Kernel::Python { f: std::sync::Arc::new(f), plugin: plugin.to_string() });
+    let devs = r.plugins.entry(plugin.to_string()).or_default();
+    if !devs.iter().any(|d| d == device) {
+        devs.push(device.to_string());
+    }
+}
+
+/// `{plugin: {device: [ops...]}}` of everything registered, for the CLI and tests.
+#[pyfunction]
+pub fn _tn_registered_kernels(py: Python<'_>) -> PyResult<PyObject> {
+    let r = registry().read().unwrap();
+    let out = pyo3::types::PyDict::new(py);
+    for ((op, key), k) in r.kernels.iter() {
+        let plugin = match k {
+            Kernel::Native { plugin, .. } | Kernel::Python { plugin, .. } => plugin,
+        };
+        let per_plugin = match out.get_item(plugin)? {
+            Some(d) => d,
+            None => {
+                let d = pyo3::types::PyDict::new(py).into_any();
+                out.set_item(plugin, &d)?;
+                d
+            }
+        };
+        let dev = r.devices[*key as usize].clone();
+        let list = match per_plugin.get_item(&dev).ok() {
+            Some(l) => l,
+            None => {
+                let l = pyo3::types::PyList::empty(py).into_any();
+                per_plugin.set_item(&dev, &l)?;
+                l
+            }
+        };
+        list.call_method1("append", (op,))?;
+    }
+    Ok(out.into_any().unbind())
+}

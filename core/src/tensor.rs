@@ -1,0 +1,405 @@
+//! `torch._C.TensorBase`: sizes, strides, storage offset, dtype, device, version counter and
+//! autograd slots. Device-independent; the bytes live in a `Storage`.
+//!
+//! Upstream-named members that are plain metadata are defined here; members with Python
+//! semantics (`__getitem__`, `to`, `tolist`, ...) are attached by `torchnative_core` at import.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+
+use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyTuple, PyType};
+use torchnative_abi::{TnDtype, TnTensor};
+
+use crate::registry::{self, DeviceKey};
+use crate::storage::Storage;
+
+#[derive(Clone)]
+pub struct Meta {
+    pub sizes: Vec<i64>,
+    pub strides: Vec<i64>,
+    pub offset: i64,
+    pub dtype: TnDtype,
+}
+
+pub fn contiguous_strides(sizes: &[i64]) -> Vec<i64> {
+    let mut strides = vec![0i64; sizes.len()];
+    let mut acc = 1i64;
+    for i in (0..sizes.len()).rev() {
+        strides[i] = acc;
+        acc *= sizes[i].max(1);
+    }
+    strides
+}
+
+pub fn is_contiguous(sizes: &[i64], strides: &[i64]) -> bool {
+    let mut expected = 1i64;
+    for i in (0..sizes.len()).rev() {
+        if sizes[i] == 1 {
+            continue;
+        }
+        if sizes[i] == 0 {
+            return true;
+        }
+        if strides[i] != expected {
+            return false;
+        }
+        expected *= sizes[i];
+    }
+    true
+}
+
+thread_local! {
+    /// A tensor waiting to be placed into the next `TensorBase.__new__` (see `wrap`).
+    static PENDING: RefCell<Option<TensorBase>> = const { RefCell::new(None) };
+}
+
+#[pyclass(subclass, module = "torch._C", name = "TensorBase", weakref, dict)]
+pub struct TensorBase {
+    pub storage: Arc<Storage>,
+    pub meta: Meta,
+    pub version: Arc<AtomicI64>,
+    pub requires_grad: bool,
+    /// Set on tensors made from Python numbers (type promotion treats them specially).
+    pub wrapped_number: bool,
+    /// The tensor this one is a view of, for `._base`.
+    pub base: Option<Py<PyAny>>,
+}
+
+impl TensorBase {
+    pub fn new_empty(device: DeviceKey, device_index: i32, sizes: Vec<i64>, dtype: TnDtype) -> PyResult<TensorBase> {
+        let numel: i64 = sizes.iter().product();
+        if sizes.iter().any(|&s| s < 0) {
+            return Err(PyRuntimeError::new_err(format!(
+                "Trying to create tensor with negative dimension {}: {:?}",
+                sizes.iter().find(|&&s| s < 0).unwrap(),
+                sizes
+            )));
+        }
+        let storage = Storage::new(device, device_index, numel as usize * dtype.itemsize())?;
+        let strides = contiguous_strides(&sizes);
+        Ok(TensorBase {
+            storage: Arc::new(storage),
+            meta: Meta { sizes, strides, offset: 0, dtype },
+            version: Arc::new(AtomicI64::new(0)),
+            requires_grad: false,
+            wrapped_number: false,
+            base: None,
+        })
+    }
+
+    /// A view sharing storage and version counter.
+    pub fn view_of(&self, meta: Meta, base: Option<Py<PyAny>>) -> TensorBase {
+        TensorBase {
+            storage: self.storage.clone(),
+            meta,
+            version: self.version.clone(),
+            requires_grad: false,
+            wrapped_number: false,
+            base,
+        }
+    }
+
+    pub fn numel(&self) -> i64 {
+        self.meta.sizes.iter().product()
+    }
+
+    pub fn device(&self) -> DeviceKey {
+        self.storage.device
+    }
+
+    pub fn data_ptr_raw(&self) -> *mut u8 {
+        let p = self.storage.ptr();
+        if p.is_null() {
+            return p;
+        }
+        unsafe { p.add(self.meta.offset as usize * self.meta.dtype.itemsize()) }
+    }
+
+    /// The ABI view of this tensor. The returned struct borrows `self.meta`.
+    pub fn abi_view(&self) -> TnTensor {
+        TnTensor {
+            data: self.data_ptr_raw() as *mut _,
+            dtype: self.meta.dtype as i32,
+            ndim: self.meta.sizes.len() as i32,
+            sizes: self.meta.sizes.as_ptr(),
+            strides: self.meta.strides.as_ptr(),
+            device_index: self.storage.device_index,
+        }
+    }
+
+    pub fn bump_version(&self) {
+        self.version.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Creates a Python object of class `cls` (a subclass of TensorBase, normally `torch.Tensor`)
+/// holding `t`. Goes through `TensorBase.__new__` so Python subclasses get a proper instance.
+pub fn wrap_as(py: Python<'_>, cls: &Bound<'_, PyType>, t: TensorBase) -> PyResult<PyObject> {
+    PENDING.with(|p| *p.borrow_mut() = Some(t));
+    let base_new = py.get_type::<TensorBase>().getattr("__new__")?;
+    let obj = base_new.call1((cls,));
+    PENDING.with(|p| p.borrow_mut().take());
+    Ok(obj?.unbind())
+}
+
+pub fn wrap(py: Python<'_>, t: TensorBase) -> PyResult<PyObject> {
+    let cls = crate::tensor_class(py)?;
+    wrap_as(py, cls.bind(py), t)
+}
+
+fn dim_index(dim: i64, ndim: usize) -> PyResult<usize> {
+    let n = ndim.max(1) as i64;
+    if dim < -n || dim >= n {
+        return Err(PyIndexError::new_err(format!(
+            "Dimension out of range (expected to be in range of [{}, {}], but got {})",
+            -n,
+            n - 1,
+            dim
+        )));
+    }
+    Ok(if dim < 0 { (dim + n) as usize } else { dim as usize })
+}
+
+#[pymethods]
+impl TensorBase {
+    #[new]
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn py_new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, pyo3::types::PyDict>>) -> PyResult<TensorBase> {
+        if let Some(t) = PENDING.with(|p| p.borrow_mut().take()) {
+            return Ok(t);
+        }
+        Err(PyTypeError::new_err(
+            "TensorBase cannot be constructed directly; the legacy constructor torch.Tensor(...) is provided by torch.Tensor.__new__",
+        ))
+    }
+
+    // --- metadata (upstream names) -----------------------------------------------------------
+
+    fn dim(&self) -> usize {
+        self.meta.sizes.len()
+    }
+
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.meta.sizes.len()
+    }
+
+    fn numel_(&self) -> i64 {
+        self.numel()
+    }
+
+    fn nelement(&self) -> i64 {
+        self.numel()
+    }
+
+    fn element_size(&self) -> usize {
+        self.meta.dtype.itemsize()
+    }
+
+    fn storage_offset(&self) -> i64 {
+        self.meta.offset
+    }
+
+    fn data_ptr(&self) -> usize {
+        self.data_ptr_raw() as usize
+    }
+
+    fn _is_view(&self) -> bool {
+        self.base.is_some()
+    }
+
+    #[getter]
+    fn _base(&self, py: Python<'_>) -> Option<PyObject> {
+        self.base.as_ref().map(|b| b.clone_ref(py))
+    }
+
+    #[getter]
+    fn _version(&self) -> i64 {
+        self.version.load(Ordering::Relaxed)
+    }
+
+    #[getter]
+    fn _tn_requires_grad(&self) -> bool {
+        self.requires_grad
+    }
+
+    #[setter]
+    fn set__tn_requires_grad(&mut self, v: bool) {
+        self.requires_grad = v;
+    }
+
+    fn _tn_bump_version(&self) {
+        self.bump_version()
+    }
+
+    #[getter]
+    fn _tn_sizes(&self) -> Vec<i64> {
+        self.meta.sizes.clone()
+    }
+
+    #[getter]
+    fn _tn_strides(&self) -> Vec<i64> {
+        self.meta.strides.clone()
+    }
+
+    #[getter]
+    fn _tn_dtype_code(&self) -> i32 {
+        self.meta.dtype as i32
+    }
+
+    #[getter]
+    fn _tn_device_key(&self) -> String {
+        registry::device_name(self.storage.device)
+    }
+
+    #[getter]
+    fn _tn_device_index(&self) -> i32 {
+        self.storage.device_index
+    }
+
+    #[getter]
+    fn _tn_wrapped_number(&self) -> bool {
+        self.wrapped_number
+    }
+
+    #[setter]
+    fn set__tn_wrapped_number(&mut self, v: bool) {
+        self.wrapped_number = v;
+    }
+
+    #[getter]
+    fn _tn_storage_nbytes(&self) -> usize {
+        self.storage.nbytes()
+    }
+
+    #[getter]
+    fn _tn_storage_id(&self) -> usize {
+        Arc::as_ptr(&self.storage) as usize
+    }
+
+    fn _tn_is_contiguous(&self) -> bool {
+        is_contiguous(&self.meta.sizes, &self.meta.strides)
+    }
+
+    fn _tn_size(&self, dim: i64) -> PyResult<i64> {
+        Ok(self.meta.sizes[dim_index(dim, self.meta.sizes.len())?.min(self.meta.sizes.len().saturating_sub(1))])
+    }
+
+    /// A new view of the same storage with the given geometry (no checks beyond bounds):
+    /// the primitive every view operator is built on.
+    #[pyo3(signature = (sizes, strides, offset, base=None))]
+    fn _tn_as_strided(
+        slf: &Bound<'_, Self>,
+        sizes: Vec<i64>,
+        strides: Vec<i64>,
+        offset: i64,
+        base: Option<PyObject>,
+    ) -> PyResult<PyObject> {
+        let py = slf.py();
+        let me = slf.borrow();
+        check_in_bounds(&me, &sizes, &strides, offset)?;
+        let base = base.or_else(|| me.base.as_ref().map(|b| b.clone_ref(py))).or_else(|| Some(slf.clone().into_any().unbind()));
+        let t = me.view_of(Meta { sizes, strides, offset, dtype: me.meta.dtype }, base);
+        drop(me);
+        wrap(py, t)
+    }
+
+    /// Re-points this tensor at new geometry in place (`as_strided_`, `resize_`, `t_`, `squeeze_`).
+    fn _tn_set_geometry(&mut self, sizes: Vec<i64>, strides: Vec<i64>, offset: i64) -> PyResult<()> {
+        check_in_bounds(self, &sizes, &strides, offset)?;
+        self.meta.sizes = sizes;
+        self.meta.strides = strides;
+        self.meta.offset = offset;
+        Ok(())
+    }
+
+    /// `resize_`: grows storage if needed, then sets contiguous geometry.
+    fn _tn_resize(&mut self, sizes: Vec<i64>) -> PyResult<()> {
+        let numel: i64 = sizes.iter().product();
+        let need = (self.meta.offset + numel) as usize * self.meta.dtype.itemsize();
+        self.storage.grow(need)?;
+        self.meta.strides = contiguous_strides(&sizes);
+        self.meta.sizes = sizes;
+        Ok(())
+    }
+
+    /// Makes this tensor share `other`'s storage with the given geometry (`set_`).
+    fn _tn_set_storage_from(&mut self, other: PyRef<'_, TensorBase>, sizes: Vec<i64>, strides: Vec<i64>, offset: i64) {
+        self.storage = other.storage.clone();
+        self.meta.sizes = sizes;
+        self.meta.strides = strides;
+        self.meta.offset = offset;
+        self.meta.dtype = other.meta.dtype;
+    }
+
+    /// A view with another dtype over the same bytes (`view(dtype)`), geometry pre-computed.
+    fn _tn_reinterpret(slf: &Bound<'_, Self>, dtype: i32, sizes: Vec<i64>, strides: Vec<i64>, offset: i64) -> PyResult<PyObject> {
+        let py = slf.py();
+        let me = slf.borrow();
+        let dtype = TnDtype::from_code(dtype).ok_or_else(|| PyTypeError::new_err("bad dtype code"))?;
+        let t = me.view_of(Meta { sizes, strides, offset, dtype }, Some(slf.clone().into_any().unbind()));
+        drop(me);
+        wrap(py, t)
+    }
+
+    /// A fresh tensor object sharing storage, geometry and version counter (`detach`, `alias`).
+    #[pyo3(signature = (cls=None))]
+    fn _tn_alias(slf: &Bound<'_, Self>, cls: Option<Bound<'_, PyType>>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let me = slf.borrow();
+        let t = me.view_of(me.meta.clone(), me.base.as_ref().map(|b| b.clone_ref(py)));
+        drop(me);
+        match cls {
+            Some(c) => wrap_as(py, &c, t),
+            None => wrap(py, t),
+        }
+    }
+
+    /// Raw bytes of the storage this tensor's elements live in, for host-side readers
+    /// (`tolist`, `item`, `numpy`). Only for CPU tensors; returns (address, nbytes).
+    fn _tn_host_span(&self) -> PyResult<(usize, usize)> {
+        if Some(self.storage.device) != registry::lookup_device("cpu") {
+            return Err(PyRuntimeError::new_err("_tn_host_span on a non-CPU tensor"));
+        }
+        Ok((self.storage.ptr() as usize, self.storage.nbytes()))
+    }
+}
+
+fn check_in_bounds(t: &TensorBase, sizes: &[i64], strides: &[i64], offset: i64) -> PyResult<()> {
+    if sizes.len() != strides.len() {
+        return Err(PyRuntimeError::new_err(format!(
+            "mismatch in length of strides and shape ({} vs {})",
+            strides.len(),
+            sizes.len()
+        )));
+    }
+    if sizes.iter().any(|&s| s == 0) {
+        return Ok(());
+    }
+    if offset < 0 {
+        return Err(PyRuntimeError::new_err(format!("Tensor: invalid storage offset {offset}")));
+    }
+    let mut max = offset;
+    for (s, st) in sizes.iter().zip(strides) {
+        if *st < 0 {
+            return Err(PyRuntimeError::new_err("as_strided: Negative strides are not supported at the moment"));
+        }
+        max += (s - 1) * st;
+    }
+    let need = (max + 1) as usize * t.meta.dtype.itemsize();
+    if need > t.storage.nbytes() {
+        return Err(PyRuntimeError::new_err(format!(
+            "setStorage: sizes {:?}, strides {:?}, storage offset {}, and itemsize {} requiring a storage size of {} are out of bounds for storage of size {}",
+            sizes,
+            strides,
+            offset,
+            t.meta.dtype.itemsize(),
+            need,
+            t.storage.nbytes()
+        )));
+    }
+    Ok(())
+}
