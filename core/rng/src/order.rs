@@ -19,15 +19,13 @@ pub fn draw_order(sizes: &[usize], strides: &[isize]) -> Vec<usize> {
     let should_swap = |d0: usize, d1: usize| -> i32 {
         let (s0, s1) = (strides[d0], strides[d1]);
         if s0 == 0 || s1 == 0 {
-            0
-        } else if s0 < s1 {
-            -1
-        } else if s0 > s1 {
-            1
-        } else if sizes[d0] > sizes[d1] {
-            1
-        } else {
-            0
+            return 0; // broadcast dimension: no opinion
+        }
+        match s0.cmp(&s1) {
+            std::cmp::Ordering::Less => -1,
+            std::cmp::Ordering::Greater => 1,
+            // equal strides: the larger dimension goes behind
+            std::cmp::Ordering::Equal => (sizes[d0] > sizes[d1]) as i32,
         }
     };
     for i in 1..ndim {

@@ -67,7 +67,7 @@ pub fn multinomial<T: Float>(
     if !replacement || n_sample == 1 {
         let valid = probs.iter().all(|p| {
             let v = p.to_f64();
-            v < f64::INFINITY && v >= 0.0
+            (0.0..f64::INFINITY).contains(&v)
         });
         if !valid {
             return Err(RngError::new("probability tensor contains either `inf`, `nan` or element < 0"));
@@ -80,15 +80,9 @@ pub fn multinomial<T: Float>(
         let mut q: Vec<T> = vec![T::from_f64(0.0); probs.len()];
         exponential_(gen, &mut q, 1.0)?;
         for (qv, p) in q.iter_mut().zip(probs) {
+            // f64 divides in double; f32 in float; Half/BFloat16 in float, rounded back
             *qv = match T::KIND {
-                FloatKind::F64 | FloatKind::F32 => {
-                    if T::KIND == FloatKind::F64 {
-                        T::from_f64(p.to_f64() / qv.to_f64())
-                    } else {
-                        T::from_f32(p.to_f32() / qv.to_f32())
-                    }
-                }
-                // Half/BFloat16 divide in float and round back
+                FloatKind::F64 => T::from_f64(p.to_f64() / qv.to_f64()),
                 _ => T::from_f32(p.to_f32() / qv.to_f32()),
             };
         }
@@ -129,14 +123,11 @@ pub fn multinomial<T: Float>(
 
     let mut result = Vec::with_capacity(n_dist * n_sample);
     for row in probs.chunks(n_categories) {
-        let cum: Vec<f64> = match T::KIND {
+        // f64 accumulates in double; f32 in float; f16/bf16 in float too
+        let mut cum: Vec<f64> = match T::KIND {
             FloatKind::F64 => cumulative(row.iter().map(|p| p.to_f64()), |s, v| s + v, |c, s| c / s)?,
-            // f32 accumulates in float; f16/bf16 too (opmath float)
-            _ => cumulative(row.iter().map(|p| p.to_f32()), |s, v| s + v, |c, s| c / s)?
-                .into_iter()
-                .collect(),
+            _ => cumulative(row.iter().map(|p| p.to_f32()), |s, v| s + v, |c, s| c / s)?,
         };
-        let mut cum = cum;
         for _ in 0..n_sample {
             let u = uniform_f64(gen);
             cum[n_categories - 1] = 1.0;

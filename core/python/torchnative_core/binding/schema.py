@@ -89,9 +89,16 @@ def _parse_arg(text: str, kwarg_only: bool) -> Arg:
 
 
 def parse_schema(text: str, tags=(), python_module=None) -> Schema:
-    head, _, ret = text.partition(" -> ")
-    name_part, args_part = head.split("(", 1)
-    args_part = args_part[: args_part.rindex(")")]
+    # The argument list ends at the parenthesis matching the first "(" (alias annotations
+    # such as "Tensor(a -> *)" contain " -> " too).
+    name_part, rest = text.split("(", 1)
+    depth = 1
+    for i, c in enumerate(rest):
+        depth += c == "("
+        depth -= c == ")"
+        if depth == 0:
+            break
+    args_part, ret = rest[:i], rest[i + 1 :].partition(" -> ")[2]
     name, _, overload = name_part.partition(".")
     args = []
     kwarg_only = False

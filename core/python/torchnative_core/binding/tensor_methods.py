@@ -235,6 +235,16 @@ def install(C_) -> None:
                            ("int", "int32"), ("long", "int64"), ("short", "int16"), ("char", "int8"), ("byte", "uint8"),
                            ("bool", "bool")):
         methods[shortcut] = _make_cast(T.BY_NAME[name])
+    methods["const_data_ptr"] = lambda self: self.data_ptr()
+    methods["mutable_data_ptr"] = lambda self: self.data_ptr()
+    methods["cfloat"] = _make_cast(T.BY_NAME["complex64"])
+    methods["cdouble"] = _make_cast(T.BY_NAME["complex128"])
+    props["grad_dtype"] = property(lambda self: None)
+    props["retains_grad"] = property(lambda self: False)
+    props["real"] = property(_real)
+    props["imag"] = property(_imag)
+    for dev in ("cuda", "xpu", "mtia", "ipu", "hpu", "mps"):
+        methods[dev] = _make_unavailable_device(dev)
     for name, value in {**props, **methods}.items():
         setattr(TB, name, value)
 
@@ -245,6 +255,25 @@ def install(C_) -> None:
 
 def _set_data(self, new):
     self._tn_set_storage_from(new, list(new._tn_sizes), list(new._tn_strides), new.storage_offset())
+
+
+def _real(self):
+    if T.BY_CODE[self._tn_dtype_code].is_complex:
+        raise NotImplementedError("torchnative: complex tensors are not supported yet")
+    return self
+
+
+def _imag(self):
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+
+def _make_unavailable_device(dev):
+    def move(self, *args, **kwargs):
+        # upstream's CPU-only build raises through torch.cuda._lazy_init the same way
+        raise AssertionError(f"Torch not compiled with {dev.upper()} enabled")
+
+    move.__name__ = dev
+    return move
 
 
 def _make_cast(dtype):

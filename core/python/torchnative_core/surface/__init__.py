@@ -9,18 +9,23 @@ from __future__ import annotations
 
 
 def install(C) -> None:
-    from . import flags, generator, jit, placeholders, runtime, torch_function, types
+    from . import (dispatch_keys, enums, flags, generator, jit, op_registry, placeholders, return_types, runtime,
+               torch_function, types)
 
     types.install(C)
     flags.install(C)
     runtime.install(C)
     torch_function.install(C)
     generator.install(C)
+    return_types.install(C)
     jit.install(C)
     surface = placeholders.load_surface()
     from ..binding import functions as binding_functions
 
     binding_functions.install(C)
+    enums.install(C, surface)
+    dispatch_keys.install(C)
+    op_registry.install(C)
     from .. import ops
 
     ops.install(C)

@@ -11,7 +11,12 @@ from . import types as T
 _DEFAULT_SEED = 67280421310721  # c10::detail::default_rng_seed_val
 
 
-class Generator:
+class _GeneratorMeta(type):
+    """Generator's metaclass; `_set_generator_metaclass` rebases it onto the metaclass upstream
+    asks for (a class's own __class__ cannot be reassigned)."""
+
+
+class Generator(metaclass=_GeneratorMeta):
     def __init__(self, device="cpu"):
         from torch._C import _TnCpuGenerator  # native; absent only in a broken build
 
@@ -73,7 +78,15 @@ def _rebuild(device, state):
     return g
 
 
+def _set_generator_metaclass(metaclass):
+    # Upstream swaps the Python type of torch.Generator for OpaqueBaseMeta so FakeScriptObject
+    # can register as a virtual subclass; a class's metaclass can be swapped the same way here.
+    if not issubclass(_GeneratorMeta, metaclass):
+        _GeneratorMeta.__bases__ = (metaclass,)
+
+
 def install(C) -> None:
+    C._set_generator_metaclass = _set_generator_metaclass
     Generator.__module__ = "torch._C"
     C.Generator = Generator
     if hasattr(C, "_TnCpuGenerator"):

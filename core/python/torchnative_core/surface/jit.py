@@ -43,7 +43,19 @@ class SourceRangeFactory:
         return self._tn_source[0]
 
 
+def _jit_init():
+    # The JIT bindings exist as refusing placeholders; upstream's init only reports success.
+    return True
+
+
+def _tracer_warn_use_python():
+    return None
+
+
 def install(C) -> None:
+    for fn in (_jit_init, _tracer_warn_use_python):
+        fn.__module__ = "torch._C"
+        setattr(C, fn.__name__, fn)
     from .placeholders import module_for
 
     trees = module_for(C, "torch._C._jit_tree_views")

@@ -18,10 +18,10 @@ from importlib import resources
 
 # Capability probes: upstream code tests these with hasattr/getattr, so a placeholder would lie.
 ABSENT = re.compile(
-    r"^_?(cuda|CUDA|Cuda|xpu|XPU|Xpu|mtia|MTIA|nccl|gds|cudnn|miopen|cufft|cusparselt|rocm|ROCm|hip)"
+    r"^_?(cuda|CUDA|Cuda|xpu|XPU|Xpu|mtia_|nccl|gds|cudnn|miopen|cufft|cusparselt|rocm|ROCm|hip)"
     r"|^_(rpc_init|c10d_init|dist_autograd_init|faulty_agent_init)$"
     r"|^_mps_(?!is_available$|is_on_macos)"
-    r"|^_(MemPool|CUDAGraph|CUDAGreenContext|StaticCudaLauncher|StaticXpuLauncher|XPUGraph|XPUMemPool|MTIAGraph|acceleratorGraph)$"
+    r"|^_(MemPool|CUDAGraph|CUDAGreenContext|StaticCudaLauncher|StaticXpuLauncher|XPUGraph|XPUMemPool)$"
 )
 
 
@@ -47,8 +47,10 @@ class CClassMeta(type):
 def _refusing_class(modname: str, name: str, spec: dict):
     qual = f"{modname}.{name}"
 
+    # Instances may be created (upstream builds some at import, e.g. the autograd engine);
+    # every method of theirs refuses by name.
     def __init__(self, *args, **kwargs):
-        raise NotImplementedError(f"{qual} is not implemented by torchnative yet")
+        pass
 
     ns = {"__init__": __init__, "__module__": modname, "_tn_placeholder": True}
     for meth, kind in spec.get("methods", []):
@@ -62,7 +64,10 @@ def _refusing_class(modname: str, name: str, spec: dict):
         elif kind == "property":
             fn = property(fn)
         ns[meth] = fn
-    return CClassMeta(name, (object,), ns)
+    # Upstream subclasses these two with metaclasses derived from `type` (VariableMeta,
+    # FunctionMeta), so they must be plain classes.
+    meta = type if name in ("_LegacyVariableBase", "_FunctionBase") else CClassMeta
+    return meta(name, (object,), ns)
 
 
 def load_surface() -> dict:

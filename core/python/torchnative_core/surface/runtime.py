@@ -145,6 +145,52 @@ def install(C) -> None:
         return None
 
     @export
+    def _get_custom_class_python_wrapper(ns, name):
+        # TorchScript custom classes: only the ones upstream's core registers itself exist
+        # (as inert handles); user torch::class_ registrations are impossible without a JIT.
+        if ns == "aten" and name in ("OpaqueObject",):
+            from .placeholders import _refusing_class
+
+            return _refusing_class("torch.classes.aten", name, {"methods": []})
+        raise RuntimeError(f"Tried to instantiate class '{ns}.{name}', but it does not exist! Ensure that it is registered via torch::class_")
+
+    @export
+    def _autograd_init():
+        # torch._C._autograd is built at _C import (its members are placeholders until the
+        # autograd issue lands); upstream's init only reports success.
+        return True
+
+    _opaque_types = {}
+
+    @export
+    def _register_opaque_type(cls, *args, **kwargs):
+        _opaque_types[getattr(cls, "__qualname__", repr(cls))] = (cls, args, kwargs)
+
+    @export
+    def _is_opaque_type(t):
+        return getattr(t, "__qualname__", repr(t)) in _opaque_types
+
+    @export
+    def _multiprocessing_init():
+        # Upstream injects a prctl(PR_SET_PDEATHSIG) helper into torch.multiprocessing.
+        import sys
+
+        def _prctl_pr_set_pdeathsig(signal):
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(1, int(signal), 0, 0, 0) != 0:  # PR_SET_PDEATHSIG == 1
+                raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+
+        sys.modules["torch.multiprocessing"]._prctl_pr_set_pdeathsig = _prctl_pr_set_pdeathsig
+        return True
+
+    @export
+    def _init_names(names):
+        # Upstream names its legacy storage classes here; torchnative has none to rename.
+        return None
+
+    @export
     def _log_api_usage_once(*args):
         return None
 

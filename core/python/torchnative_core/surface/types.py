@@ -42,10 +42,23 @@ _DTYPES = [
 ]
 
 
+# dtype.abbr and the order of torch._C._get_all_dtypes(), as upstream 2.13.0 reports them
+# (read from the reference build; quantized dtypes are not listed there).
+ABBR = {
+    "uint8": "u8", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "float16": "f16",
+    "float32": "f32", "float64": "f64", "complex32": "c32", "complex64": "c64", "complex128": "c128",
+    "bool": "b8", "bfloat16": "bf16", "bits1x8": "b1x8", "bits2x4": "b2x4", "bits4x2": "b4x2", "bits8": "b8x1",
+    "bits16": "b16x1", "float8_e5m2": "f8e5m2", "float8_e4m3fn": "f8e4m3fn", "float8_e5m2fnuz": "f8e5m2fnuz",
+    "float8_e4m3fnuz": "f8e4m3fnuz", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+    "float8_e8m0fnu": "f8e8m0fnu", "float4_e2m1fn_x2": "f4e2m1fnx2",
+}
+
+
 class dtype:
     """`torch.dtype`. Instances are singletons created once, like upstream's THPDtype."""
 
-    __slots__ = ("_tn_code", "_tn_name", "is_floating_point", "is_complex", "is_signed", "itemsize", "__weakref__")
+    __slots__ = ("_tn_code", "_tn_name", "is_floating_point", "is_complex", "is_signed", "itemsize", "abbr",
+                 "__weakref__")
 
     def __new__(cls, *args, **kwargs):
         raise TypeError("cannot create 'torch.dtype' instances")
@@ -59,6 +72,7 @@ class dtype:
         self.is_complex = is_complex
         self.is_signed = is_signed
         self.itemsize = itemsize
+        self.abbr = ABBR.get(name, name)
         return self
 
     def __repr__(self):
@@ -332,7 +346,12 @@ class finfo:
         )
 
 
+def _get_all_dtypes():
+    return [BY_NAME[n] for n in ABBR]
+
+
 def install(C):
+    C._get_all_dtypes = _get_all_dtypes
     C.dtype = dtype
     C.layout = layout
     C.memory_format = memory_format

@@ -1,0 +1,53 @@
+"""torchnative-cpu: the CPU backend of torchnative (device key ``"cpu"``).
+
+The entry point ``torchnative.backends: cpu = "torchnative_cpu:plugin"`` names :data:`plugin`, a
+cheap descriptor: reading it imports nothing native. ``abi_version`` and ``register`` load the
+compiled module ``torchnative_cpu._native`` on first use.
+"""
+
+from __future__ import annotations
+
+__all__ = ["plugin", "CpuPlugin"]
+
+
+class CpuPlugin:
+    """The backend descriptor the torchnative plugin manager reads."""
+
+    name = "cpu"
+    device_keys = ("cpu",)
+    priority = 100
+
+    @staticmethod
+    def _native():
+        from . import _native
+
+        return _native
+
+    @property
+    def abi_version(self) -> int:
+        """The backend ABI this build speaks (``major << 16 | minor``)."""
+        return self._native().ABI_VERSION
+
+    def is_available(self) -> tuple[bool, str]:
+        """(True, "") when the native module loads; otherwise (False, the reason)."""
+        try:
+            self._native()
+        except Exception as e:  # noqa: BLE001 - the reason is reported, not raised
+            return False, "torchnative_cpu._native failed to import: %s: %s" % (type(e).__name__, e)
+        return True, ""
+
+    def register(self, registrar_capsule) -> int:
+        """Registers the host allocator and every kernel with the core's registrar (a PyCapsule
+        named ``"torchnative.registrar"``); returns the number of kernels registered. Raises
+        ImportError naming both versions when the core's ABI major differs."""
+        return self._native().register(registrar_capsule)
+
+    def kernel_names(self) -> list[str]:
+        """The operator overloads this backend implements."""
+        return list(self._native().kernel_names())
+
+    def __repr__(self) -> str:
+        return "<torchnative backend plugin %r (device keys %s)>" % (self.name, ", ".join(self.device_keys))
+
+
+plugin = CpuPlugin()

@@ -1,0 +1,416 @@
+"""`torch.ops` support: operator lookup (`_jit_get_operation`, `_get_operation_overload`),
+`FunctionSchema` objects, and `torch.library` registrations (`_dispatch_library`).
+
+ATen operators resolve to the single door. Operators defined through `torch.library` are kept
+with their schema and their Python implementations per dispatch key; calling one runs its
+CompositeImplicitAutograd / CompositeExplicitAutograd / backend implementation if it has one
+and refuses by name otherwise."""
+
+from __future__ import annotations
+
+from ..binding.schema import Arg, all_schemas, overloads_by_name
+from ..binding.schema import parse_schema as parse_schema_text
+
+C = None
+
+
+# --- FunctionSchema ---------------------------------------------------------------------------
+
+class AliasInfo:
+    def __init__(self, text):
+        inner = text[text.index("(") + 1 : text.index(")")]
+        self.is_write = "!" in inner
+        before = inner.replace("!", "").split(" -> ")[0]
+        self.before_set = set(before.split("|"))
+        self.after_set = set(inner.replace("!", "").split(" -> ")[-1].split("|"))
+
+
+class JitTypeLike:
+    """Enough of a JIT type for the Python that inspects schemas (str, kind, isSubtypeOf)."""
+
+    def __init__(self, text):
+        self._text = text
+
+    def __str__(self):
+        return self._text
+
+    __repr__ = __str__
+
+    def kind(self):
+        t = self._text.rstrip("?")
+        if t.endswith("]"):
+            return "ListType"
+        if self._text.endswith("?"):
+            return "OptionalType"
+        return {"Tensor": "TensorType", "int": "IntType", "float": "FloatType", "bool": "BoolType",
+                "str": "StringType", "Scalar": "NumberType"}.get(t, "AnyType")
+
+    def isSubtypeOf(self, other):
+        o = str(other)
+        return o == self._text or o == "Any" or (o.endswith("?") and o[:-1] == self._text)
+
+    def containedTypes(self):
+        t = self._text
+        if t.endswith("?"):
+            return [JitTypeLike(t[:-1])]
+        if t.endswith("]"):
+            return [JitTypeLike(t[: t.rindex("[")])]
+        return []
+
+    def getElementType(self):
+        return self.containedTypes()[0]
+
+    def __eq__(self, other):
+        return str(other) == self._text
+
+    def __hash__(self):
+        return hash(self._text)
+
+
+class Argument:
+    def __init__(self, a: Arg):
+        self.name = a.name
+        t = a.base_type
+        self.type = JitTypeLike(t)
+        self.real_type = self.type
+        self.kwarg_only = a.kwarg_only
+        self.alias_info = AliasInfo(a.type) if "(" in a.type else None
+        self.is_out = a.kwarg_only and a.is_write
+        self._default = a.default
+        self.N = None
+        if "[" in t and t[t.index("[") + 1] != "]":
+            self.N = int(t[t.index("[") + 1 : t.index("]")])
+
+    @property
+    def default_value(self):
+        from ..binding.functions import _schema_default
+
+        d = self._default
+        if d is None:
+            return None
+        return _schema_default(Arg(self.name, str(self.type), d, self.kwarg_only))
+
+    def has_default_value(self):
+        return self._default is not None
+
+    def __str__(self):
+        s = f"{self.type} {self.name}"
+        return s + (f"={self._default}" if self._default is not None else "")
+
+
+class FunctionSchema:
+    def __init__(self, schema, namespace="aten"):
+        self._s = schema
+        self.name = f"{namespace}::{schema.name}"
+        self.overload_name = schema.overload
+        self.arguments = [Argument(a) for a in schema.args]
+        self.returns = [Argument(r) for r in schema.returns]
+        self.is_vararg = False
+        self.is_varret = False
+
+    @property
+    def is_mutable(self):
+        return self._s.is_mutable
+
+    def _is_view_op(self):
+        return any(a.alias_info is not None and not a.alias_info.is_write for a in self.arguments)
+
+    def __str__(self):
+        text = self._s.text
+        return f"{self.name.split('::')[0]}::{text}"
+
+    def __repr__(self):
+        return str(self)
+
+    def __eq__(self, other):
+        return isinstance(other, FunctionSchema) and str(self) == str(other)
+
+    def __hash__(self):
+        return hash(str(self))
+
+
+# --- calling through the door -----------------------------------------------------------------
+
+def bind_schema(schema, args, kwargs):
+    """Binds Python args/kwargs to a schema (JIT rules, simplified): positional first, then by
+    name, then defaults. Returns the values in schema order or raises TypeError."""
+    from ..binding.functions import _schema_default
+
+    values = []
+    used = 0
+    pos = list(args)
+    for a in schema.args:
+        if pos and not a.kwarg_only:
+            values.append(pos.pop(0))
+        elif a.name in kwargs:
+            values.append(kwargs[a.name])
+            used += 1
+        elif a.has_default:
+            values.append(_schema_default(a))
+        else:
+            raise TypeError(f"{schema.qualified}() is missing value for argument '{a.name}'. Declaration: {schema.text}")
+    if pos:
+        raise TypeError(f"{schema.qualified}() expected at most {len(schema.args)} argument(s) but received {len(args)} argument(s). Declaration: {schema.text}")
+    if used != len(kwargs):
+        unknown = [k for k in kwargs if k not in {a.name for a in schema.args}]
+        raise TypeError(f"{schema.qualified}() got an unexpected keyword argument '{unknown[0]}'")
+    return values
+
+
+def _aten_overload_fn(schema):
+    qual = schema.qualified
+
+    def op(*args, **kwargs):
+        return C._aten_dispatch(qual, *bind_schema(schema, args, kwargs))
+
+    op.__name__ = qual
+    return op
+
+
+def _aten_packet_fn(name):
+    def op(*args, **kwargs):
+        last = None
+        for ov in overloads_by_name()[name]:
+            schema = all_schemas()[name + ("." + ov if ov else "")]
+            try:
+                values = bind_schema(schema, args, kwargs)
+            except TypeError as e:
+                last = e
+                continue
+            if not _types_plausible(schema, values):
+                continue
+            return C._aten_dispatch(schema.qualified, *values)
+        raise last or RuntimeError(f"aten::{name}: no overload matches")
+
+    op.__name__ = name
+    return op
+
+
+def _types_plausible(schema, values):
+    for a, v in zip(schema.args, values):
+        t = a.base_type.rstrip("?")
+        if v is None:
+            continue
+        if t == "Tensor" and not isinstance(v, C.TensorBase):
+            return False
+        if t in ("Scalar", "int", "float") and isinstance(v, C.TensorBase):
+            return False
+    return True
+
+
+# --- torch.library ----------------------------------------------------------------------------
+
+LIB_SCHEMAS: dict = {}  # "ns::name.overload" -> Schema
+LIB_IMPLS: dict = {}  # ("ns::name.overload", dispatch key) -> callable
+
+
+class _DispatchModule:
+    """The object `torch._C._dispatch_library` returns (upstream: torch::Library)."""
+
+    def __init__(self, kind, ns, dispatch_key="", *rest):
+        self.kind, self.ns, self.dispatch_key = kind, ns, dispatch_key
+
+    def define(self, schema, alias_analysis="", tags=()):
+        text = schema
+        s = parse_schema_text(text)
+        key = f"{self.ns}::{s.qualified}"
+        LIB_SCHEMAS[key] = s
+        return s.name
+
+    def impl(self, name, dispatch_key, fn, *args, **kwargs):
+        qual = name if "::" in name else f"{self.ns}::{name}"
+        if "." not in qual.split("::")[1]:
+            qual = qual
+        LIB_IMPLS[(qual, dispatch_key or self.dispatch_key)] = fn
+
+    def fallback(self, *args, **kwargs):
+        return None
+
+    def reset(self):
+        return None
+
+    def _register_fake(self, *args, **kwargs):
+        return None
+
+
+# Operators upstream registers from C++ outside aten (torch/csrc/autograd/record_function_ops.cpp).
+# The profiler is not implemented: entering returns an inert handle, exiting does nothing.
+BUILTIN_LIBRARY = {
+    "profiler::_record_function_enter(str name, str? args=None) -> Tensor": lambda name, args=None: C._tn_empty([], 4),
+    "profiler::_record_function_enter_new(str name, str? args=None) -> Tensor": lambda name, args=None: C._tn_empty([], 4),
+    "profiler::_record_function_exit(Tensor(a!) handle) -> ()": lambda handle: None,
+    "profiler::_record_function_exit._RecordFunction(Tensor(a!) handle) -> ()": lambda handle: None,
+    # torch/csrc/inductor/inductor_ops.cpp: what compiled autograd uses to accumulate .grad
+    "inductor::accumulate_grad_(Tensor variable, Tensor new_grad) -> ()": lambda variable, new_grad: _accumulate_grad(variable, new_grad),
+}
+
+
+def _accumulate_grad(variable, new_grad):
+    if variable.grad is None:
+        variable.grad = new_grad.detach().clone()
+    else:
+        variable.grad.add_(new_grad)
+
+
+def _load_cpp_schemas():
+    """Schemas upstream registers from C++ outside aten (data/cpp_schemas.txt). They resolve
+    under torch.ops with their real schema and refuse by name when called."""
+    from importlib import resources
+
+    text = resources.files("torchnative_core.data").joinpath("cpp_schemas.txt").read_text()
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        ns, _, body = line.partition("::")
+        if ns == "cuda":  # registered only by CUDA builds
+            continue
+        s = parse_schema_text(body)
+        LIB_SCHEMAS.setdefault(f"{ns}::{s.qualified}", s)
+
+
+def install(C_) -> None:
+    global C
+    C = C_
+    _load_cpp_schemas()
+    for text, fn in BUILTIN_LIBRARY.items():
+        ns, _, body = text.partition("::")
+        s = parse_schema_text(body)
+        LIB_SCHEMAS[f"{ns}::{s.qualified}"] = s
+        LIB_IMPLS[(f"{ns}::{s.qualified}", "CompositeExplicitAutograd")] = fn
+
+    def _jit_get_operation(qualname):
+        ns, _, name = qualname.partition("::")
+        if ns == "aten" and name in overloads_by_name():
+            return _aten_packet_fn(name), list(overloads_by_name()[name])
+        ovs = [k.split("::")[1].partition(".")[2] for k in LIB_SCHEMAS if k.split(".")[0] == qualname]
+        if ovs:
+            return _library_packet(qualname), ovs
+        raise RuntimeError(f"No such operator {qualname}")
+
+    def _get_operation_overload(qualname, overload):
+        ns, _, name = qualname.partition("::")
+        key = name + ("." + overload if overload else "")
+        if ns == "aten" and key in all_schemas():
+            s = all_schemas()[key]
+            fn = _aten_overload_fn(s)
+            return fn, (lambda dk, *a, **k: fn(*a, **k)), [getattr(C.Tag, t) for t in s.tags if hasattr(C.Tag, t)]
+        full = f"{ns}::{key}"
+        if full not in LIB_SCHEMAS:
+            raise RuntimeError(f"Couldn't find {qualname}.{overload}")
+        fn = _library_overload(full)
+        return fn, (lambda dk, *a, **k: fn(*a, **k)), []
+
+    def _get_schema(qualname, overload):
+        ns, _, name = qualname.partition("::")
+        key = name + ("." + overload if overload else "")
+        if ns == "aten" and key in all_schemas():
+            return FunctionSchema(all_schemas()[key], "aten")
+        full = f"{ns}::{key}"
+        if full not in LIB_SCHEMAS:
+            raise RuntimeError(f"Schema for {qualname}.{overload} not found")
+        return FunctionSchema(LIB_SCHEMAS[full], ns)
+
+    def _dispatch_library(kind, ns, dispatch_key="", *args):
+        return _DispatchModule(kind, ns, dispatch_key)
+
+    def _dispatch_has_kernel_for_dispatch_key(name, key):
+        return False
+
+    def _dispatch_has_kernel(name):
+        return name.startswith("aten::") or name in LIB_SCHEMAS
+
+    def _dispatch_find_dangling_impls():
+        return []
+
+    def _dispatch_kernel_for_dispatch_key_is_fallthrough(name, key):
+        return False
+
+    def _dispatch_has_backend_fallback(key):
+        return False
+
+    def _dispatch_is_alias_key(key):
+        return key.name in ("Autograd", "CompositeImplicitAutograd", "CompositeExplicitAutograd",
+                            "CompositeExplicitAutogradNonFunctional", "CompositeImplicitAutogradNestedTensor")
+
+    def _dispatch_get_backend_keyset_from_autograd(key):
+        return C.DispatchKeySet()
+
+    def _dispatch_has_kernel_for_any_dispatch_key(name, ks):
+        return False
+
+    def _dispatch_check_invariants(name):
+        return None
+
+    def _dispatch_dump(name):
+        return ""
+
+    def _maybe_call_torch_function_for_op_packet(op, *args, **kwargs):
+        return False, None
+
+    def _check_schema_allow_fake_script_object(schema, *args, **kwargs):
+        return True
+
+    def _to_functionality_key(key):
+        return key
+
+    def _dispatch_pystub(name, overload):
+        return None
+
+    def parse_schema(text, allow_typevars=True):
+        ns, sep, body = text.partition("::")
+        if not sep:
+            ns, body = "", text
+        fs = FunctionSchema(parse_schema_text(body), ns)
+        if not sep:
+            fs.name = fs._s.name
+        return fs
+
+    for fn in (_jit_get_operation, _get_operation_overload, _get_schema, _dispatch_library,
+               _dispatch_has_kernel_for_dispatch_key, _dispatch_has_kernel, _dispatch_find_dangling_impls,
+               _dispatch_kernel_for_dispatch_key_is_fallthrough, _dispatch_has_backend_fallback,
+               _dispatch_is_alias_key, _dispatch_get_backend_keyset_from_autograd,
+               _dispatch_has_kernel_for_any_dispatch_key, _dispatch_check_invariants, _dispatch_dump,
+               _maybe_call_torch_function_for_op_packet, _check_schema_allow_fake_script_object,
+               _to_functionality_key, _dispatch_pystub, parse_schema):
+        fn.__module__ = "torch._C"
+        setattr(C, fn.__name__, fn)
+    # JIT type singletons the Python front end builds schemas from (IntType.get(), ...).
+    for tname, text in (("IntType", "int"), ("FloatType", "float"), ("StringType", "str"), ("BoolType", "bool"),
+                        ("TensorType", "Tensor"), ("NoneType", "NoneType"), ("NumberType", "Scalar"),
+                        ("ComplexType", "complex"), ("DeviceObjType", "Device"), ("AnyType", "Any"),
+                        ("SymIntType", "SymInt"), ("SymBoolType", "SymBool")):
+        single = JitTypeLike(text)
+        cls = type(tname, (JitTypeLike,), {"get": staticmethod(lambda single=single: single), "__module__": "torch._C"})
+        setattr(C, tname, cls)
+    FunctionSchema.__module__ = "torch._C"
+    Argument.__module__ = "torch._C"
+    C.FunctionSchema = FunctionSchema
+    C.Argument = Argument
+    C._DispatchModule = _DispatchModule
+
+
+_IMPL_ORDER = ("CPU", "CompositeExplicitAutograd", "CompositeImplicitAutograd", "Meta")
+
+
+def _library_overload(full):
+    schema = LIB_SCHEMAS[full]
+
+    def op(*args, **kwargs):
+        for key in _IMPL_ORDER:
+            fn = LIB_IMPLS.get((full, key)) or LIB_IMPLS.get((full.split(".")[0] if schema.overload else full, key))
+            if fn is not None:
+                return fn(*args, **kwargs)
+        raise NotImplementedError(f"{full.replace('::', '.')} has no kernel for device 'cpu' (no implementation registered)")
+
+    op.__name__ = full
+    return op
+
+
+def _library_packet(qualname):
+    def op(*args, **kwargs):
+        for k in LIB_SCHEMAS:
+            if k.split(".")[0] == qualname:
+                return _library_overload(k)(*args, **kwargs)
+        raise RuntimeError(f"No such operator {qualname}")
+
+    return op

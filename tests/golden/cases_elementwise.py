@@ -1,0 +1,248 @@
+"""Elementwise arithmetic, integer division semantics, comparisons, math functions."""
+from functools import partial
+
+from .registry import case, torch
+
+exact = partial(case, exact=True)
+
+
+def _x():
+    return torch.tensor([-2.5, -1.0, -0.3, 0.0, 0.4, 1.0, 2.2, 7.9])
+
+
+def _ints():
+    return torch.tensor([-7, -6, -1, 0, 1, 5, 7]), torch.tensor([2, -2, 3, 3, -3, 2, -4])
+
+
+@case
+def add_sub_mul_div():
+    a, b = _x(), torch.linspace(-1, 2, 8)
+    return a + b, a - b, a * b, a / (b + 3)
+
+
+@case
+def add_alpha_sub_alpha():
+    a, b = _x(), torch.ones(8)
+    return torch.add(a, b, alpha=2), torch.sub(a, b, alpha=0.5), a.add(3, alpha=2)
+
+
+@case
+def broadcast_add():
+    return (torch.arange(3.0).view(3, 1) + torch.arange(4.0),
+            torch.ones(2, 1, 3) * torch.arange(2.0).view(2, 1))
+
+
+@exact
+def int_arith():
+    a, b = _ints()
+    return a + b, a - b, a * b
+
+
+@exact
+def int_floordiv_negative():
+    a, b = _ints()
+    return a // b, torch.floor_divide(a, b), a // 2, -7 // torch.tensor(2)
+
+
+@exact
+def int_remainder_negative():
+    a, b = _ints()
+    return a % b, torch.remainder(a, b), torch.fmod(a, b), a % 3
+
+
+@exact
+def int_div_rounding_modes():
+    a, b = _ints()
+    return (torch.div(a, b, rounding_mode="floor"), torch.div(a, b, rounding_mode="trunc"),
+            torch.div(a, b))
+
+
+@case
+def float_floordiv_remainder():
+    a = torch.tensor([-7.5, -1.0, 0.5, 5.25, 7.0])
+    b = torch.tensor([2.0, -2.0, 3.0, -1.5, -4.0])
+    return a // b, a % b, torch.fmod(a, b), torch.div(a, b, rounding_mode="trunc")
+
+
+@exact
+def int_div_by_zero_float_result():
+    return torch.tensor([1, -1, 0]) / 0
+
+
+@case
+def float_div_by_zero():
+    return torch.tensor([1.0, -1.0, 0.0]) / 0.0
+
+
+@exact
+def int_floordiv_by_zero_raises():
+    return torch.tensor([1, 2]) // 0
+
+
+@exact
+def comparisons():
+    a = torch.tensor([1, 2, 3, 4])
+    b = torch.tensor([4, 2, 1, 4])
+    return a == b, a != b, a < b, a <= b, a > b, a >= b, a > 2, 3 == a
+
+
+@exact
+def comparisons_mixed_dtype():
+    return torch.tensor([1, 2]) < torch.tensor([1.5, 1.5]), torch.tensor([0.1]) == 0.1
+
+
+@exact
+def comparisons_nan():
+    n = torch.tensor([float("nan"), 1.0])
+    return n == n, n != n, n < 2, torch.isnan(n), torch.eq(n, 1.0)
+
+
+@exact
+def eq_equal_allclose():
+    a = torch.tensor([1.0, 2.0])
+    return (torch.equal(a, a.clone()), torch.equal(a, a + 1e-6), torch.allclose(a, a + 1e-9),
+            torch.isclose(a, torch.tensor([1.0, 2.1])))
+
+
+@exact
+def logical_and_bitwise():
+    a = torch.tensor([True, True, False, False])
+    b = torch.tensor([True, False, True, False])
+    i = torch.tensor([12, -3, 5])
+    return (a & b, a | b, a ^ b, ~a, torch.logical_and(a, b), torch.logical_not(i),
+            i & 6, i | 1, i ^ 5, ~i, i << 2, i >> 1)
+
+
+@exact
+def maximum_minimum():
+    a, b = torch.tensor([1.0, float("nan"), 3.0]), torch.tensor([2.0, 0.0, -1.0])
+    return torch.maximum(a, b), torch.minimum(a, b), torch.fmax(a, b), torch.fmin(a, b)
+
+
+@case
+def exp_log():
+    x = _x()
+    return (torch.exp(x), torch.log(x.abs() + 0.1), torch.log2(x.abs() + 1),
+            torch.log10(x.abs() + 1), torch.log1p(x.abs()), torch.expm1(x))
+
+
+@case
+def log_of_negative_and_zero():
+    return torch.log(torch.tensor([-1.0, 0.0, 1.0])), torch.sqrt(torch.tensor([-4.0, 4.0]))
+
+
+@case
+def sqrt_rsqrt():
+    x = _x().abs()
+    return torch.sqrt(x), torch.rsqrt(x + 0.5), x.sqrt()
+
+
+@case
+def trig():
+    x = _x()
+    return (torch.sin(x), torch.cos(x), torch.tan(x), torch.atan(x), torch.asin(x / 8),
+            torch.atan2(x, x.flip(0)))
+
+
+@case
+def hyperbolic_and_activations():
+    x = _x()
+    return torch.tanh(x), torch.sigmoid(x), torch.sinh(x), torch.cosh(x), torch.erf(x)
+
+
+@case
+def sigmoid_extremes():
+    return (torch.sigmoid(torch.tensor([-100.0, -20.0, 0.0, 20.0, 100.0])),
+            torch.tanh(torch.tensor([-50.0, 50.0])))
+
+
+@exact
+def abs_neg_sign():
+    x = _x()
+    i = torch.tensor([-3, 0, 4])
+    return torch.abs(x), -x, torch.neg(i), torch.sign(x), i.abs(), torch.sgn(x)
+
+
+@case
+def pow_float():
+    x = _x().abs()
+    return torch.pow(x, 2), x ** 0.5, x ** -1.5, torch.pow(2.0, x), x.pow(torch.arange(8.0) / 4)
+
+
+@exact
+def pow_int():
+    i = torch.tensor([-3, -1, 0, 2, 5])
+    return i ** 2, torch.pow(i, 3), 2 ** torch.tensor([0, 1, 10])
+
+
+@exact
+def pow_int_negative_exponent_raises():
+    return torch.tensor([2, 3]) ** -1
+
+
+@exact
+def square_reciprocal():
+    x = torch.tensor([0.5, -2.0, 4.0])
+    return x.square(), x.reciprocal(), torch.tensor([3]).square()
+
+
+@exact
+def clamp():
+    x = _x()
+    return (torch.clamp(x, -1, 1), x.clamp(min=0), x.clamp(max=0.5),
+            torch.clamp(torch.arange(6), 1, 4),
+            x.clamp(torch.zeros(8), torch.full((8,), 2.0)))
+
+
+@exact
+def clamp_min_gt_max():
+    return torch.clamp(torch.arange(5.0), 3, 1)
+
+
+@exact
+def floor_ceil_trunc_round():
+    x = torch.tensor([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.7, -2.7])
+    return torch.floor(x), torch.ceil(x), torch.trunc(x), torch.round(x), torch.frac(x)
+
+
+@case
+def round_decimals():
+    return torch.round(torch.tensor([1.2345, -2.5551, 1234.5]), decimals=2)
+
+
+@case
+def lerp_addcmul_addcdiv():
+    a, b = torch.zeros(3), torch.tensor([1.0, 2.0, 4.0])
+    return (torch.lerp(a, b, 0.25), torch.addcmul(a, b, b, value=0.5),
+            torch.addcdiv(a, b, b + 1, value=2))
+
+
+@case
+def nan_to_num_isfinite():
+    x = torch.tensor([float("nan"), float("inf"), -float("inf"), 1.0])
+    return (torch.nan_to_num(x), torch.isfinite(x), torch.isinf(x), torch.isposinf(x),
+            torch.nan_to_num(x, nan=0.5, posinf=9.0))
+
+
+@case
+def float16_math():
+    x = _x().half()
+    return x + 1, x * x, torch.exp(x), torch.sigmoid(x), x.sum()
+
+
+@case
+def bfloat16_math():
+    x = _x().bfloat16()
+    return x + 1, x * x, torch.tanh(x), x / 3
+
+
+@case
+def float64_math():
+    x = _x().double()
+    return torch.exp(x), torch.sin(x), x / 7, torch.sqrt(x.abs())
+
+
+@exact
+def int_math_promotes_to_float():
+    i = torch.tensor([1, 4, 9])
+    return torch.sqrt(i).dtype, torch.exp(i).dtype, torch.sigmoid(torch.tensor([True])).dtype

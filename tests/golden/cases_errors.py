@@ -1,0 +1,282 @@
+"""Bad input: the exception TYPE must match upstream (messages are recorded, not compared).
+Each case raises; the expected type is whatever upstream 2.13.0 raises."""
+from .registry import F, case, nn, torch
+
+
+@case
+def add_shape_mismatch():
+    return torch.ones(2, 3) + torch.ones(4)
+
+
+@case
+def mul_broadcast_mismatch():
+    return torch.ones(2, 3) * torch.ones(3, 2)
+
+
+@case
+def mm_inner_mismatch():
+    return torch.mm(torch.ones(2, 3), torch.ones(4, 2))
+
+
+@case
+def mm_not_2d():
+    return torch.mm(torch.ones(3), torch.ones(3, 2))
+
+
+@case
+def matmul_dtype_mismatch():
+    return torch.ones(2, 2) @ torch.ones(2, 2, dtype=torch.float64)
+
+
+@case
+def bmm_batch_mismatch():
+    return torch.bmm(torch.ones(2, 3, 4), torch.ones(3, 4, 5))
+
+
+@case
+def cat_shape_mismatch():
+    return torch.cat([torch.ones(2, 3), torch.ones(2, 4)])
+
+
+@case
+def cat_dim_out_of_range():
+    return torch.cat([torch.ones(2), torch.ones(2)], dim=1)
+
+
+@case
+def cat_empty_list():
+    return torch.cat([])
+
+
+@case
+def stack_shape_mismatch():
+    return torch.stack([torch.ones(2), torch.ones(3)])
+
+
+@case
+def index_out_of_range():
+    return torch.arange(5)[5]
+
+
+@case
+def index_out_of_range_negative():
+    return torch.zeros(2, 3)[0, -4]
+
+
+@case
+def index_tensor_out_of_range():
+    return torch.arange(5)[torch.tensor([1, 7])]
+
+
+@case
+def too_many_indices():
+    return torch.zeros(2, 3)[0, 0, 0]
+
+
+@case
+def index_tensor_float_dtype():
+    return torch.arange(5)[torch.tensor([1.0, 2.0])]
+
+
+@case
+def index_select_wrong_index_dtype():
+    return torch.index_select(torch.arange(5), 0, torch.tensor([1, 2], dtype=torch.int16))
+
+
+@case  # not an error: upstream accepts int32 gather indices (kept to pin that down)
+def gather_int32_index_is_accepted():
+    return torch.gather(torch.ones(2, 2), 1, torch.tensor([[0, 1], [1, 0]], dtype=torch.int32))
+
+
+@case
+def bool_mask_wrong_shape():
+    return torch.arange(4)[torch.tensor([True, False])]
+
+
+@case
+def negative_step_slice():
+    return torch.arange(5)[::-1]
+
+
+@case
+def item_multi_element():
+    return torch.tensor([1, 2]).item()
+
+
+@case
+def item_empty():
+    return torch.tensor([]).item()
+
+
+@case
+def view_incompatible_shape():
+    return torch.arange(6).view(4, 2)
+
+
+@case
+def view_non_contiguous():
+    return torch.arange(6).view(2, 3).t().view(6)
+
+
+@case
+def view_two_inferred_dims():
+    return torch.arange(6).view(-1, -1)
+
+
+@case
+def reshape_incompatible():
+    return torch.arange(6).reshape(5)
+
+
+@case
+def transpose_dim_out_of_range():
+    return torch.zeros(2, 3).transpose(0, 2)
+
+
+@case
+def permute_wrong_dims():
+    return torch.zeros(2, 3).permute(0, 0)
+
+
+@case
+def expand_incompatible():
+    return torch.zeros(2, 3).expand(4, 3)
+
+
+@case
+def squeeze_dim_out_of_range():
+    return torch.zeros(2, 1).squeeze(3)
+
+
+@case
+def sum_dim_out_of_range():
+    return torch.zeros(2, 3).sum(2)
+
+
+@case
+def max_empty():
+    return torch.zeros(0).max()
+
+
+@case
+def argmax_empty_dim():
+    return torch.zeros(0, 3).argmax(0)
+
+
+@case
+def split_bad_sizes():
+    return torch.arange(5).split([2, 2])
+
+
+@case
+def chunk_zero():
+    return torch.arange(5).chunk(0)
+
+
+@case
+def zeros_negative_size():
+    return torch.zeros(-1)
+
+
+@case
+def arange_zero_step():
+    return torch.arange(0, 5, 0)
+
+
+@case
+def tensor_bad_element_type():
+    return torch.tensor(["a", "b"])
+
+
+@case
+def full_bad_fill_type():
+    return torch.full((2,), "x")
+
+
+@case
+def bitwise_on_float():
+    return torch.ones(2) & torch.ones(2)
+
+
+@case
+def where_condition_not_bool():
+    return torch.where(torch.tensor([1.0, 0.0]), torch.ones(2), torch.zeros(2))
+
+
+@case
+def setitem_shape_mismatch():
+    x = torch.zeros(2, 3)
+    x[0] = torch.ones(4)
+    return x
+
+
+@case
+def inplace_broadcast_output_shape():
+    x = torch.zeros(3)
+    x.add_(torch.ones(2, 3))
+    return x
+
+
+@case
+def linear_shape_mismatch():
+    lin = nn.Linear(4, 2)
+    return lin(torch.ones(3, 5))
+
+
+@case
+def conv2d_channel_mismatch():
+    return nn.Conv2d(3, 2, 3)(torch.ones(1, 2, 5, 5))
+
+
+@case
+def embedding_index_out_of_range():
+    return nn.Embedding(4, 2)(torch.tensor([4]))
+
+
+@case
+def embedding_float_index():
+    return nn.Embedding(4, 2)(torch.tensor([1.0]))
+
+
+@case
+def layernorm_shape_mismatch():
+    return F.layer_norm(torch.ones(2, 5), (4,))
+
+
+@case
+def cross_entropy_target_out_of_range():
+    return F.cross_entropy(torch.zeros(2, 3), torch.tensor([0, 3]))
+
+
+@case
+def randint_low_ge_high():
+    return torch.randint(5, 5, (2,))
+
+
+@case
+def backward_on_non_scalar():
+    x = torch.ones(2, requires_grad=True)
+    (x * 2).backward()
+    return x.grad
+
+
+@case
+def inplace_on_leaf_requiring_grad():
+    x = torch.ones(2, requires_grad=True)
+    x.add_(1)
+    return x
+
+
+@case
+def unknown_dtype_attribute():
+    return torch.float128
+
+
+@case
+def wrong_argument_type():
+    return torch.sum(torch.ones(2), dim="x")
+
+
+@case
+def unexpected_keyword():
+    return torch.ones(2).add(torch.ones(2), beta=2)

@@ -1,0 +1,243 @@
+"""Factories: tensor(), zeros/ones/full/empty, arange, linspace, eye, *_like, RNG."""
+from functools import partial
+
+from .registry import case, torch
+
+exact = partial(case, exact=True)  # these values are exactly representable: no tolerance
+
+
+@exact
+def tensor_nested_int():
+    return torch.tensor([[1, 2, 3], [4, 5, 6]])
+
+
+@exact
+def tensor_nested_float():
+    return torch.tensor([[1.5, -2.0], [0.25, 3.0]])
+
+
+@exact
+def tensor_mixed_int_float():
+    return torch.tensor([1, 2.5, 3])
+
+
+@exact
+def tensor_bool():
+    return torch.tensor([True, False, True])
+
+
+@exact
+def tensor_mixed_bool_int():
+    return torch.tensor([True, 2])
+
+
+@exact
+def tensor_scalar_0dim():
+    t = torch.tensor(3.5)
+    return t, t.dim(), t.shape
+
+
+@exact
+def tensor_empty_list():
+    return torch.tensor([])
+
+
+@exact
+def tensor_with_dtype():
+    return {str(d): torch.tensor([1, 0, 2], dtype=d) for d in (
+        torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.int16,
+        torch.int32, torch.int64, torch.uint8, torch.bool)}
+
+
+@exact
+def tensor_float64_precision():
+    return torch.tensor([0.1, 1 / 3, 1e-300, 1e300], dtype=torch.float64)
+
+
+@exact
+def tensor_float32_rounding():
+    return torch.tensor([0.1, 1 / 3, 16777217.0])  # rounds to float32
+
+
+@exact
+def tensor_large_int64():
+    return torch.tensor([2 ** 62, -(2 ** 63)])
+
+
+@case
+def tensor_ragged_raises():
+    return torch.tensor([[1, 2], [3]])
+
+
+@exact
+def tensor_from_tensor_list():
+    return torch.tensor([torch.tensor(1.0), torch.tensor(2.0)])
+
+
+@exact
+def zeros_shapes():
+    return torch.zeros(2, 3), torch.zeros((4,)), torch.zeros([]), torch.zeros(0, 3)
+
+
+@exact
+def ones_dtype():
+    return torch.ones(2, 2, dtype=torch.int32), torch.ones(3, dtype=torch.bool)
+
+
+@exact
+def full_int_float_bool():
+    return torch.full((2, 2), 7), torch.full((2,), 1.5), torch.full((2,), True)
+
+
+@exact
+def full_with_dtype():
+    return torch.full((3,), -1, dtype=torch.uint8), torch.full((2,), 2.5, dtype=torch.float16)
+
+
+@exact
+def empty_shape_dtype():
+    e = torch.empty(3, 4, dtype=torch.float64)
+    return e.shape, e.dtype, e.is_contiguous(), e.stride()
+
+
+@exact
+def arange_int():
+    return torch.arange(5), torch.arange(2, 10, 3), torch.arange(10, 0, -3)
+
+
+@case
+def arange_float():
+    return torch.arange(0, 1, 0.1), torch.arange(1.0, -1.0, -0.25)
+
+
+@exact
+def arange_dtype_inference():
+    return (torch.arange(3).dtype, torch.arange(3.0).dtype, torch.arange(0, 3, 1.0).dtype,
+            torch.arange(3, dtype=torch.float64).dtype)
+
+
+@exact
+def arange_empty():
+    return torch.arange(5, 5), torch.arange(0, -3, -1)
+
+
+@case
+def arange_wrong_sign_raises():
+    return torch.arange(0, -3)
+
+
+@case
+def linspace():
+    return torch.linspace(0, 1, 5), torch.linspace(-1, 1, 7), torch.linspace(3, -2, 11)
+
+
+@exact
+def linspace_edge():
+    return torch.linspace(2, 2, 1), torch.linspace(0, 1, 0).shape, torch.linspace(0, 10, 2)
+
+
+@exact
+def linspace_int_dtype():
+    return torch.linspace(0, 10, 4, dtype=torch.int64)
+
+
+@case
+def logspace():
+    return torch.logspace(0, 2, 3)
+
+
+@exact
+def eye():
+    return torch.eye(3), torch.eye(2, 4), torch.eye(3, dtype=torch.int64)
+
+
+@exact
+def like_factories():
+    x = torch.arange(6, dtype=torch.int16).view(2, 3)
+    return (torch.zeros_like(x), torch.ones_like(x), torch.full_like(x, 9),
+            torch.empty_like(x).shape, torch.empty_like(x).dtype,
+            torch.zeros_like(x, dtype=torch.float32))
+
+
+@exact
+def like_keeps_float_dtype():
+    x = torch.zeros(2, dtype=torch.float64)
+    return torch.ones_like(x), torch.full_like(x, 0.5), torch.rand_like(x).dtype
+
+
+@exact
+def default_dtype():
+    return torch.get_default_dtype(), torch.tensor(1.0).dtype, torch.tensor(1).dtype
+
+
+# RNG: must be bit-identical to upstream's mt19937/Philox-on-CPU streams.
+@exact
+def rand():
+    return torch.rand(5)
+
+
+@exact
+def rand_2d_float64():
+    return torch.rand(3, 4, dtype=torch.float64)
+
+
+@exact
+def randn():
+    return torch.randn(7)
+
+
+@exact
+def randn_float64():
+    return torch.randn(2, 3, dtype=torch.float64)
+
+
+@exact
+def randn_large_vectorised_path():
+    return torch.randn(40)  # >= 16 elements takes upstream's vectorised normal path
+
+
+@exact
+def randint():
+    return torch.randint(0, 10, (12,)), torch.randint(5, (2, 3))
+
+
+@exact
+def randint_dtype():
+    return torch.randint(-5, 5, (6,), dtype=torch.int32)
+
+
+@exact
+def randperm():
+    return torch.randperm(10)
+
+
+@exact
+def manual_seed_reproducible():
+    torch.manual_seed(42)
+    a = torch.rand(3)
+    torch.manual_seed(42)
+    return a, torch.rand(3)
+
+
+@exact
+def rng_stream_continues():
+    return torch.rand(2), torch.randn(2), torch.randint(0, 100, (2,)), torch.rand(2)
+
+
+@exact
+def generator_object():
+    g = torch.Generator().manual_seed(7)
+    return torch.rand(3, generator=g), torch.randn(2, generator=g)
+
+
+@exact
+def normal_uniform_inplace():
+    a = torch.empty(4).uniform_(-2, 2)
+    b = torch.empty(4).normal_(1.0, 0.5)
+    return a, b
+
+
+@exact
+def bernoulli_multinomial():
+    return (torch.bernoulli(torch.full((6,), 0.5)),
+            torch.multinomial(torch.tensor([0.1, 0.2, 0.7]), 4, replacement=True))

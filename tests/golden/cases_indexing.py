@@ -1,0 +1,172 @@
+"""Indexing and index assignment: ints, slices, None, ..., boolean masks, index tensors."""
+from functools import partial
+
+from .registry import case, torch
+
+exact = partial(case, exact=True)  # indexing moves values, never rounds them
+
+
+def _x():
+    return torch.arange(24).view(2, 3, 4)
+
+
+@exact
+def int_index():
+    x = _x()
+    return x[1], x[0, 2], x[-1, -1, -1], x[1][2][3], type(x[0, 0, 0].item()).__name__
+
+
+@exact
+def slice_none_ellipsis():
+    x = _x()
+    return (x[None].shape, x[:, None, 1].shape, x[..., 1], x[1, ...], x[..., None].shape,
+            x[None, ..., None, 0].shape)
+
+
+@exact
+def negative_and_clamped_slices():
+    x = torch.arange(6)
+    return x[-4:-1], x[-100:100], x[4:100], x.flip(0)
+
+
+@exact
+def bool_mask_1d():
+    x = torch.tensor([5, -1, 3, 0, -7])
+    return x[x > 0], x[torch.tensor([True, False, True, False, False])]
+
+
+@exact
+def bool_mask_2d():
+    x = _x()
+    m = x % 3 == 0
+    return x[m], x[0][m[0]], x[:, torch.tensor([True, False, True])].shape
+
+
+@exact
+def bool_scalar_index():
+    x = torch.arange(3)
+    return x[True].shape, x[False].shape
+
+
+@exact
+def index_tensor_long():
+    x = _x()
+    i = torch.tensor([1, 0, 1])
+    return (x[i].shape, x[:, torch.tensor([2, 0])], x[0, :, torch.tensor([3, 1])],
+            x[torch.tensor([-1])])
+
+
+@exact
+def index_tensor_advanced_pairs():
+    x = _x()
+    return (x[torch.tensor([0, 1]), torch.tensor([2, 0])],
+            x[torch.tensor([[0], [1]]), torch.tensor([1, 2])])
+
+
+@exact
+def index_advanced_separated_by_slice():
+    x = _x()
+    return (x[torch.tensor([0, 1]), :, torch.tensor([1, 3])],
+            x[:, torch.tensor([0, 2]), torch.tensor([1, 1])])
+
+
+@exact
+def index_list_of_ints():
+    x = torch.arange(10)
+    return x[[1, 3, 3]], x[[0, -1]]
+
+
+@exact
+def index_returns_copy_not_view():
+    x = torch.arange(5)
+    y = x[torch.tensor([0, 1])]
+    y[0] = 99
+    return x, y
+
+
+@exact
+def setitem_int_slice():
+    x = torch.zeros(3, 4, dtype=torch.int64)
+    x[1] = 5
+    x[:, 2] = torch.tensor([7, 8, 9])
+    x[0, ::2] = -1
+    x[..., -1] = 3
+    return x
+
+
+@exact
+def setitem_broadcast_and_cast():
+    x = torch.zeros(2, 3)
+    x[:] = torch.tensor([1, 2, 3])   # int64 source into float32: cast
+    x[1] = 2.5
+    return x
+
+
+@exact
+def setitem_mask():
+    x = torch.arange(6.0)
+    x[x > 2] = 0.0
+    y = torch.arange(6)
+    y[y % 2 == 0] = torch.tensor([10, 20, 30])
+    return x, y
+
+
+@exact
+def setitem_index_tensor():
+    x = torch.zeros(5, dtype=torch.int32)
+    x[torch.tensor([0, 3])] = torch.tensor([4, 6], dtype=torch.int32)
+    x[[1]] = 9
+    return x
+
+
+@exact
+def setitem_none_ellipsis():
+    x = torch.zeros(2, 2)
+    x[None, ..., 0] = 1.0
+    return x
+
+
+@exact
+def index_put_accumulate():
+    x = torch.zeros(4)
+    return x.index_put((torch.tensor([0, 0, 2]),), torch.tensor([1.0, 2.0, 3.0]), accumulate=True)
+
+
+@exact
+def gather_scatter():
+    x = torch.tensor([[1, 2], [3, 4]])
+    idx = torch.tensor([[0, 0], [1, 0]])
+    return (torch.gather(x, 1, idx), torch.zeros(2, 2, dtype=torch.int64).scatter(0, idx, x),
+            torch.zeros(3).scatter_add(0, torch.tensor([0, 2, 0]), torch.tensor([1.0, 2.0, 3.0])))
+
+
+@exact
+def index_select_masked_select():
+    x = _x()
+    return (torch.index_select(x, 2, torch.tensor([0, 3])), torch.masked_select(x, x > 20),
+            x.masked_fill(x < 3, -1)[0, 0], torch.take(x, torch.tensor([0, 23])))
+
+
+@exact
+def nonzero_argwhere():
+    x = torch.tensor([[0, 1], [2, 0]])
+    return x.nonzero(), torch.nonzero(x, as_tuple=True), torch.argwhere(x)
+
+
+@exact
+def index_int32_and_uint8_tensors():
+    x = torch.arange(5)
+    return (x[torch.tensor([1, 2], dtype=torch.int32)],
+            x[torch.tensor([1, 0, 0, 1, 1], dtype=torch.uint8)])
+
+
+@exact
+def index_with_0dim_tensor():
+    x = torch.arange(5)
+    return x[torch.tensor(3)], x[torch.tensor(3)].shape
+
+
+@exact
+def empty_index():
+    x = torch.arange(6).view(2, 3)
+    return x[torch.tensor([], dtype=torch.long)].shape, x[1:1].shape, x[x > 100]

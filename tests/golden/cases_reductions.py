@@ -1,0 +1,164 @@
+"""Reductions: sum/mean/prod/max/min/argmax/var/std/all/any, dims and keepdim."""
+from functools import partial
+
+from .registry import case, torch
+
+exact = partial(case, exact=True)
+
+
+def _m():
+    return torch.tensor([[1.0, -2.0, 3.5, 0.25], [4.0, 0.5, -1.0, 2.0], [-3.0, 6.0, 0.0, 1.5]])
+
+
+@exact
+def sum_all_dims():
+    m = _m()
+    return m.sum(), m.sum(0), m.sum(1), m.sum(-1, keepdim=True), m.sum((0, 1)), m.sum(dim=())
+
+
+@exact
+def sum_int_and_bool_dtype():
+    i = torch.tensor([[1, 2], [3, 4]], dtype=torch.int8)
+    b = torch.tensor([True, True, False])
+    return i.sum(), i.sum(0).dtype, b.sum(), torch.tensor([200, 100], dtype=torch.uint8).sum()
+
+
+@exact
+def sum_with_dtype_arg():
+    return (torch.tensor([1, 2], dtype=torch.int32).sum(dtype=torch.float64),
+            torch.ones(3).sum(dtype=torch.int64))
+
+
+@case
+def sum_random_float32():
+    return torch.randn(7, 33).sum(1), torch.randn(1000).sum()
+
+
+@exact
+def sum_empty():
+    return torch.zeros(0).sum(), torch.zeros(0, 3).sum(0), torch.ones(0, dtype=torch.int64).prod()
+
+
+@case
+def mean():
+    m = _m()
+    return m.mean(), m.mean(0), m.mean(1, keepdim=True), m.double().mean((0, 1))
+
+
+@exact
+def mean_int_raises():
+    return torch.tensor([1, 2]).mean()
+
+
+@case
+def prod():
+    m = _m()
+    return m.prod(), m.prod(0), m.prod(1, keepdim=True), torch.tensor([2, 3, -4]).prod()
+
+
+@exact
+def max_min_all():
+    m = _m()
+    return m.max(), m.min(), torch.tensor([[3, 9], [-1, 4]]).max()
+
+
+@exact
+def max_min_dim_values_indices():
+    m = _m()
+    return m.max(0), m.min(1), m.max(1, keepdim=True), torch.max(m, dim=-1).indices
+
+
+@exact
+def max_ties_first_index():
+    t = torch.tensor([[1, 5, 5], [2, 2, 0]])
+    return t.max(1), t.min(1), t.argmax(1), t.argmin(1), t.argmax()
+
+
+@case
+def max_with_nan():
+    t = torch.tensor([1.0, float("nan"), 3.0])
+    return t.max(), t.argmax(), t.min(0), torch.nanmean(t), torch.nansum(t)
+
+
+@exact
+def argmax_argmin():
+    m = _m()
+    return m.argmax(), m.argmin(), m.argmax(0), m.argmax(1, keepdim=True), m.argmin(dim=1)
+
+
+@exact
+def amax_amin_aminmax():
+    m = _m()
+    return m.amax(0), m.amin((0, 1)), torch.aminmax(m, dim=1)
+
+
+@exact
+def max_binary():
+    return torch.max(torch.tensor([1, 5]), torch.tensor([3, 2]))
+
+
+@case
+def var_std():
+    m = _m()
+    return (m.var(), m.std(), m.var(0), m.std(1, keepdim=True), m.var(1, unbiased=False),
+            m.std(correction=0))
+
+
+@case
+def var_mean_std_mean():
+    m = _m()
+    return torch.var_mean(m, 1), torch.std_mean(m, 0)
+
+
+@case
+def var_single_element():
+    return torch.tensor([3.0]).var(), torch.tensor([3.0]).var(unbiased=False)
+
+
+@exact
+def all_any():
+    b = torch.tensor([[True, False], [True, True]])
+    i = torch.tensor([[0, 2], [1, 3]])
+    return (b.all(), b.any(), b.all(0), b.any(1), i.all(), i.any(0), b.all(1, keepdim=True),
+            torch.zeros(0).all())
+
+
+@exact
+def all_any_float():
+    return (torch.tensor([0.0, 1.0]).all(), torch.tensor([0.0, -0.0]).any(),
+            torch.tensor([float("nan")]).all())
+
+
+@case
+def logsumexp_norm():
+    m = _m()
+    return torch.logsumexp(m, 1), m.norm(), m.norm(dim=0), torch.linalg.vector_norm(m, ord=1)
+
+
+@exact
+def cumsum_cumprod_int():
+    i = torch.tensor([[1, 2, 3], [4, 5, 6]])
+    return i.cumsum(0), i.cumsum(1), i.cumprod(1), torch.tensor([True, True]).cumsum(0)
+
+
+@case
+def cumsum_float():
+    return _m().cumsum(1), _m().cumprod(0)
+
+
+@exact
+def count_nonzero_unique():
+    t = torch.tensor([3, 1, 0, 3, 2, 0])
+    return torch.count_nonzero(t), torch.unique(t), torch.unique(t, return_counts=True), t.nonzero()
+
+
+@exact
+def sort_topk():
+    t = torch.tensor([3.0, -1.0, 2.5, 7.0, 0.0])
+    return torch.sort(t), torch.sort(t, descending=True), torch.topk(t, 2), torch.argsort(t)
+
+
+@exact
+def median_mode_kthvalue():
+    t = torch.tensor([[3, 1, 2, 2], [5, 5, 0, 1]])
+    return t.median(), t.median(1), torch.mode(t, 1), torch.kthvalue(t, 2, 1)
