@@ -538,7 +538,6 @@ fn harness_detects_disagreement() {
 /// Changes one element of `bytes` beyond any tolerance the cases use: the first finite float
 /// moves by max(1, |v|) (written back in its dtype), an integer or bool flips its low bit.
 fn corrupt(dt: TnDtype, bytes: &mut [u8]) -> bool {
-    use crate::dtype::Elem;
     let n = dt.itemsize();
     for i in 0..bytes.len() / n {
         let e = &mut bytes[i * n..(i + 1) * n];

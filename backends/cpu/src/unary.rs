@@ -2,11 +2,12 @@
 //! default float for float-only ops). `float16`/`bfloat16` compute in f32 and round once.
 //! Formulas follow upstream's CPU kernels' order of operations (noted per op); transcendental
 //! functions come from Rust's libm bindings, upstream uses Sleef: last-ulp differences expected.
+#![allow(unused_comparisons)]
 
 use torchnative_abi::TnDtype;
 
 use crate::dtype::{is_int, Elem, FloatElem, Real};
-use crate::kernel::{runtime, Call, KResult, Tensor};
+use crate::kernel::{Call, KResult, Tensor};
 use crate::strided::map1;
 use crate::{bail, dispatch_all, dispatch_float, dispatch_int, kernels};
 
@@ -206,7 +207,7 @@ fn abs(c: &mut Call) -> KResult {
     unsafe {
         match out.dtype {
             TnDtype::UInt8 => map1(&out, &a, |x: u8| x),
-            dt if is_int(dt) => dispatch_int!(dt, "abs_cpu", T => map1(&out, &a, |x: T| x.wrapping_abs())),
+            dt if is_int(dt) => dispatch_int!(dt, "abs_cpu", T => map1(&out, &a, |x: T| if x < 0 as T { (0 as T).wrapping_sub(x) } else { x })),
             dt => dispatch_float!(dt, "abs_cpu", T, A => map1(&out, &a, |x: T| T::from_acc(x.to_acc().abs()))),
         }
     }

@@ -479,7 +479,7 @@ def gen_unary():
     for d in [0, 1, 2, 3, -1, -2]:
         for dt in FLOATS:
             x = vals(dt, (3, 4), 63, "finite") * 123.456
-            fam.case("round_decimals_%d_%s" % (d, dn(dt)).replace("-", "m"), "round.decimals", [nc(x), d])
+            fam.case(("round_decimals_%d_%s" % (d, dn(dt))).replace("-", "m"), "round.decimals", [nc(x), d])
     x = torch.tensor([1.2345, -1.2355, 1234.5, 0.125, 2.5, -0.5, 1250.0, 1350.0])
     for d in [2, -2, 0]:
         fam.case("round_decimals_ties_%d" % d if d >= 0 else "round_decimals_ties_m%d" % -d, "round.decimals", [x, d])

@@ -117,7 +117,15 @@ def install(C) -> None:
     def _dispatch_tls_set_dispatch_key_included(key, value):
         return None
 
-    for fn in (_dispatch_keyset_full, _dispatch_keyset_full_after, _dispatch_keys, _dispatch_tls_local_include_set,
+    def _parse_dispatch_key(name):
+        # torch.library asks whether a string names a dispatch key; None means it does not.
+        return getattr(DK, name, None) if isinstance(name, str) else None
+
+    def _dispatch_key_for_device(device_type):
+        # c10::getAutogradRelatedKeySetFromBackend's backend half: the key name of a device.
+        return {"cpu": "CPU", "meta": "Meta", "cuda": "CUDA", "mps": "MPS", "xpu": "XPU"}.get(device_type, "PrivateUse1")
+
+    for fn in (_parse_dispatch_key, _dispatch_key_for_device, _dispatch_keyset_full, _dispatch_keyset_full_after, _dispatch_keys, _dispatch_tls_local_include_set,
                _dispatch_tls_local_exclude_set, _dispatch_tls_is_dispatch_key_excluded,
                _dispatch_tls_is_dispatch_key_included, _dispatch_tls_set_dispatch_key_excluded,
                _dispatch_tls_set_dispatch_key_included):

@@ -356,6 +356,23 @@ def install(C_) -> None:
     def _dispatch_pystub(name, overload):
         return None
 
+    def _dispatch_get_computed_kernel_for_dispatch_key(name, dispatch_key):
+        # torch.library.get_kernel: one door serves every key, so the kernel is the operator.
+        ns, _, rest = name.partition("::")
+        qual, _, overload = rest.partition(".")
+        fn = _get_operation_overload(f"{ns}::{qual}", overload)[0]
+
+        class _SafeKernelFunction:
+            def call_boxed(self, keyset, *args, **kwargs):
+                return fn(*args, **kwargs)
+
+            __call__ = staticmethod(fn)
+
+            def __repr__(self):
+                return f"SafeKernelFunction({name}, {dispatch_key})"
+
+        return _SafeKernelFunction()
+
     def parse_schema(text, allow_typevars=True):
         ns, sep, body = text.partition("::")
         if not sep:
@@ -371,7 +388,8 @@ def install(C_) -> None:
                _dispatch_is_alias_key, _dispatch_get_backend_keyset_from_autograd,
                _dispatch_has_kernel_for_any_dispatch_key, _dispatch_check_invariants, _dispatch_dump,
                _maybe_call_torch_function_for_op_packet, _check_schema_allow_fake_script_object,
-               _to_functionality_key, _dispatch_pystub, parse_schema):
+               _to_functionality_key, _dispatch_pystub, parse_schema,
+               _dispatch_get_computed_kernel_for_dispatch_key):
         fn.__module__ = "torch._C"
         setattr(C, fn.__name__, fn)
     # JIT type singletons the Python front end builds schemas from (IntType.get(), ...).
