@@ -454,9 +454,12 @@ def gen_unary():
                 fam.case("%s%s_%s_%s" % (op.replace(".", "_"), tag, dn(dt), lay), op, [x, *extra], tol=tol,
                          alias={0: 0} if inplace else None)
 
-    exact_float = ["abs", "neg", "floor", "ceil", "trunc", "round", "frac", "sqrt", "reciprocal", "rsqrt"]
+    exact_float = ["abs", "neg", "floor", "ceil", "trunc", "round", "frac", "sqrt", "reciprocal"]
     for op in exact_float:
         each(op, FLOATS)
+    # Upstream's f16/bf16 rsqrt is off the correctly rounded 1/sqrt in about 2 of 10^4 inputs.
+    each("rsqrt", FLOATS[:2])
+    each("rsqrt", FLOATS[2:], tol=("ulp", 1))
     for op in ["abs", "neg", "floor", "ceil", "trunc", "round"]:
         each(op, INTS)
     fam.case("abs_bool", "abs", [torch.tensor([True, False])])
@@ -486,8 +489,13 @@ def gen_unary():
     fam.case("round_ties_even", "round", [torch.tensor([-0.5, 0.5, 1.5, 2.5, -2.5, 2.4999, -0.0, 1e30])])
     each("relu", FLOATS + INTS)
     fam.case("relu_bool", "relu", [torch.tensor([True])])
+    # gelu: upstream's vectorised erf (contiguous inputs) gives NaN at +inf, its scalar path
+    # (std::erf) gives +inf; we follow the scalar path, so infinities are only tested there.
     for approx in ["none", "tanh"]:
-        each("gelu", FLOATS, [approx], tol=("ulp", 4), tag="_" + approx)
+        each("gelu", FLOATS, [approx], tol=("ulp", 4), tag="_" + approx, kind="finite")
+        for dt in FLOATS:
+            fam.case("gelu_%s_special_%s_nc" % (approx, dn(dt)), "gelu",
+                     [nc(torch.tensor([NAN, INF, -INF, 0.0, -0.0, 1e-30, 5.0, -5.0], dtype=dt)), approx], tol=("ulp", 4))
     each("softplus", FLOATS, [1, 20], tol=("ulp", 4))
     each("softplus", FLOATS[:2], [2.0, 1.5], tol=("ulp", 4), tag="_b2t15")
     each("leaky_relu", FLOATS, [0.01])

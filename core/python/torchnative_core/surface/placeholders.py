@@ -97,6 +97,10 @@ def install(C, surface: dict, skip_modules=()) -> int:
     VF = type(C._VariableFunctions)
     for name in surface.get("torch._C._VariableFunctions", {}).get("functions", []):
         if not hasattr(VF, name):
+            real = getattr(C, name, None)  # e.g. is_grad_enabled lives on _C and on torch.*
+            if real is not None and not getattr(real, "_tn_placeholder", False):
+                setattr(VF, name, staticmethod(real))
+                continue
             setattr(VF, name, staticmethod(_refusing_function(f"torch.{name}")))
             count += 1
     for modname, spec in surface.items():
