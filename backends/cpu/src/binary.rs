@@ -9,7 +9,7 @@
 //! KERNELS.md, "conventions").
 #![allow(unused_comparisons)]
 
-use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use torchnative_abi::TnDtype;
 
@@ -95,7 +95,7 @@ unsafe fn float_op<T: FloatElem>(
     a: &Tensor,
     b: &Tensor,
     rule: ScalarRule,
-    f: impl Fn(T::Acc, T::Acc) -> T::Acc,
+    f: impl Fn(T::Acc, T::Acc) -> T::Acc + Sync,
 ) -> KResult {
     expect_dtype(op, a, T::DTYPE)?;
     if b.dtype == T::DTYPE {
@@ -112,7 +112,7 @@ unsafe fn float_op<T: FloatElem>(
 }
 
 /// `out = f(a, b)` for same-dtype operands of element type `T`.
-unsafe fn same_op<T: Elem>(op: &str, out: &Tensor, a: &Tensor, b: &Tensor, f: impl Fn(T, T) -> T) -> KResult {
+unsafe fn same_op<T: Elem>(op: &str, out: &Tensor, a: &Tensor, b: &Tensor, f: impl Fn(T, T) -> T + Sync) -> KResult {
     expect_dtype(op, a, T::DTYPE)?;
     expect_dtype(op, b, T::DTYPE)?;
     map2(out, a, b, f)
@@ -186,17 +186,17 @@ fn mul(c: &mut Call) -> KResult {
 
 /// Integer kernels that raise `ZeroDivisionError` (as a RuntimeError, like upstream) when any
 /// divisor is zero. The elements before the first zero are written, as upstream's loop does.
-unsafe fn int_div_op<T: Elem + PartialEq + Default>(op: &str, out: &Tensor, a: &Tensor, b: &Tensor, f: impl Fn(T, T) -> T) -> KResult {
-    let zero = Cell::new(false);
+unsafe fn int_div_op<T: Elem + PartialEq + Default>(op: &str, out: &Tensor, a: &Tensor, b: &Tensor, f: impl Fn(T, T) -> T + Sync) -> KResult {
+    let zero = AtomicBool::new(false);
     same_op(op, out, a, b, |x: T, y: T| {
         if y == T::default() {
-            zero.set(true);
+            zero.store(true, Ordering::Relaxed);
             T::default()
         } else {
             f(x, y)
         }
     })?;
-    if zero.get() {
+    if zero.load(Ordering::Relaxed) {
         bail!(runtime, "ZeroDivisionError");
     }
     Ok(())

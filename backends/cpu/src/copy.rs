@@ -1,7 +1,7 @@
 //! `copy_` (strided copy with dtype conversion) and `fill_.Scalar`.
 
 use crate::dtype::Elem;
-use crate::kernel::{Call, KResult};
+use crate::kernel::{Call, KResult, Tensor};
 use crate::strided::{fill, map1};
 use crate::{dispatch_all, kernels};
 
@@ -15,6 +15,12 @@ kernels! {
 fn copy(c: &mut Call) -> KResult {
     let dst = c.tensor(0)?;
     let src = c.tensor(1)?;
+    copy_cast(&dst, &src)
+}
+
+/// Copies `src` (same shape) into `dst` with torch's dtype conversion rules.
+pub fn copy_cast(dst: &Tensor, src: &Tensor) -> KResult {
+    let (dst, src) = (*dst, *src);
     if dst.numel() == 0 {
         return Ok(());
     }

@@ -448,8 +448,14 @@ pub fn run_case(c: &Case, kernels: &BTreeMap<&str, torchnative_abi::TnKernelFn>)
     Ok(())
 }
 
+/// The golden directory: `tests/golden`, or `$TN_GOLDEN_DIR` (to replay a regenerated set, e.g.
+/// `gen_expected.py --seed-offset 7 --out /tmp/g`).
+fn golden_dir() -> String {
+    std::env::var("TN_GOLDEN_DIR").unwrap_or_else(|_| format!("{}/tests/golden", env!("CARGO_MANIFEST_DIR")))
+}
+
 pub fn run_family(name: &str) -> (usize, Vec<String>) {
-    let path = format!("{}/tests/golden/{name}.txt", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/{name}.txt", golden_dir());
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let kernels: BTreeMap<&str, _> = crate::kernels().into_iter().collect();
     let cases = parse(&text);
@@ -471,14 +477,14 @@ pub fn check_family(name: &str) {
 }
 
 /// The golden families, one file each.
-pub const FAMILIES: &[&str] = &["copy", "binary", "unary"];
+pub const FAMILIES: &[&str] = &["copy", "binary", "unary", "reduce", "linalg", "nn", "index", "sort", "conv"];
 
 /// Every registered kernel has golden cases, and every golden op is registered.
 #[test]
 fn every_kernel_has_golden_cases() {
     let mut covered = BTreeSet::new();
     for f in FAMILIES {
-        let path = format!("{}/tests/golden/{f}.txt", env!("CARGO_MANIFEST_DIR"));
+        let path = format!("{}/{f}.txt", golden_dir());
         for c in parse(&std::fs::read_to_string(path).unwrap()) {
             covered.insert(c.op);
         }
@@ -568,4 +574,34 @@ fn corrupt(dt: TnDtype, bytes: &mut [u8]) -> bool {
 #[test]
 fn golden_unary() {
     check_family("unary");
+}
+
+#[test]
+fn golden_reduce() {
+    check_family("reduce");
+}
+
+#[test]
+fn golden_linalg() {
+    check_family("linalg");
+}
+
+#[test]
+fn golden_nn() {
+    check_family("nn");
+}
+
+#[test]
+fn golden_index() {
+    check_family("index");
+}
+
+#[test]
+fn golden_sort() {
+    check_family("sort");
+}
+
+#[test]
+fn golden_conv() {
+    check_family("conv");
 }

@@ -30,6 +30,9 @@ pub fn index_error(msg: impl Into<String>) -> KernelError {
 pub fn value_error(msg: impl Into<String>) -> KernelError {
     err(TnErrorKind::Value, msg)
 }
+pub fn not_implemented(msg: impl Into<String>) -> KernelError {
+    err(TnErrorKind::NotImplemented, msg)
+}
 pub fn unsupported_dtype(op: &str, dt: TnDtype) -> KernelError {
     // Upstream's wording for a dtype its dispatch macro does not cover.
     err(TnErrorKind::NotImplemented, format!("\"{op}\" not implemented for '{}'", dtype_name(dt)))
@@ -441,7 +444,7 @@ pub unsafe fn run(
 macro_rules! kernels {
     ($( $name:ident = $op:literal => $body:expr ;)*) => {
         $(
-            #[allow(clippy::missing_safety_doc)]
+            #[allow(clippy::missing_safety_doc, clippy::redundant_closure)]
             pub unsafe extern "C" fn $name(
                 _user: *mut ::std::ffi::c_void,
                 ctx: *const ::torchnative_abi::TnKernelCtx,

@@ -6,17 +6,30 @@
 //! `TnRegistrar` out of the capsule, registers the host allocator for device key `"cpu"` and
 //! then every kernel of [`kernels`] under its upstream overload name.
 //!
-//! Layout: `dtype` (element types and conversions), `kernel` (argument access and the
-//! never-unwinding `extern "C"` wrapper), `strided` (the N-d strided iterator), and one module
-//! per kernel family.
+//! Layout: `dtype` (element types and conversions, `dispatch_*!`), `kernel` (argument access
+//! and the never-unwinding `extern "C"` wrapper, `kernels!`), `strided` (the N-d strided
+//! iterator), `alloc` (the host allocator), `register` (the handshake), and one module per kernel
+//! family: `copy`, `binary`, `unary`, `reduce`, `linalg`, `nn`, `index`, `sort`, `conv`.
+//!
+//! Where candle fits, we use what candle-core uses (its CPU matmul engine, the `gemm` crate, and
+//! `half`); everything else is plain strided loops, because candle's owned, contiguous-by-default
+//! storage does not fit torch's view semantics (kernels read and write views in place).
 
 pub mod dtype;
 pub mod kernel;
 pub mod strided;
 
 pub mod alloc;
+pub mod register;
+
 pub mod binary;
+pub mod conv;
 pub mod copy;
+pub mod index;
+pub mod linalg;
+pub mod nn;
+pub mod reduce;
+pub mod sort;
 pub mod unary;
 
 use torchnative_abi::TnKernelFn;
@@ -30,6 +43,12 @@ pub fn kernels() -> Vec<(&'static str, TnKernelFn)> {
     copy::register(&mut reg);
     binary::register(&mut reg);
     unary::register(&mut reg);
+    reduce::register(&mut reg);
+    linalg::register(&mut reg);
+    nn::register(&mut reg);
+    index::register(&mut reg);
+    sort::register(&mut reg);
+    conv::register(&mut reg);
     reg
 }
 
@@ -37,19 +56,22 @@ pub fn kernels() -> Vec<(&'static str, TnKernelFn)> {
 mod golden;
 
 mod python {
-    use std::ffi::{CStr, CString};
+    use std::ffi::CString;
+    use std::sync::Mutex;
 
     use pyo3::exceptions::{PyImportError, PyRuntimeError, PyValueError};
     use pyo3::prelude::*;
     use pyo3::types::PyCapsule;
-    use torchnative_abi::{abi_compatible, TnRegistrar, ABI_VERSION, REGISTRAR_CAPSULE_NAME};
+    use torchnative_abi::{TnRegistrar, ABI_VERSION, REGISTRAR_CAPSULE_NAME};
 
-    fn version_str(v: u32) -> String {
-        format!("{}.{}", v >> 16, v & 0xffff)
-    }
+    use crate::register::{register_into, RegisterError};
 
-    /// Registers the allocator and every kernel with the core's registrar; returns the number
-    /// of kernels registered.
+    /// Overloads the core refused at the last `register` (diagnostics).
+    static REFUSED: Mutex<Vec<(&'static str, i32)>> = Mutex::new(Vec::new());
+
+    /// Registers the allocator and every kernel with the core's registrar (a PyCapsule named
+    /// `torchnative.registrar` holding a `*const TnRegistrar`); returns the number of kernels the
+    /// core accepted. Raises ImportError naming both versions on an ABI major mismatch.
     #[pyfunction]
     fn register(capsule: &Bound<'_, PyAny>) -> PyResult<usize> {
         let capsule = capsule
@@ -63,37 +85,21 @@ mod python {
             )));
         }
         let reg = capsule.pointer() as *const TnRegistrar;
-        if reg.is_null() {
-            return Err(PyValueError::new_err("the registrar capsule holds a null pointer"));
-        }
-        let reg = unsafe { &*reg };
-        if !abi_compatible(reg.abi_version, ABI_VERSION) {
-            return Err(PyImportError::new_err(format!(
-                "torchnative-cpu was built for backend ABI {} but the core speaks ABI {}",
-                version_str(ABI_VERSION),
-                version_str(reg.abi_version)
-            )));
-        }
-        let plugin = if reg.plugin.is_null() {
-            "cpu".to_string()
-        } else {
-            unsafe { CStr::from_ptr(reg.plugin) }.to_string_lossy().into_owned()
-        };
-        let device = CString::new(crate::DEVICE_KEY).unwrap();
-        let rc = unsafe { (reg.register_allocator)(reg.core, device.as_ptr(), &crate::alloc::host_allocator()) };
-        if rc != 0 {
-            return Err(PyRuntimeError::new_err(format!("{plugin}: the core refused the allocator for device 'cpu' ({rc})")));
-        }
-        let mut n = 0;
-        for (op, kernel) in crate::kernels() {
-            let cop = CString::new(op).unwrap();
-            let rc = unsafe { (reg.register_kernel)(reg.core, cop.as_ptr(), device.as_ptr(), kernel, std::ptr::null_mut()) };
-            if rc != 0 {
-                return Err(PyRuntimeError::new_err(format!("{plugin}: the core refused kernel {op} for device 'cpu' ({rc})")));
+        match unsafe { register_into(reg) } {
+            Ok(r) => {
+                *REFUSED.lock().unwrap() = r.refused;
+                Ok(r.accepted)
             }
-            n += 1;
+            Err(RegisterError::AbiMismatch(m)) => Err(PyImportError::new_err(m)),
+            Err(RegisterError::Invalid(m)) => Err(PyValueError::new_err(m)),
+            Err(RegisterError::Allocator(m)) => Err(PyRuntimeError::new_err(m)),
         }
-        Ok(n)
+    }
+
+    /// `[(overload, return code)]` the core refused at the last `register`.
+    #[pyfunction]
+    fn refused_kernels() -> Vec<(&'static str, i32)> {
+        REFUSED.lock().unwrap().clone()
     }
 
     /// The overload names this backend implements (for diagnostics and tests).
@@ -109,6 +115,7 @@ mod python {
         m.add("DEVICE_KEY", crate::DEVICE_KEY)?;
         m.add_function(wrap_pyfunction!(register, m)?)?;
         m.add_function(wrap_pyfunction!(kernel_names, m)?)?;
+        m.add_function(wrap_pyfunction!(refused_kernels, m)?)?;
         Ok(())
     }
 }

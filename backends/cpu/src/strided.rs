@@ -23,8 +23,22 @@ pub struct Plan<const N: usize> {
 
 impl<const N: usize> Plan<N> {
     /// `sizes` is the common shape; `strides[k]` are operand k's element strides (same length as
-    /// `sizes`), `itemsizes[k]` its element size. Operand 0 decides the memory order.
+    /// `sizes`), `itemsizes[k]` its element size. The walk order is upstream's TensorIterator
+    /// order (see [`Plan::ordered`]) over all operands, operand 0 (the output) first.
     pub fn new(sizes: &[i64], strides: [&[i64]; N], itemsizes: [usize; N]) -> KResult<Plan<N>> {
+        Plan::ordered(sizes, strides, itemsizes, N, false)
+    }
+
+    /// As [`Plan::new`], with the dim order decided by the first `nsort` operands only (the rest
+    /// are pseudo-operands) and, when `reduction` is set, operand 0 treated as a reduction
+    /// output: dims where it has stride 0 (the reduced dims) go innermost.
+    ///
+    /// The order follows upstream's `TensorIteratorBase::reorder_dimensions`, so that
+    /// order-sensitive accumulations (Welford, the two-pass variance) visit elements in the same
+    /// sequence: an insertion sort from the innermost dim where, operand by operand, a smaller
+    /// stride goes inner, a stride of 0 (a broadcast) is no evidence either way, and equal strides
+    /// put the smaller dim inner.
+    pub fn ordered(sizes: &[i64], strides: [&[i64]; N], itemsizes: [usize; N], nsort: usize, reduction: bool) -> KResult<Plan<N>> {
         let nd = sizes.len();
         if nd > MAX_DIMS {
             return Err(runtime(format!("tensors with more than {MAX_DIMS} dims are not supported")));
@@ -39,35 +53,51 @@ impl<const N: usize> Plan<N> {
             plan.empty = true;
             return Ok(plan);
         }
-        // Dims of size > 1, in their original (outer → inner) order.
-        let mut dims = [0usize; MAX_DIMS];
-        let mut n = 0;
-        for (d, &s) in sizes.iter().enumerate() {
-            if s != 1 {
-                dims[n] = d;
-                n += 1;
-            }
+        // perm[0] is the innermost dim; start from the logical order.
+        let mut perm = [0usize; MAX_DIMS];
+        for (i, p) in perm[..nd].iter_mut().enumerate() {
+            *p = nd - 1 - i;
         }
-        // Stable insertion sort: larger strides outer, comparing operand 0 first, then the others,
-        // so a permuted output is written in memory order.
-        let key = |d: usize, k: usize| strides[k][d].unsigned_abs();
-        for i in 1..n {
-            let mut j = i;
-            while j > 0 {
-                let (a, b) = (dims[j - 1], dims[j]);
-                let mut swap = false;
-                for k in 0..N {
-                    let (ka, kb) = (key(a, k), key(b, k));
-                    if ka != kb {
-                        swap = ka < kb;
-                        break;
-                    }
+        let should_swap = |d0: usize, d1: usize| -> i32 {
+            for k in 0..nsort.min(N) {
+                let (s0, s1) = (strides[k][d0] * itemsizes[k] as i64, strides[k][d1] * itemsizes[k] as i64);
+                if reduction && k == 0 && (s0 == 0) != (s1 == 0) {
+                    return if s1 == 0 { 1 } else { -1 };
                 }
-                if !swap {
+                if s0 == 0 || s1 == 0 {
+                    continue;
+                } else if s0 < s1 {
+                    return -1;
+                } else if s0 > s1 {
+                    return 1;
+                }
+                if sizes[d0] > sizes[d1] {
+                    return 1;
+                }
+            }
+            0
+        };
+        for i in 1..nd {
+            let mut d1 = i;
+            let mut d0 = i as isize - 1;
+            while d0 >= 0 {
+                let c = should_swap(perm[d0 as usize], perm[d1]);
+                if c > 0 {
+                    perm.swap(d0 as usize, d1);
+                    d1 = d0 as usize;
+                } else if c < 0 {
                     break;
                 }
-                dims.swap(j - 1, j);
-                j -= 1;
+                d0 -= 1;
+            }
+        }
+        // Outer → inner, dropping size-1 dims.
+        let mut dims = [0usize; MAX_DIMS];
+        let mut n = 0;
+        for i in (0..nd).rev() {
+            if sizes[perm[i]] != 1 {
+                dims[n] = perm[i];
+                n += 1;
             }
         }
         // Coalesce: merge an outer dim into the running inner dim when every operand's outer
@@ -101,7 +131,9 @@ impl<const N: usize> Plan<N> {
         }
     }
 
-    /// Calls `inner(ptrs, inner_strides, n)` once per innermost run of `n` elements.
+    /// Calls `inner(ptrs, inner_strides, n)` once per innermost run of `n` elements. Pointers
+    /// advance with wrapping arithmetic, so an operand may be a pseudo-operand (a null base whose
+    /// running address is an index, as the reductions use).
     ///
     /// # Safety
     /// `ptrs` must point at element 0 of views that match the plan.
@@ -130,13 +162,13 @@ impl<const N: usize> Plan<N> {
             loop {
                 idx[d] += 1;
                 for k in 0..N {
-                    p[k] = p[k].offset(self.strides[d][k]);
+                    p[k] = p[k].wrapping_offset(self.strides[d][k]);
                 }
                 if idx[d] < self.sizes[d] {
                     break;
                 }
                 for k in 0..N {
-                    p[k] = p[k].offset(-(self.strides[d][k] * self.sizes[d] as isize));
+                    p[k] = p[k].wrapping_offset(-(self.strides[d][k] * self.sizes[d] as isize));
                 }
                 idx[d] = 0;
                 if d == 0 {
@@ -145,6 +177,78 @@ impl<const N: usize> Plan<N> {
                 d -= 1;
             }
         }
+    }
+}
+
+/// Raw pointers handed to worker threads (each thread writes disjoint elements).
+#[derive(Copy, Clone)]
+struct Ptrs<const N: usize>([*mut u8; N]);
+unsafe impl<const N: usize> Send for Ptrs<N> {}
+unsafe impl<const N: usize> Sync for Ptrs<N> {}
+
+/// Elementwise loops of at least this many elements are split across threads (upstream's
+/// `at::internal::GRAIN_SIZE`).
+pub const GRAIN_SIZE: usize = 32768;
+
+impl<const N: usize> Plan<N> {
+    /// As [`Plan::run`], splitting the outermost dim (or the single coalesced dim) across the
+    /// rayon pool when the loop has at least [`GRAIN_SIZE`] elements. Operand 0 must be the only
+    /// one written, and no two of its elements may alias.
+    ///
+    /// # Safety
+    /// As [`Plan::run`].
+    pub unsafe fn par_run(&self, ptrs: [*mut u8; N], inner: impl Fn([*mut u8; N], [isize; N], usize) + Sync) {
+        let total = self.numel();
+        let threads = rayon::current_num_threads();
+        if total < GRAIN_SIZE || threads <= 1 || self.ndim == 0 {
+            return self.run(ptrs, inner);
+        }
+        let n0 = self.sizes[0];
+        let s0 = self.strides[0];
+        // Chunks of the outermost dim, each at least GRAIN_SIZE elements when possible.
+        let per = total / n0;
+        let chunk = GRAIN_SIZE.div_ceil(per).max(n0.div_ceil(threads * 4)).max(1);
+        let nchunks = n0.div_ceil(chunk);
+        let base = Ptrs(ptrs);
+        let inner = &inner;
+        use rayon::prelude::*;
+        (0..nchunks).into_par_iter().for_each(move |ci| {
+            let b = base;
+            let start = ci * chunk;
+            let len = chunk.min(n0 - start);
+            let p: [*mut u8; N] = std::array::from_fn(|k| b.0[k].wrapping_offset(start as isize * s0[k]));
+            let mut sub = self.clone();
+            sub.sizes[0] = len;
+            sub.run(p, inner);
+        });
+    }
+
+    /// As upstream's `loop2d`: calls `f(ptrs, inner_strides, n_inner, outer_strides, n_outer)`
+    /// once per block of the two innermost dims (some accumulations, like upstream's
+    /// all-reduce variance, keep one partial sum per such block).
+    ///
+    /// # Safety
+    /// As [`Plan::run`].
+    pub unsafe fn run2d(&self, ptrs: [*mut u8; N], mut f: impl FnMut([*mut u8; N], [isize; N], usize, [isize; N], usize)) {
+        if self.empty {
+            return;
+        }
+        let nd = self.ndim;
+        if nd <= 2 {
+            let (is, n) = if nd >= 1 { (self.strides[nd - 1], self.sizes[nd - 1]) } else { ([0; N], 1) };
+            let (os, m) = if nd == 2 { (self.strides[0], self.sizes[0]) } else { ([0; N], 1) };
+            f(ptrs, is, n, os, m);
+            return;
+        }
+        let outer = Plan::<N> { ndim: nd - 2, sizes: self.sizes, strides: self.strides, empty: false };
+        let (is, n, os, m) = (self.strides[nd - 1], self.sizes[nd - 1], self.strides[nd - 2], self.sizes[nd - 2]);
+        // Walk the outer dims one element at a time.
+        outer.run(ptrs, |p, s, k| {
+            for i in 0..k as isize {
+                let q: [*mut u8; N] = std::array::from_fn(|j| p[j].wrapping_offset(i * s[j]));
+                f(q, is, n, os, m);
+            }
+        });
     }
 }
 
@@ -164,11 +268,11 @@ fn check_same_shape(op: &str, out: &Tensor, ins: &[&Tensor]) -> KResult {
 ///
 /// # Safety
 /// The element types must match the views' dtypes.
-pub unsafe fn map1<A: Copy, O: Copy>(out: &Tensor, a: &Tensor, f: impl Fn(A) -> O) -> KResult {
+pub unsafe fn map1<A: Copy, O: Copy>(out: &Tensor, a: &Tensor, f: impl Fn(A) -> O + Sync) -> KResult {
     check_same_shape("map1", out, &[a])?;
     let plan = Plan::<2>::new(out.sizes, [out.strides, a.strides], [out.itemsize(), a.itemsize()])?;
     let (so, sa) = (std::mem::size_of::<O>() as isize, std::mem::size_of::<A>() as isize);
-    plan.run([out.data, a.data], |p, s, n| {
+    plan.par_run([out.data, a.data], |p, s, n| {
         if s == [so, sa] {
             let o = std::slice::from_raw_parts_mut(p[0] as *mut O, n);
             let a = std::slice::from_raw_parts(p[1] as *const A, n);
@@ -189,11 +293,11 @@ pub unsafe fn map1<A: Copy, O: Copy>(out: &Tensor, a: &Tensor, f: impl Fn(A) -> 
 ///
 /// # Safety
 /// As [`map1`].
-pub unsafe fn map2<A: Copy, B: Copy, O: Copy>(out: &Tensor, a: &Tensor, b: &Tensor, f: impl Fn(A, B) -> O) -> KResult {
+pub unsafe fn map2<A: Copy, B: Copy, O: Copy>(out: &Tensor, a: &Tensor, b: &Tensor, f: impl Fn(A, B) -> O + Sync) -> KResult {
     check_same_shape("map2", out, &[a, b])?;
     let plan = Plan::<3>::new(out.sizes, [out.strides, a.strides, b.strides], [out.itemsize(), a.itemsize(), b.itemsize()])?;
     let (so, sa, sb) = (std::mem::size_of::<O>() as isize, std::mem::size_of::<A>() as isize, std::mem::size_of::<B>() as isize);
-    plan.run([out.data, a.data, b.data], |p, s, n| {
+    plan.par_run([out.data, a.data, b.data], |p, s, n| {
         if s == [so, sa, sb] {
             let o = std::slice::from_raw_parts_mut(p[0] as *mut O, n);
             let a = std::slice::from_raw_parts(p[1] as *const A, n);
@@ -229,7 +333,7 @@ pub unsafe fn map3<A: Copy, B: Copy, C: Copy, O: Copy>(
     a: &Tensor,
     b: &Tensor,
     c: &Tensor,
-    f: impl Fn(A, B, C) -> O,
+    f: impl Fn(A, B, C) -> O + Sync,
 ) -> KResult {
     check_same_shape("map3", out, &[a, b, c])?;
     let plan = Plan::<4>::new(
@@ -237,7 +341,7 @@ pub unsafe fn map3<A: Copy, B: Copy, C: Copy, O: Copy>(
         [out.strides, a.strides, b.strides, c.strides],
         [out.itemsize(), a.itemsize(), b.itemsize(), c.itemsize()],
     )?;
-    plan.run([out.data, a.data, b.data, c.data], |p, s, n| {
+    plan.par_run([out.data, a.data, b.data, c.data], |p, s, n| {
         for i in 0..n as isize {
             let a = (p[1].offset(i * s[1]) as *const A).read();
             let b = (p[2].offset(i * s[2]) as *const B).read();
@@ -252,16 +356,47 @@ pub unsafe fn map3<A: Copy, B: Copy, C: Copy, O: Copy>(
 ///
 /// # Safety
 /// `O` must be the view's element type.
-pub unsafe fn fill<O: Copy>(out: &Tensor, v: O) -> KResult {
+pub unsafe fn fill<O: Copy + Sync>(out: &Tensor, v: O) -> KResult {
     let plan = Plan::<1>::new(out.sizes, [out.strides], [out.itemsize()])?;
     let so = std::mem::size_of::<O>() as isize;
-    plan.run([out.data], |p, s, n| {
+    plan.par_run([out.data], |p, s, n| {
         if s[0] == so {
             std::slice::from_raw_parts_mut(p[0] as *mut O, n).fill(v);
         } else {
             for i in 0..n as isize {
                 (p[0].offset(i * s[0]) as *mut O).write(v);
             }
+        }
+    });
+    Ok(())
+}
+
+/// Calls `f(ptrs, byte_strides_along_dim, lens_along_dim)` once per line along `dim` of the
+/// `N` tensors, which must agree in every other dim (`None`: the tensors are 0-dim, one line of
+/// length 1).
+///
+/// # Safety
+/// The views must be valid.
+pub unsafe fn for_each_line<const N: usize>(ts: [&Tensor; N], dim: Option<usize>, mut f: impl FnMut([*mut u8; N], [isize; N], [usize; N])) -> KResult {
+    let Some(d) = dim else {
+        f(std::array::from_fn(|k| ts[k].data), [0; N], [1; N]);
+        return Ok(());
+    };
+    let nd = ts[0].ndim();
+    for t in &ts {
+        if t.ndim() != nd || (0..nd).any(|e| e != d && t.sizes[e] != ts[0].sizes[e]) {
+            return Err(runtime(format!("line iteration: shapes {:?} and {:?} differ outside dim {d}", ts[0].sizes, t.sizes)));
+        }
+    }
+    let mut sizes = ts[0].sizes.to_vec();
+    sizes[d] = 1;
+    let strides: [&[i64]; N] = std::array::from_fn(|k| ts[k].strides);
+    let plan = Plan::<N>::new(&sizes, strides, std::array::from_fn(|k| ts[k].itemsize()))?;
+    let ls: [isize; N] = std::array::from_fn(|k| ts[k].strides[d] as isize * ts[k].itemsize() as isize);
+    let lens: [usize; N] = std::array::from_fn(|k| ts[k].sizes[d] as usize);
+    plan.run(std::array::from_fn(|k| ts[k].data), |p, s, n| {
+        for i in 0..n as isize {
+            f(std::array::from_fn(|k| p[k].wrapping_offset(i * s[k])), ls, lens);
         }
     });
     Ok(())
@@ -318,5 +453,32 @@ mod tests {
         assert_eq!(v, vec![0, 0, 0, 1, 1, 1]);
         assert_eq!(visit(&[], &[]), vec![0]);
         assert_eq!(visit(&[2, 0], &[1, 1]), Vec::<isize>::new());
+    }
+
+    #[test]
+    fn large_loops_split_across_threads_and_agree() {
+        // 300 x 400: above GRAIN_SIZE; `b` is a transposed view, `c` a broadcast row.
+        let (r, c) = (300usize, 400usize);
+        let a: Vec<f32> = (0..r * c).map(|i| i as f32 * 0.5).collect();
+        let bt: Vec<f32> = (0..r * c).map(|i| (i % 7) as f32).collect(); // stored [c, r]
+        let row: Vec<f32> = (0..c).map(|j| j as f32).collect();
+        let mut out = vec![0f32; r * c];
+        let sizes = [r as i64, c as i64];
+        let (cs, ts, bs) = ([c as i64, 1], [1i64, r as i64], [0i64, 1]);
+        let t = |p: *const f32, st: &'static [i64]| Tensor { data: p as *mut u8, dtype: torchnative_abi::TnDtype::Float32, sizes: Box::leak(Box::new(sizes)), strides: st };
+        let cs: &'static [i64] = Box::leak(Box::new(cs));
+        let ts: &'static [i64] = Box::leak(Box::new(ts));
+        let bs: &'static [i64] = Box::leak(Box::new(bs));
+        unsafe {
+            map3(&t(out.as_mut_ptr(), cs), &t(a.as_ptr(), cs), &t(bt.as_ptr(), ts), &t(row.as_ptr(), bs), |x: f32, y: f32, z: f32| x + y * z).unwrap();
+        }
+        for i in 0..r {
+            for j in 0..c {
+                assert_eq!(out[i * c + j], a[i * c + j] + bt[j * r + i] * row[j], "({i}, {j})");
+            }
+        }
+        let mut o2 = vec![0u8; r * c];
+        unsafe { fill(&Tensor { data: o2.as_mut_ptr(), dtype: torchnative_abi::TnDtype::UInt8, sizes: Box::leak(Box::new(sizes)), strides: ts }, 7u8).unwrap() };
+        assert!(o2.iter().all(|&v| v == 7));
     }
 }

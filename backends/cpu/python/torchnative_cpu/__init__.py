@@ -46,6 +46,10 @@ class CpuPlugin:
         """The operator overloads this backend implements."""
         return list(self._native().kernel_names())
 
+    def refused_kernels(self) -> list[tuple[str, int]]:
+        """The overloads the core refused at the last ``register`` (with its return code)."""
+        return list(self._native().refused_kernels())
+
     def __repr__(self) -> str:
         return "<torchnative backend plugin %r (device keys %s)>" % (self.name, ", ".join(self.device_keys))
 

@@ -1,0 +1,317 @@
+//! Neural-network kernels: `_softmax`, `_log_softmax`, `native_layer_norm`,
+//! `_native_batch_norm_legit_no_training`, `_scaled_dot_product_flash_attention_for_cpu`.
+//! Formulas follow upstream's CPU kernels (noted per op); f16/bf16 compute in f32.
+
+use torchnative_abi::TnDtype;
+
+use crate::dtype::{Elem, FloatElem, Real};
+use crate::kernel::{Call, KResult, Tensor};
+use crate::reduce::normalize_dims;
+use crate::strided::{contiguous_strides, for_each_line, map1, Plan};
+use crate::{bail, dispatch_float, kernels};
+
+kernels! {
+    k_softmax = "aten::_softmax" => |c| softmax(c, false);
+    k_log_softmax = "aten::_log_softmax" => |c| softmax(c, true);
+    k_layer_norm = "aten::native_layer_norm" => |c| layer_norm(c);
+    k_batch_norm_eval = "aten::_native_batch_norm_legit_no_training" => |c| batch_norm_eval(c);
+    k_sdpa_flash_cpu = "aten::_scaled_dot_product_flash_attention_for_cpu" => |c| sdpa(c);
+}
+
+/// Copies a view into a contiguous `Vec` (logical order), converting each element with `conv`.
+pub unsafe fn gather_vec<S: Copy, D: Copy + Default>(t: &Tensor, conv: impl Fn(S) -> D) -> KResult<Vec<D>> {
+    let mut v = vec![D::default(); t.numel()];
+    let strides = contiguous_strides(t.sizes);
+    let dst = Tensor { data: v.as_mut_ptr() as *mut u8, dtype: t.dtype, sizes: t.sizes, strides: &strides };
+    // The destination's itemsize must be D's: describe it through a plan directly.
+    let plan = Plan::<2>::new(t.sizes, [dst.strides, t.strides], [std::mem::size_of::<D>(), t.itemsize()])?;
+    plan.run([dst.data, t.data], |p, s, n| {
+        for i in 0..n as isize {
+            let x = (p[1].wrapping_offset(i * s[1]) as *const S).read();
+            (p[0].wrapping_offset(i * s[0]) as *mut D).write(conv(x));
+        }
+    });
+    Ok(v)
+}
+
+/// Writes a contiguous `Vec` (logical order) into a view of element type `O`.
+pub unsafe fn scatter_vec<O: Copy>(out: &Tensor, v: &[O]) -> KResult {
+    if v.len() != out.numel() {
+        bail!(runtime, "internal: {} values for an output of {} elements", v.len(), out.numel());
+    }
+    let strides = contiguous_strides(out.sizes);
+    let src = Tensor { data: v.as_ptr() as *mut u8, dtype: out.dtype, sizes: out.sizes, strides: &strides };
+    map1(out, &src, |x: O| x)
+}
+
+// ----------------------------------------------------------------------------------------------
+// softmax
+
+/// `_softmax(self, int dim, bool half_to_float)` / `_log_softmax`, per line along `dim`:
+/// `m = max` (NaN-propagating), softmax `exp(x - m) * (1 / sum)`, log-softmax `(x - m) - log(sum)`
+/// (upstream's `_vec_softmax_lastdim` / `_vec_log_softmax_lastdim` order).
+fn softmax(c: &mut Call, log: bool) -> KResult {
+    let (out, a) = (c.out(0)?, c.tensor(0)?);
+    let dim = if a.ndim() == 0 { None } else { Some(normalize_dims(&[c.int(1)?], a.ndim())?[0]) };
+    if c.bool(2)? {
+        bail!(runtime, "softmax with half to float conversion is not supported on CPU");
+    }
+    if out.dtype != a.dtype {
+        bail!(runtime, "softmax: output dtype {:?} differs from the input {:?}", out.dtype, a.dtype);
+    }
+    // Upstream's last-dim log-softmax keeps `log(sum)` in the input dtype (its per-row scratch
+    // is `scalar_t[]`), which matters for f16/bf16.
+    let lastdim = dim.map(|d| a.sizes[d + 1..].iter().all(|&s| s == 1)).unwrap_or(true);
+    unsafe {
+        dispatch_float!(a.dtype, "softmax", T, A => {
+            let narrow = lastdim && matches!(a.dtype, TnDtype::Float16 | TnDtype::BFloat16);
+            let mut buf: Vec<A> = vec![];
+            for_each_line([&out, &a], dim, |p, s, l| {
+                let n = l[1];
+                let x = |i: usize| (p[1].wrapping_offset(i as isize * s[1]) as *const T).read().to_acc();
+                let mut m = A::NAN;
+                for i in 0..n {
+                    let v = x(i);
+                    m = if i == 0 { v } else { crate::binary::fmax_nan(m, v) };
+                }
+                buf.clear();
+                let mut sum = A::ZERO;
+                for i in 0..n {
+                    let e = (x(i) - m).exp();
+                    buf.push(e);
+                    sum = sum + e;
+                }
+                let w = |i: usize, v: A| (p[0].wrapping_offset(i as isize * s[0]) as *mut T).write(T::from_acc(v));
+                if log {
+                    let ls = if narrow { T::from_acc(T::from_acc(sum).to_acc().ln()).to_acc() } else { sum.ln() };
+                    for i in 0..n {
+                        w(i, (x(i) - m) - ls);
+                    }
+                } else {
+                    let inv = A::ONE / sum;
+                    for (i, &e) in buf.iter().enumerate() {
+                        w(i, e * inv);
+                    }
+                }
+            })
+        })
+    }
+}
+
+// ----------------------------------------------------------------------------------------------
+// layer norm
+
+/// `native_layer_norm(input, normalized_shape, weight?, bias?, eps) -> (out, mean, rstd)`.
+/// Per row of the trailing `normalized_shape` dims: mean and biased variance (two-pass in f64),
+/// `rstd = 1 / sqrt(var + eps)`, `y = (x * rstd + (-rstd * mean)) * w + b` (upstream's order),
+/// in f32 for f16/bf16. `mean`/`rstd` may be f32 for a reduced input with f32 weights.
+fn layer_norm(c: &mut Call) -> KResult {
+    let (out, mean_o, rstd_o) = (c.out(0)?, c.out(1)?, c.out(2)?);
+    let a = c.tensor(0)?;
+    let shape = c.int_list(1)?;
+    let (w, b) = (c.opt_tensor(2)?, c.opt_tensor(3)?);
+    let eps = c.float(4)?;
+    let l = shape.len();
+    if l > a.ndim() || a.sizes[a.ndim() - l..] != *shape {
+        bail!(runtime, "native_layer_norm: normalized_shape {:?} does not match the input {:?}", shape, a.sizes);
+    }
+    let n: usize = shape.iter().product::<i64>() as usize;
+    let m = if n == 0 { 0 } else { a.numel() / n };
+    unsafe {
+        dispatch_float!(a.dtype, "LayerNormKernelImpl", T, A => {
+            let x: Vec<A> = gather_vec(&a, |v: T| v.to_acc())?;
+            let wv: Option<Vec<A>> = match w { Some(t) => Some(read_param::<A>(&t)?), None => None };
+            let bv: Option<Vec<A>> = match b { Some(t) => Some(read_param::<A>(&t)?), None => None };
+            let eps_a = A::c(T::from_f64(eps).to_f64());
+            let mut y: Vec<T> = vec![T::default(); m * n];
+            let mut means = vec![0f64; m];
+            let mut rstds = vec![0f64; m];
+            for r in 0..m {
+                let row = &x[r * n..(r + 1) * n];
+                let mean = row.iter().map(|v| v.to_f64()).sum::<f64>() / n as f64;
+                let var = row.iter().map(|v| { let d = v.to_f64() - mean; d * d }).sum::<f64>() / n as f64;
+                let (mean_a, var_a) = (A::c(mean), A::c(var));
+                let rstd = A::ONE / (var_a + eps_a).sqrt();
+                let bias = -rstd * mean_a;
+                for j in 0..n {
+                    let g = wv.as_ref().map(|v| v[j]).unwrap_or(A::ONE);
+                    let bb = bv.as_ref().map(|v| v[j]).unwrap_or(A::ZERO);
+                    y[r * n + j] = T::from_acc((row[j] * rstd + bias) * g + bb);
+                }
+                means[r] = mean_a.to_f64();
+                rstds[r] = rstd.to_f64();
+            }
+            scatter_vec(&out, &y)?;
+            crate::dispatch_all!(mean_o.dtype, "layer_norm", O => {
+                scatter_vec(&mean_o, &means.iter().map(|&v| O::from_f64(v)).collect::<Vec<O>>())?;
+                scatter_vec(&rstd_o, &rstds.iter().map(|&v| O::from_f64(v)).collect::<Vec<O>>())
+            })
+        })
+    }
+}
+
+/// A parameter vector (weight, bias, running stats) of any float dtype, read as `A`.
+unsafe fn read_param<A: Real>(t: &Tensor) -> KResult<Vec<A>> {
+    dispatch_float!(t.dtype, "param", P, _B => gather_vec(t, |v: P| A::c(v.to_f64())))
+}
+
+// ----------------------------------------------------------------------------------------------
+// batch norm (inference)
+
+/// `_native_batch_norm_legit_no_training(input, weight?, bias?, running_mean, running_var,
+/// momentum, eps) -> (out, save_mean, save_invstd)` (the last two are empty). Per channel (dim 1):
+/// `invstd = 1 / sqrt(var + eps)`, `alpha = invstd * w`, `beta = b - mean * alpha`,
+/// `y = x * alpha + beta` (upstream's `batch_norm_cpu_collect_linear_and_constant_terms`).
+fn batch_norm_eval(c: &mut Call) -> KResult {
+    let out = c.out(0)?;
+    let a = c.tensor(0)?;
+    let (w, b) = (c.opt_tensor(1)?, c.opt_tensor(2)?);
+    let (rm, rv) = (c.tensor(3)?, c.tensor(4)?);
+    let eps = c.float(6)?;
+    if a.ndim() < 2 {
+        bail!(runtime, "batch_norm: expected an input with at least 2 dims, got {:?}", a.sizes);
+    }
+    let ch = a.size(1);
+    unsafe {
+        dispatch_float!(a.dtype, "batch_norm", T, A => {
+            let mean: Vec<A> = read_param(&rm)?;
+            let var: Vec<A> = read_param(&rv)?;
+            let wv: Option<Vec<A>> = match w { Some(t) => Some(read_param::<A>(&t)?), None => None };
+            let bv: Option<Vec<A>> = match b { Some(t) => Some(read_param::<A>(&t)?), None => None };
+            if mean.len() != ch || var.len() != ch {
+                bail!(runtime, "batch_norm: running stats of {} elements for {ch} channels", mean.len());
+            }
+            let mut alpha = vec![A::ZERO; ch];
+            let mut beta = vec![A::ZERO; ch];
+            for k in 0..ch {
+                // In the compute type, as upstream: `1 / std::sqrt(var + static_cast<opmath_t>(eps))`.
+                let invstd = A::ONE / (var[k] + A::c(eps)).sqrt();
+                alpha[k] = invstd * wv.as_ref().map(|v| v[k]).unwrap_or(A::ONE);
+                beta[k] = bv.as_ref().map(|v| v[k]).unwrap_or(A::ZERO) - mean[k] * alpha[k];
+            }
+            // A pseudo-operand whose running address is the channel index.
+            let mut cs = vec![0i64; a.ndim()];
+            cs[1] = 1;
+            let plan = Plan::<3>::new(a.sizes, [out.strides, a.strides, &cs], [out.itemsize(), a.itemsize(), 1])?;
+            plan.run([out.data, a.data, std::ptr::null_mut()], |p, s, n| {
+                for i in 0..n as isize {
+                    let k = (p[2] as isize + i * s[2]) as usize;
+                    let x = (p[1].wrapping_offset(i * s[1]) as *const T).read().to_acc();
+                    (p[0].wrapping_offset(i * s[0]) as *mut T).write(T::from_acc(x * alpha[k] + beta[k]));
+                }
+            });
+            Ok(())
+        })
+    }
+}
+
+// ----------------------------------------------------------------------------------------------
+// scaled dot-product attention (the CPU flash overload)
+
+/// `_scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0,
+/// is_causal=False, *, attn_mask=None, scale=None) -> (output, logsumexp)`.
+/// q `[B, H, L, E]`, k `[B, H, S, E]`, v `[B, H, S, Ev]`; per query row: scores `q·k * scale`
+/// (scale defaults to `1/sqrt(E)`), plus the additive mask (a bool mask keeps `true`), causal
+/// rows mask `j > i`; softmax in f32/f64; `logsumexp = max + log(sum)`. A row with every score
+/// masked gives output 0 and logsumexp -inf. `dropout_p > 0` needs the core's RNG: refused.
+fn sdpa(c: &mut Call) -> KResult {
+    let (o, lse) = (c.out(0)?, c.out(1)?);
+    let (q, k, v) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
+    let dropout = c.float(3)?;
+    let causal = c.bool(4)?;
+    let mask = c.opt_tensor(5)?;
+    let scale = c.opt_float(6)?;
+    if dropout > 0.0 {
+        bail!(not_implemented, "_scaled_dot_product_flash_attention_for_cpu: dropout_p > 0 needs the core's RNG; the cpu backend computes dropout_p == 0 only");
+    }
+    if q.ndim() != 4 || k.ndim() != 4 || v.ndim() != 4 {
+        bail!(runtime, "scaled_dot_product_attention_flash_attention: expected 4-d query, key and value");
+    }
+    let (bn, hn, ln, e) = (q.size(0), q.size(1), q.size(2), q.size(3));
+    let (sn, ev) = (k.size(2), v.size(3));
+    if k.size(3) != e || v.size(3) != e {
+        bail!(runtime, "scaled_dot_product_attention_flash_attention: Q/K/V should have the same head size");
+    }
+    if let Some(m) = &mask {
+        if m.dtype != q.dtype {
+            bail!(runtime, "scaled_dot_product_attention_flash_attention: Attention mask is the same data type as query");
+        }
+    }
+    let sc = scale.unwrap_or(1.0 / (e as f64).sqrt());
+    // The mask, right-aligned to [B, H, L, S] with stride 0 on broadcast dims.
+    let mask_view = mask.map(|m| {
+        let nd = m.ndim();
+        let full = [bn, hn, ln, sn];
+        let mut st = [0isize; 4];
+        for d in 0..nd.min(4) {
+            let fd = 4 - nd.min(4) + d;
+            let md = nd - nd.min(4) + d;
+            st[fd] = if m.size(md) == 1 && full[fd] != 1 { 0 } else { m.stride(md) };
+        }
+        (m, st)
+    });
+    unsafe {
+        dispatch_float!(q.dtype, "flash_attention", T, A => {
+            let sc_a = A::c(sc);
+            let rd = |t: &Tensor, idx: [usize; 4]| -> A {
+                let off: isize = (0..4).map(|d| idx[d] as isize * t.stride(d)).sum();
+                t.read::<T>(off).to_acc()
+            };
+            let mut scores = vec![A::ZERO; sn];
+            let mut acc = vec![A::ZERO; ev];
+            for b in 0..bn {
+                for h in 0..hn {
+                    for i in 0..ln {
+                        let mut m = A::NAN;
+                        let mut any = false;
+                        for j in 0..sn {
+                            let mut s = A::ZERO;
+                            for d in 0..e {
+                                s = s + rd(&q, [b, h, i, d]) * rd(&k, [b, h, j, d]);
+                            }
+                            s = s * sc_a;
+                            if let Some((mt, st)) = &mask_view {
+                                let off: isize = b as isize * st[0] + h as isize * st[1] + i as isize * st[2] + j as isize * st[3];
+                                if mt.dtype == TnDtype::Bool {
+                                    if !mt.read::<bool>(off) {
+                                        s = -A::INF;
+                                    }
+                                } else {
+                                    s = s + crate::dispatch_float!(mt.dtype, "attn_mask", M, _B => A::c(mt.read::<M>(off).to_f64()));
+                                }
+                            }
+                            if causal && j > i {
+                                s = -A::INF;
+                            }
+                            scores[j] = s;
+                            if s != -A::INF {
+                                m = if any { crate::binary::fmax_nan(m, s) } else { s };
+                                any = true;
+                            }
+                        }
+                        acc.iter_mut().for_each(|x| *x = A::ZERO);
+                        let mut sum = A::ZERO;
+                        if any {
+                            for j in 0..sn {
+                                let p = if scores[j] == -A::INF { A::ZERO } else { (scores[j] - m).exp() };
+                                sum = sum + p;
+                                for d in 0..ev {
+                                    acc[d] = acc[d] + p * rd(&v, [b, h, j, d]);
+                                }
+                            }
+                        }
+                        for d in 0..ev {
+                            let val = if any { acc[d] / sum } else { A::ZERO };
+                            let off: isize = b as isize * o.stride(0) + h as isize * o.stride(1) + i as isize * o.stride(2) + d as isize * o.stride(3);
+                            o.write::<T>(off, T::from_acc(val));
+                        }
+                        let l = if any { m + sum.ln() } else { -A::INF };
+                        let off: isize = b as isize * lse.stride(0) + h as isize * lse.stride(1) + i as isize * lse.stride(2);
+                        crate::dispatch_float!(lse.dtype, "logsumexp", L, _C => lse.write::<L>(off, L::from_f64(l.to_f64())));
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+}
