@@ -99,9 +99,17 @@ fn to_arg(v: &Bound<'_, PyAny>, arena: &mut Arena, device: &mut Option<DeviceKey
     }
     if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
         let items: Vec<Bound<'_, PyAny>> = v.try_iter()?.collect::<PyResult<_>>()?;
-        if !items.is_empty() && items.iter().all(|x| x.is_instance_of::<TensorBase>()) {
+        let any_tensor = items.iter().any(|x| x.is_instance_of::<TensorBase>());
+        if any_tensor && items.iter().all(|x| x.is_instance_of::<TensorBase>() || x.is_none()) {
+            // `Tensor[]` and `Tensor?[]`: a None entry is a view with ndim == -1.
             let mut ts = Vec::with_capacity(items.len());
             for x in &items {
+                if x.is_none() {
+                    let mut none = zero_arg().tensor;
+                    none.ndim = -1;
+                    ts.push(none);
+                    continue;
+                }
                 let t = x.downcast::<TensorBase>()?.borrow();
                 device.get_or_insert(t.device());
                 ts.push(arena.tensor(&t));

@@ -424,11 +424,18 @@ impl AdvIndex {
 
 /// `index.Tensor(self, Tensor?[] indices)`: advanced indexing (`self[i, :, j]`, masks).
 fn index(c: &mut Call) -> KResult {
-    let out = c.out(0)?;
     let a = c.tensor(0)?;
     let indices = c.opt_tensor_list(1)?;
     unsafe {
         let adv = plan_adv(&a, &indices)?;
+        // The result shape depends on mask contents: the core may leave the output for us to
+        // allocate (a null view), as for nonzero.
+        let out = if c.out_is_unallocated(0) {
+            let dims: Vec<i64> = adv.result.iter().map(|&d| d as i64).collect();
+            c.alloc_output(0, a.dtype, &dims)?
+        } else {
+            c.out(0)?
+        };
         if out.numel() != adv.result.iter().product::<usize>() {
             bail!(runtime, "index: output of shape {:?} for a result of shape {:?}", out.sizes, adv.result);
         }

@@ -379,6 +379,10 @@ impl<'a> Call<'a> {
         let t: &'a TnTensor = unsafe { &*(t as *const TnTensor) };
         unsafe { Tensor::from_raw(t) }
     }
+    /// True when the core left output `i` for the kernel to allocate (a null, 0-dim view).
+    pub fn out_is_unallocated(&self, i: usize) -> bool {
+        self.outs.get(i).map(|t| t.data.is_null() && t.ndim == 0).unwrap_or(false)
+    }
     /// Allocates a data-dependent output through the core (`ctx.alloc_output`).
     pub fn alloc_output(&mut self, i: usize, dtype: TnDtype, sizes: &[i64]) -> KResult<Tensor<'a>> {
         if self.ctx.is_null() {

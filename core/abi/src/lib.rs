@@ -135,7 +135,7 @@ pub enum TnArgKind {
     Bool = 4,
     /// `ints` / `len`.
     IntList = 5,
-    /// `tensors` / `len`.
+    /// `tensors` / `len`. For `Tensor?[]` a None entry has `ndim == -1`.
     TensorList = 6,
     /// `str_` (NUL-terminated UTF-8).
     Str = 7,

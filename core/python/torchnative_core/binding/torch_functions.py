@@ -183,9 +183,39 @@ def numel(input):
     return input.numel()
 
 
+# Tensor-kind queries: torchnative tensors are never functional wrappers, lazy-conjugated,
+# lazily negated, zero tensors or inference tensors.
+def _is_functional_tensor(t):
+    return False
+
+
+def _is_functional_tensor_base(t):
+    return False
+
+
+def is_conj(t):
+    return False
+
+
+def is_neg(t):
+    return False
+
+
+def _is_zerotensor(t):
+    return False
+
+
+def is_inference(t):
+    return False
+
+
 def install(C_, VF) -> None:
     global C
     C = C_
-    for fn in (tensor, as_tensor, asarray, from_numpy, nonzero, numel):
+    for fn in (_is_functional_tensor, _is_functional_tensor_base, is_conj, is_neg, _is_zerotensor, is_inference):
+        setattr(C_.TensorBase, fn.__name__.lstrip("_") if fn.__name__ in ("is_conj", "is_neg") else fn.__name__,
+                lambda self, fn=fn: fn(self))
+    for fn in (tensor, as_tensor, asarray, from_numpy, nonzero, numel, _is_functional_tensor,
+               _is_functional_tensor_base, is_conj, is_neg, _is_zerotensor, is_inference):
         fn.__module__ = "torch._C._VariableFunctions"
         setattr(type(VF), fn.__name__, staticmethod(fn))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 
 def install(C) -> None:
-    from . import (dispatch_keys, enums, flags, generator, jit, op_registry, placeholders, return_types, runtime,
+    from . import (dispatch_keys, enums, flags, functorch, generator, jit, op_registry, placeholders, return_types, runtime,
                torch_function, types)
 
     types.install(C)
@@ -19,6 +19,7 @@ def install(C) -> None:
     generator.install(C)
     return_types.install(C)
     jit.install(C)
+    functorch.install(C)
     surface = placeholders.load_surface()
     from ..binding import functions as binding_functions
 

@@ -52,8 +52,17 @@ def _tracer_warn_use_python():
     return None
 
 
+def _get_tracing_state():
+    # No tracer: upstream returns None when not tracing.
+    return None
+
+
+def _is_tracing():
+    return False
+
+
 def install(C) -> None:
-    for fn in (_jit_init, _tracer_warn_use_python):
+    for fn in (_jit_init, _tracer_warn_use_python, _get_tracing_state, _is_tracing):
         fn.__module__ = "torch._C"
         setattr(C, fn.__name__, fn)
     from .placeholders import module_for

@@ -186,6 +186,11 @@ def install(C) -> None:
         return True
 
     @export
+    def _get_default_device():
+        # The legacy default-tensor-type device: torchnative only has CPU default tensor types.
+        return "cpu"
+
+    @export
     def _init_names(names):
         # Upstream names its legacy storage classes here; torchnative has none to rename.
         return None

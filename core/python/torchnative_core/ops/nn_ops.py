@@ -1,0 +1,225 @@
+"""Neural-network operators: softmax, normalisations, convolution, pooling, dropout, attention.
+Composite operators decompose the way upstream's CPU path does, so a TorchDispatchMode sees
+the same operator sequence (e.g. layer_norm -> native_layer_norm)."""
+
+from __future__ import annotations
+
+from . import base as B
+from . import impl
+
+
+def _door(op, *args):
+    return B.C._aten_dispatch(op, *args)
+
+
+def _cast(t, dtype):
+    if dtype is None or B.dtype_of(t) is dtype:
+        return t
+    return _door("_to_copy", t, dtype, None, None, None, False, None)
+
+
+@impl("_softmax")
+def _softmax(self, dim, half_to_float):
+    nd = len(self._tn_sizes)
+    d = B.wrap_dim(dim, nd) if nd else 0
+    out = B.empty(self._tn_sizes, B.dtype_of(self), B.device_of(self))
+    if B.numel(self._tn_sizes):
+        B.launch("_softmax", (self, d, half_to_float), (out,))
+    return out
+
+
+@impl("_log_softmax")
+def _log_softmax(self, dim, half_to_float):
+    nd = len(self._tn_sizes)
+    d = B.wrap_dim(dim, nd) if nd else 0
+    out = B.empty(self._tn_sizes, B.dtype_of(self), B.device_of(self))
+    if B.numel(self._tn_sizes):
+        B.launch("_log_softmax", (self, d, half_to_float), (out,))
+    return out
+
+
+def _float_input(self, dtype):
+    if dtype is not None:
+        return _cast(self, dtype)
+    d = B.dtype_of(self)
+    return self if (d.is_floating_point or d.is_complex) else _cast(self, B.default_dtype())
+
+
+@impl("softmax.int")
+def softmax(self, dim, dtype=None):
+    return _door("_softmax", _float_input(self, dtype), dim, False)
+
+
+@impl("log_softmax.int")
+def log_softmax(self, dim, dtype=None):
+    return _door("_log_softmax", _float_input(self, dtype), dim, False)
+
+
+@impl("native_layer_norm")
+def native_layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    sizes = list(input._tn_sizes)
+    k = len(normalized_shape)
+    if list(sizes[len(sizes) - k:]) != list(normalized_shape) or k == 0 or k > len(sizes):
+        raise RuntimeError(
+            f"Given normalized_shape={list(normalized_shape)}, expected input with shape [*, "
+            + ", ".join(str(s) for s in normalized_shape) + f"], but got input of size{sizes}"
+        )
+    for w, name in ((weight, "weight"), (bias, "bias")):
+        if w is not None and list(w._tn_sizes) != list(normalized_shape):
+            raise RuntimeError(
+                f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                f"{list(w._tn_sizes)} and normalized_shape = {list(normalized_shape)}"
+            )
+    x = input if input._tn_is_contiguous() else _door("contiguous", input, None)
+    d = B.dtype_of(input)
+    stat_dtype = d
+    if d._tn_name in ("float16", "bfloat16") and weight is not None and B.dtype_of(weight)._tn_name == "float32":
+        stat_dtype = B.F32
+    stat_shape = sizes[: len(sizes) - k] + [1] * k
+    out = B.empty(sizes, d, B.device_of(input))
+    mean = B.empty(stat_shape, stat_dtype, B.device_of(input))
+    rstd = B.empty(stat_shape, stat_dtype, B.device_of(input))
+    B.launch("native_layer_norm", (x, list(normalized_shape), weight, bias, eps), (out, mean, rstd))
+    return out, mean, rstd
+
+
+@impl("layer_norm")
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
+    return _door("native_layer_norm", input, list(normalized_shape), weight, bias, eps)[0]
+
+
+@impl("_native_batch_norm_legit_no_training")
+def _bn_no_training(input, weight, bias, running_mean, running_var, momentum, eps):
+    out = B.empty(input._tn_sizes, B.dtype_of(input), B.device_of(input))
+    save = B.empty([0], B.dtype_of(input), B.device_of(input))
+    save2 = B.empty([0], B.dtype_of(input), B.device_of(input))
+    B.launch("_native_batch_norm_legit_no_training", (input, weight, bias, running_mean, running_var, momentum, eps),
+             (out, save, save2))
+    return out, save, save2
+
+
+@impl("batch_norm")
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+    if training or running_mean is None:
+        raise NotImplementedError(
+            "aten._native_batch_norm_legit.default has no kernel for device 'cpu' (batch statistics in training "
+            "mode are not implemented yet)"
+        )
+    return _door("_native_batch_norm_legit_no_training", input, weight, bias, running_mean, running_var, momentum, eps)[0]
+
+
+@impl("dropout")
+def dropout(input, p, train):
+    if p < 0 or p > 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not train or p == 0:
+        return input
+    raise NotImplementedError("aten.native_dropout.default has no kernel for device 'cpu' (training-mode dropout needs the core RNG)")
+
+
+def _conv_out(size, k, s, p, d):
+    return (size + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+@impl("convolution")
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    nsp = len(weight._tn_sizes) - 2
+    if len(input._tn_sizes) != nsp + 2:
+        raise RuntimeError(
+            f"Expected {nsp + 1}D (unbatched) or {nsp + 2}D (batched) input to conv{nsp}d, but got input of size: {list(input._tn_sizes)}"
+        )
+    if transposed:
+        raise NotImplementedError("aten.convolution.default (transposed) is not wired in torchnative's core yet")
+    n, c = input._tn_sizes[0], input._tn_sizes[1]
+    oc, icg = weight._tn_sizes[0], weight._tn_sizes[1]
+    if icg * groups != c:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight._tn_sizes)}, expected input{list(input._tn_sizes)} to have "
+            f"{icg * groups} channels, but got {c} channels instead"
+        )
+    expand = lambda v: list(v) * nsp if len(v) == 1 else list(v)  # noqa: E731
+    stride, padding, dilation = expand(stride), expand(padding), expand(dilation)
+    spatial = []
+    for i in range(nsp):
+        o = _conv_out(input._tn_sizes[2 + i], weight._tn_sizes[2 + i], stride[i], padding[i], dilation[i])
+        if o <= 0:
+            raise RuntimeError(
+                f"Calculated output size: ({o}). Output size is too small"
+            )
+        spatial.append(o)
+    out = B.empty([n, oc] + spatial, B.dtype_of(input), B.device_of(input))
+    B.launch("convolution", (input, weight, bias, stride, padding, dilation, transposed, expand(output_padding), groups), (out,))
+    return out
+
+
+def _convnd(nsp):
+    def conv(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
+        unbatched = len(input._tn_sizes) == nsp + 1
+        x = _door("unsqueeze", input, 0) if unbatched else input
+        if isinstance(padding, str):
+            if padding == "valid":
+                padding = [0] * nsp
+            else:
+                if any(s != 1 for s in (stride if len(stride) > 1 else stride * nsp)):
+                    raise RuntimeError("padding='same' is not supported for strided convolutions")
+                dil = dilation if len(dilation) > 1 else list(dilation) * nsp
+                padding = [d * (k - 1) // 2 for d, k in zip(dil, weight._tn_sizes[2:])]
+        out = _door("convolution", x, weight, bias, list(stride), list(padding), list(dilation), False, [0] * nsp, groups)
+        return _door("squeeze.dim", out, 0) if unbatched else out
+
+    return conv
+
+
+impl("conv1d")(_convnd(1))
+impl("conv2d")(_convnd(2))
+impl("conv3d")(_convnd(3))
+impl("conv1d.padding")(_convnd(1))
+impl("conv2d.padding")(_convnd(2))
+
+
+def _pool_out(size, k, s, p, d, ceil_mode):
+    num = size + 2 * p - d * (k - 1) - 1
+    o = (num + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (o - 1) * s >= size + p:
+        o -= 1
+    return o
+
+
+@impl("max_pool2d_with_indices")
+def max_pool2d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+    two = lambda v: list(v) * 2 if len(v) == 1 else list(v)  # noqa: E731
+    k = two(kernel_size)
+    s = two(stride) if stride else list(k)
+    p, d = two(padding), two(dilation)
+    sizes = list(self._tn_sizes)
+    oh = _pool_out(sizes[-2], k[0], s[0], p[0], d[0], ceil_mode)
+    ow = _pool_out(sizes[-1], k[1], s[1], p[1], d[1], ceil_mode)
+    shape = sizes[:-2] + [oh, ow]
+    out = B.empty(shape, B.dtype_of(self), B.device_of(self))
+    idx = B.empty(shape, B.I64, B.device_of(self))
+    B.launch("max_pool2d_with_indices", (self, k, s, p, d, ceil_mode), (out, idx))
+    return out, idx
+
+
+@impl("max_pool2d")
+def max_pool2d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+    return _door("max_pool2d_with_indices", self, kernel_size, stride, padding, dilation, ceil_mode)[0]
+
+
+@impl("_scaled_dot_product_flash_attention_for_cpu")
+def sdpa_flash_cpu(query, key, value, dropout_p=0.0, is_causal=False, attn_mask=None, scale=None):
+    sizes = list(query._tn_sizes)
+    out = B.empty(sizes[:-1] + [value._tn_sizes[-1]], B.dtype_of(query), B.device_of(query))
+    lse = B.empty(sizes[:-1], B.F32 if B.dtype_of(query)._tn_name != "float64" else B.dtype_of(query), B.device_of(query))
+    B.launch("_scaled_dot_product_flash_attention_for_cpu", (query, key, value, dropout_p, is_causal, attn_mask, scale),
+             (out, lse))
+    return out, lse
+
+
+@impl("scaled_dot_product_attention")
+def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    if attn_mask is not None and B.dtype_of(attn_mask) is B.BOOL:
+        # upstream converts a boolean mask to an additive float mask before the CPU kernel
+        zero = _door("zeros_like", attn_mask, B.dtype_of(query), None, None, None, None)
+        attn_mask = _door("masked_fill.Scalar", zero, _door("logical_not", attn_mask), float("-inf"))
+    return _door("_scaled_dot_product_flash_attention_for_cpu", query, key, value, dropout_p, is_causal, attn_mask, scale)[0]

@@ -1,0 +1,312 @@
+"""Reductions and scans: output shapes and dtypes (upstream's reduction meta), then the kernel."""
+
+from __future__ import annotations
+
+from . import base as B
+from . import impl
+
+
+def _door(op, *args):
+    return B.C._aten_dispatch(op, *args)
+
+
+def norm_dims(dim, ndim):
+    """Upstream's dim list: None or [] means every dim; negatives wrap; duplicates refused."""
+    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
+        return list(range(ndim))
+    if isinstance(dim, int):
+        dim = [dim]
+    out = []
+    for d in dim:
+        w = B.wrap_dim(d, ndim)
+        if w in out:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        out.append(w)
+    return sorted(out)
+
+
+def reduced_shape(sizes, dims, keepdim):
+    if keepdim:
+        return [1 if i in dims else s for i, s in enumerate(sizes)]
+    return [s for i, s in enumerate(sizes) if i not in dims]
+
+
+def _reduce(kernel, self, dims, keepdim, out_dtype, *extra_before, extra_after=()):
+    sizes = list(self._tn_sizes)
+    out = B.empty(reduced_shape(sizes, dims, keepdim), out_dtype, B.device_of(self))
+    B.launch(kernel, (self, *extra_before, dims, keepdim, *extra_after), (out,))
+    return out
+
+
+def _sum_dtype(d, dtype):
+    if dtype is not None:
+        return dtype
+    return B.I64 if (not d.is_floating_point and not d.is_complex) else d
+
+
+@impl("sum.dim_IntList")
+def sum_dim(self, dim, keepdim=False, dtype=None):
+    d = B.dtype_of(self)
+    out_dtype = _sum_dtype(d, dtype)
+    x = self if dtype is None or d is dtype else _door("_to_copy", self, dtype, None, None, None, False, None)
+    return _reduce("sum.dim_IntList", x, norm_dims(dim, len(self._tn_sizes)), keepdim, out_dtype, extra_after=(None,))
+
+
+@impl("sum")
+def sum_all(self, dtype=None):
+    return sum_dim(self, None, False, dtype)
+
+
+@impl("mean.dim")
+def mean_dim(self, dim, keepdim=False, dtype=None):
+    d = dtype or B.dtype_of(self)
+    if not (d.is_floating_point or d.is_complex):
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
+            f"Got: {_type_name(d)}"
+        )
+    dims = norm_dims(dim, len(self._tn_sizes))
+    n = 1
+    for i in dims:
+        n *= self._tn_sizes[i]
+    # upstream: sum_out(result, ...) then result.div_(n)
+    s = sum_dim(self, dims, keepdim, dtype)
+    return _door("div_.Tensor", s, B.C._tn_scalar_to_tensor(n))
+
+
+@impl("mean")
+def mean_all(self, dtype=None):
+    return mean_dim(self, None, False, dtype)
+
+
+@impl("prod.dim_int")
+def prod_dim(self, dim, keepdim=False, dtype=None):
+    d = B.dtype_of(self)
+    x = self if dtype is None or d is dtype else _door("_to_copy", self, dtype, None, None, None, False, None)
+    wd = B.wrap_dim(dim, len(self._tn_sizes))
+    out = B.empty(reduced_shape(list(self._tn_sizes), [wd], keepdim), _sum_dtype(d, dtype), B.device_of(self))
+    B.launch("prod.dim_int", (x, wd, keepdim, None), (out,))
+    return out
+
+
+@impl("prod")
+def prod_all(self, dtype=None):
+    d = B.dtype_of(self)
+    x = self if dtype is None or d is dtype else _door("_to_copy", self, dtype, None, None, None, False, None)
+    out = B.empty([], _sum_dtype(d, dtype), B.device_of(self))
+    B.launch("prod", (x, None), (out,))
+    return out
+
+
+def _check_nonempty(self, name, dims):
+    for i in dims:
+        if self._tn_sizes[i] == 0:
+            raise IndexError(
+                f"{name}(): Expected reduction dim {i} to have non-zero size."
+            )
+
+
+@impl("amax")
+def amax(self, dim=(), keepdim=False):
+    dims = norm_dims(dim, len(self._tn_sizes))
+    _check_nonempty(self, "amax", dims)
+    return _reduce("amax", self, dims, keepdim, B.dtype_of(self))
+
+
+@impl("amin")
+def amin(self, dim=(), keepdim=False):
+    dims = norm_dims(dim, len(self._tn_sizes))
+    _check_nonempty(self, "amin", dims)
+    return _reduce("amin", self, dims, keepdim, B.dtype_of(self))
+
+
+def _max_min_dim(kernel, self, dim, keepdim):
+    nd = len(self._tn_sizes)
+    d = B.wrap_dim(dim, nd)
+    if nd and self._tn_sizes[d] == 0:
+        raise IndexError(f"{kernel.split('.')[0]}(): Expected reduction dim {d} to have non-zero size.")
+    shape = reduced_shape(list(self._tn_sizes), [d] if nd else [], keepdim)
+    values = B.empty(shape, B.dtype_of(self), B.device_of(self))
+    indices = B.empty(shape, B.I64, B.device_of(self))
+    B.launch(kernel, (self, d, keepdim), (values, indices))
+    from torch.return_types import max as max_t, min as min_t
+
+    return (max_t if kernel.startswith("max") else min_t)((values, indices))
+
+
+@impl("max.dim")
+def max_dim(self, dim, keepdim=False):
+    return _max_min_dim("max.dim", self, dim, keepdim)
+
+
+@impl("min.dim")
+def min_dim(self, dim, keepdim=False):
+    return _max_min_dim("min.dim", self, dim, keepdim)
+
+
+def _full_reduce(kernel, self):
+    if B.numel(self._tn_sizes) == 0:
+        raise RuntimeError(
+            f"{kernel}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument."
+        )
+    out = B.empty([], B.dtype_of(self), B.device_of(self))
+    B.launch(kernel, (self,), (out,))
+    return out
+
+
+@impl("max")
+def max_all(self):
+    return _full_reduce("max", self)
+
+
+@impl("min")
+def min_all(self):
+    return _full_reduce("min", self)
+
+
+@impl("max.other")
+def max_other(self, other):
+    return _door("maximum", self, other)
+
+
+@impl("min.other")
+def min_other(self, other):
+    return _door("minimum", self, other)
+
+
+def _arg(kernel, self, dim, keepdim):
+    nd = len(self._tn_sizes)
+    if dim is None:
+        if B.numel(self._tn_sizes) == 0:
+            raise RuntimeError(f"{kernel}(): Expected reduction dim to be specified for input.numel() == 0.")
+        shape = [1] * nd if keepdim else []
+        d = None
+    else:
+        d = B.wrap_dim(dim, nd)
+        if nd and self._tn_sizes[d] == 0:
+            raise IndexError(f"{kernel}(): Expected reduction dim {d} to have non-zero size.")
+        shape = reduced_shape(list(self._tn_sizes), [d] if nd else [], keepdim)
+    out = B.empty(shape, B.I64, B.device_of(self))
+    B.launch(kernel, (self, d, keepdim), (out,))
+    return out
+
+
+@impl("argmax")
+def argmax(self, dim=None, keepdim=False):
+    return _arg("argmax", self, dim, keepdim)
+
+
+@impl("argmin")
+def argmin(self, dim=None, keepdim=False):
+    return _arg("argmin", self, dim, keepdim)
+
+
+def _var_std(kernel, self, dim, correction, keepdim):
+    d = B.dtype_of(self)
+    if not (d.is_floating_point or d.is_complex):
+        raise RuntimeError(f"std and var only support floating point and complex dtypes")
+    dims = norm_dims(dim, len(self._tn_sizes))
+    out = B.empty(reduced_shape(list(self._tn_sizes), dims, keepdim), d, B.device_of(self))
+    B.launch(kernel, (self, dims, correction, keepdim), (out,))
+    return out
+
+
+@impl("var.correction")
+def var(self, dim=None, correction=None, keepdim=False):
+    return _var_std("var.correction", self, dim, correction, keepdim)
+
+
+@impl("std.correction")
+def std(self, dim=None, correction=None, keepdim=False):
+    return _var_std("std.correction", self, dim, correction, keepdim)
+
+
+@impl("var.dim")
+def var_dim(self, dim, unbiased=True, keepdim=False):
+    return var(self, dim, 1 if unbiased else 0, keepdim)
+
+
+@impl("std.dim")
+def std_dim(self, dim, unbiased=True, keepdim=False):
+    return std(self, dim, 1 if unbiased else 0, keepdim)
+
+
+@impl("var")
+def var_all(self, unbiased=True):
+    return var(self, None, 1 if unbiased else 0, False)
+
+
+@impl("std")
+def std_all(self, unbiased=True):
+    return std(self, None, 1 if unbiased else 0, False)
+
+
+def _bool_out(self):
+    return B.dtype_of(self) if B.dtype_of(self)._tn_name == "uint8" else B.BOOL
+
+
+@impl("all.dims")
+def all_dims(self, dim=None, keepdim=False):
+    return _reduce("all.dims", self, norm_dims(dim, len(self._tn_sizes)), keepdim, _bool_out(self))
+
+
+@impl("any.dims")
+def any_dims(self, dim=None, keepdim=False):
+    return _reduce("any.dims", self, norm_dims(dim, len(self._tn_sizes)), keepdim, _bool_out(self))
+
+
+@impl("all.dim")
+def all_dim(self, dim, keepdim=False):
+    return all_dims(self, [dim], keepdim)
+
+
+@impl("any.dim")
+def any_dim(self, dim, keepdim=False):
+    return any_dims(self, [dim], keepdim)
+
+
+@impl("all")
+def all_all(self):
+    return all_dims(self, None, False)
+
+
+@impl("any")
+def any_all(self):
+    return any_dims(self, None, False)
+
+
+def _scan(kernel, self, dim, dtype):
+    d = B.dtype_of(self)
+    out_dtype = _sum_dtype(d, dtype)
+    x = self if d is out_dtype else _door("_to_copy", self, out_dtype, None, None, None, False, None)
+    wd = B.wrap_dim(dim, len(self._tn_sizes))
+    out = B.empty(self._tn_sizes, out_dtype, B.device_of(self))
+    if B.numel(self._tn_sizes):
+        B.launch(kernel, (x, wd, None), (out,))
+    return out
+
+
+@impl("cumsum")
+def cumsum(self, dim, dtype=None):
+    return _scan("cumsum", self, dim, dtype)
+
+
+@impl("cumprod")
+def cumprod(self, dim, dtype=None):
+    return _scan("cumprod", self, dim, dtype)
+
+
+@impl("logsumexp")
+def logsumexp(self, dim, keepdim=False):
+    d = B.dtype_of(self)
+    x = self if (d.is_floating_point or d.is_complex) else _door("_to_copy", self, B.default_dtype(), None, None, None, False, None)
+    dims = norm_dims(dim, len(self._tn_sizes))
+    return _reduce("logsumexp", x, dims, keepdim, B.dtype_of(x))
+
+
+_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool", "uint8": "Byte",
+          "int8": "Char", "int16": "Short", "float16": "Half", "bfloat16": "BFloat16"}
+
+
+def _type_name(d):
+    return _NAMES.get(d._tn_name, d._tn_name)
