@@ -15,6 +15,7 @@ pub mod dtype;
 pub mod launch;
 pub mod registrar;
 pub mod registry;
+pub mod rng_ops;
 pub mod storage;
 pub mod tensor;
 
@@ -122,6 +123,8 @@ fn _tn_abi_version() -> u32 {
 #[pyo3(name = "_C")]
 fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<TensorBase>()?;
+    m.add_class::<rng_ops::PyCpuGenerator>()?;
+    m.add_function(wrap_pyfunction!(rng_ops::_tn_rng_fill, m)?)?;
     m.add_function(wrap_pyfunction!(_tn_set_tensor_class, m)?)?;
     m.add_function(wrap_pyfunction!(_tn_empty, m)?)?;
     m.add_function(wrap_pyfunction!(_tn_from_bytes, m)?)?;

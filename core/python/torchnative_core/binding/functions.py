@@ -136,8 +136,8 @@ def _dispatch_bound(sig: S.Signature, bound: dict, self_):
     values = {p.name: convert(p, bound.get(p.name)) for p in sig.params}
     if self_ is not None:
         values["self"] = self_
-    elif "input" in values:
-        values["self"] = values.pop("input")
+    elif "input" in values and not any(a.name == "input" for a in schema.args):
+        values["self"] = values.pop("input")  # Python spells the schema's `self` as `input`
     dep = entry.get("deprecated_args")
     argv = []
     if dep:

@@ -235,6 +235,14 @@ def install(C_) -> None:
                            ("int", "int32"), ("long", "int64"), ("short", "int16"), ("char", "int8"), ("byte", "uint8"),
                            ("bool", "bool")):
         methods[shortcut] = _make_cast(T.BY_NAME[name])
+    def _make_subclass(cls, data, require_grad=False, dispatch_sizes_strides_policy=None, dispatch_device=False,
+                       dispatch_layout=False, _extra_dispatch_keys=None, storage_size=None):
+        # A new object of `cls` sharing data's storage and geometry (nn.Parameter's constructor).
+        out = data._tn_alias(cls)
+        out._tn_requires_grad = bool(require_grad)
+        return out
+
+    TB._make_subclass = staticmethod(_make_subclass)
     methods["const_data_ptr"] = lambda self: self.data_ptr()
     methods["mutable_data_ptr"] = lambda self: self.data_ptr()
     methods["cfloat"] = _make_cast(T.BY_NAME["complex64"])

@@ -108,15 +108,6 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
     return _door("_native_batch_norm_legit_no_training", input, weight, bias, running_mean, running_var, momentum, eps)[0]
 
 
-@impl("dropout")
-def dropout(input, p, train):
-    if p < 0 or p > 1:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not train or p == 0:
-        return input
-    raise NotImplementedError("aten.native_dropout.default has no kernel for device 'cpu' (training-mode dropout needs the core RNG)")
-
-
 def _conv_out(size, k, s, p, d):
     return (size + 2 * p - d * (k - 1) - 1) // s + 1
 

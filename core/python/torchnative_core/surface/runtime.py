@@ -185,6 +185,29 @@ def install(C) -> None:
         sys.modules["torch.multiprocessing"]._prctl_pr_set_pdeathsig = _prctl_pr_set_pdeathsig
         return True
 
+    # MTIA's Python module probes these unconditionally; upstream's CPU build answers so.
+    @export
+    def _mtia_isInBadFork():
+        return False
+
+    @export
+    def _mtia_isBuilt():
+        return False
+
+    @export
+    def _mtia_getDeviceCount():
+        return 0
+
+    _privateuse1 = ["privateuseone"]
+
+    @export
+    def _get_privateuse1_backend_name():
+        return _privateuse1[0]
+
+    @export
+    def _rename_privateuse1_backend(name):
+        _privateuse1[0] = name
+
     @export
     def _get_default_device():
         # The legacy default-tensor-type device: torchnative only has CPU default tensor types.

@@ -1,0 +1,182 @@
+"""Random operators, bit-identical to upstream's CPU generator for the same seed: in-place
+fills (uniform_, normal_, random_, bernoulli_, exponential_), the factories built on them
+(rand, randn, randint, randperm, *_like), and dropout in training mode."""
+
+from __future__ import annotations
+
+from . import base as B
+from . import impl
+
+
+def _door(op, *args):
+    return B.C._aten_dispatch(op, *args)
+
+
+def _gen(generator):
+    g = generator if generator is not None else B.C.default_generator
+    return g._tn_impl
+
+
+def _fill(self, kind, generator, **params):
+    """Runs the fill on a CPU tensor; other devices draw on the host and copy (the generator is
+    the CPU one, as upstream's default for a CPU generator)."""
+    if not B.numel(self._tn_sizes):
+        return self
+    if self._tn_device_key == "cpu":
+        B.C._tn_rng_fill(_gen(generator), self, kind, **params)
+    else:
+        host = B.empty(self._tn_sizes, B.dtype_of(self), B.CPU)
+        B.C._tn_rng_fill(_gen(generator), host, kind, **params)
+        _door("copy_", self, host, False)
+    self._tn_bump_version()
+    return self
+
+
+def _check_float(self, name):
+    d = B.dtype_of(self)
+    if not d.is_floating_point:
+        raise RuntimeError(f"{name} expects a floating point tensor, got {d}")
+
+
+@impl("uniform_")
+def uniform_(self, from_=0.0, to=1.0, generator=None):
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}")
+    return _fill(self, "uniform", generator, a=float(from_), b=float(to))
+
+
+@impl("normal_")
+def normal_(self, mean=0.0, std=1.0, generator=None):
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    return _fill(self, "normal", generator, a=float(mean), b=float(std))
+
+
+@impl("exponential_")
+def exponential_(self, lambd=1.0, generator=None):
+    if lambd <= 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    return _fill(self, "exponential", generator, a=float(lambd))
+
+
+@impl("random_.from")
+def random_from(self, from_, to=None, generator=None):
+    return _fill(self, "random_from_to", generator, ia=int(from_), ib=None if to is None else int(to))
+
+
+@impl("random_.to")
+def random_to(self, to, generator=None):
+    return _fill(self, "random_from_to", generator, ia=0, ib=int(to))
+
+
+@impl("random_")
+def random_(self, generator=None):
+    return _fill(self, "random", generator)
+
+
+@impl("bernoulli_.float")
+def bernoulli_(self, p=0.5, generator=None):
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    return _fill(self, "bernoulli", generator, a=float(p))
+
+
+def _rand_like(fill, size, generator, dtype, device, **params):
+    t = B.empty(size, dtype or B.default_dtype(), device)
+    return fill(t, generator=generator, **params)
+
+
+@impl("rand", "rand.names")
+def rand(size, dtype=None, layout=None, device=None, pin_memory=None, names=None):
+    return uniform_(B.empty(size, dtype or B.default_dtype(), device))
+
+
+@impl("rand.generator")
+def rand_generator(size, generator, dtype=None, layout=None, device=None, pin_memory=None):
+    return uniform_(B.empty(size, dtype or B.default_dtype(), device), 0.0, 1.0, generator)
+
+
+@impl("randn")
+def randn(size, dtype=None, layout=None, device=None, pin_memory=None):
+    return normal_(B.empty(size, dtype or B.default_dtype(), device))
+
+
+@impl("randn.generator")
+def randn_generator(size, generator, dtype=None, layout=None, device=None, pin_memory=None):
+    return normal_(B.empty(size, dtype or B.default_dtype(), device), 0.0, 1.0, generator)
+
+
+@impl("randint")
+def randint(high, size, dtype=None, layout=None, device=None, pin_memory=None):
+    return randint_low_generator(0, high, size, None, dtype, layout, device, pin_memory)
+
+
+@impl("randint.generator")
+def randint_generator(high, size, generator, dtype=None, layout=None, device=None, pin_memory=None):
+    return randint_low_generator(0, high, size, generator, dtype, layout, device, pin_memory)
+
+
+@impl("randint.low")
+def randint_low(low, high, size, dtype=None, layout=None, device=None, pin_memory=None):
+    return randint_low_generator(low, high, size, None, dtype, layout, device, pin_memory)
+
+
+@impl("randint.low_generator")
+def randint_low_generator(low, high, size, generator, dtype=None, layout=None, device=None, pin_memory=None):
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    return random_from(B.empty(size, dtype or B.I64, device), low, high, generator)
+
+
+@impl("rand_like")
+def rand_like(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, generator=None):
+    return uniform_(B.empty(self._tn_sizes, dtype or B.dtype_of(self), device or B.device_of(self)), 0.0, 1.0, generator)
+
+
+@impl("randn_like")
+def randn_like(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, generator=None):
+    return normal_(B.empty(self._tn_sizes, dtype or B.dtype_of(self), device or B.device_of(self)), 0.0, 1.0, generator)
+
+
+def _randperm(n, generator, dtype, device):
+    if n < 0:
+        raise RuntimeError(f"n must be non-negative, got{n}")
+    from .factories import from_python_values
+
+    vals = _gen(generator).randperm(n)
+    out = from_python_values(vals, [n], B.I64)
+    return out if (dtype is None or dtype is B.I64) and device in (None, B.CPU) else _door(
+        "_to_copy", out, dtype or B.I64, None, device, None, False, None)
+
+
+@impl("randperm")
+def randperm(n, dtype=None, layout=None, device=None, pin_memory=None):
+    return _randperm(n, None, dtype, device)
+
+
+@impl("randperm.generator")
+def randperm_generator(n, generator, dtype=None, layout=None, device=None, pin_memory=None):
+    return _randperm(n, generator, dtype, device)
+
+
+@impl("native_dropout")
+def native_dropout(input, p, train):
+    if not train or p == 0:
+        mask = _door("ones_like", input, B.BOOL, None, None, None, None)
+        return _door("clone", input, None), mask
+    # upstream (Dropout.cpp): mask = bernoulli_(1 - p) drawn in the input's memory order, then
+    # input * mask / (1 - p)
+    noise = B.empty(input._tn_sizes, B.dtype_of(input), B.device_of(input))
+    bernoulli_(noise, 1 - p)
+    mask = _door("ne.Scalar", noise, 0)
+    _door("div_.Tensor", noise, B.C._tn_scalar_to_tensor(1 - p))
+    return _door("mul.Tensor", input, noise), mask
+
+
+@impl("dropout")
+def dropout(input, p, train):
+    if p < 0 or p > 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not train or p == 0:
+        return input
+    return _door("native_dropout", input, p, train)[0]

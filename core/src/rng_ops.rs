@@ -1,0 +1,159 @@
+//! torch's CPU generator inside `torch._C`: `_TnCpuGenerator` (state, seeding, get/set_state in
+//! upstream's byte layout) and `_tn_rng_fill`, which fills a CPU tensor in upstream's draw order
+//! so seeded results are bit-identical (the algorithms live in the `torchnative-rng` crate).
+
+use std::sync::Mutex;
+
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use torchnative_abi::TnDtype;
+use torchnative_rng::{self as rng, bf16, f16, CpuGenerator, Element, Float};
+
+use crate::registry;
+use crate::tensor::TensorBase;
+
+#[pyclass(name = "_TnCpuGenerator", module = "torch._C")]
+pub struct PyCpuGenerator {
+    pub g: Mutex<CpuGenerator>,
+}
+
+fn rng_err(e: rng::RngError) -> PyErr {
+    PyRuntimeError::new_err(e.to_string())
+}
+
+#[pymethods]
+impl PyCpuGenerator {
+    #[new]
+    fn new(seed: u64) -> Self {
+        PyCpuGenerator { g: Mutex::new(CpuGenerator::new(seed)) }
+    }
+    fn manual_seed(&self, seed: u64) {
+        self.g.lock().unwrap().manual_seed(seed);
+    }
+    fn seed(&self) -> u64 {
+        self.g.lock().unwrap().seed()
+    }
+    fn initial_seed(&self) -> u64 {
+        self.g.lock().unwrap().initial_seed()
+    }
+    fn get_state<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.g.lock().unwrap().get_state())
+    }
+    fn set_state(&self, state: &[u8]) -> PyResult<()> {
+        self.g.lock().unwrap().set_state(state).map_err(rng_err)
+    }
+    /// `randperm(n)` as int64 values.
+    fn randperm(&self, n: usize) -> Vec<i64> {
+        rng::randperm(&mut self.g.lock().unwrap(), n)
+    }
+}
+
+/// Writes `draws` (in upstream's draw order) into the strided tensor `t`.
+unsafe fn scatter<T: Copy>(t: &TensorBase, draws: &[T]) {
+    let sizes: Vec<usize> = t.meta.sizes.iter().map(|&s| s as usize).collect();
+    let strides: Vec<isize> = t.meta.strides.iter().map(|&s| s as isize).collect();
+    let order = rng::draw_order(&sizes, &strides);
+    let base = t.data_ptr_raw() as *mut T;
+    for (k, &li) in order.iter().enumerate() {
+        // logical row-major index -> element offset
+        let mut rem = li;
+        let mut off = 0isize;
+        for d in (0..sizes.len()).rev() {
+            let i = rem % sizes[d];
+            rem /= sizes[d];
+            off += i as isize * strides[d];
+        }
+        *base.offset(off) = draws[k];
+    }
+}
+
+fn fill_float<T: Float + Default + Copy>(
+    g: &mut CpuGenerator,
+    t: &TensorBase,
+    kind: &str,
+    a: f64,
+    b: f64,
+    contiguous: bool,
+) -> PyResult<bool> {
+    let mut v = vec![T::default(); t.numel() as usize];
+    match kind {
+        "uniform" => rng::uniform_(g, &mut v, a, b).map_err(rng_err)?,
+        "normal" => rng::normal_(g, &mut v, a, b, contiguous).map_err(rng_err)?,
+        "exponential" => rng::exponential_(g, &mut v, a).map_err(rng_err)?,
+        _ => return Ok(false),
+    }
+    unsafe { scatter(t, &v) };
+    Ok(true)
+}
+
+fn fill_elem<T: Element + Default + Copy>(
+    g: &mut CpuGenerator,
+    t: &TensorBase,
+    kind: &str,
+    a: f64,
+    ia: i64,
+    ib: Option<i64>,
+) -> PyResult<()> {
+    let mut v = vec![T::default(); t.numel() as usize];
+    match kind {
+        "random_from_to" => rng::random_from_to_(g, &mut v, ia, ib).map_err(rng_err)?,
+        "random" => rng::random_(g, &mut v).map_err(rng_err)?,
+        "bernoulli" => rng::bernoulli_scalar_(g, &mut v, a).map_err(rng_err)?,
+        _ => return Err(PyTypeError::new_err(format!("unknown random fill '{kind}'"))),
+    }
+    unsafe { scatter(t, &v) };
+    Ok(())
+}
+
+/// Fills CPU tensor `t` in place: kind is uniform(a, b), normal(a=mean, b=std),
+/// exponential(a=lambda), random_from_to(ia, ib), random, or bernoulli(a=p).
+#[pyfunction]
+#[pyo3(signature = (gen, t, kind, a=0.0, b=0.0, ia=0, ib=None))]
+pub fn _tn_rng_fill(
+    gen: &PyCpuGenerator,
+    t: PyRef<'_, TensorBase>,
+    kind: &str,
+    a: f64,
+    b: f64,
+    ia: i64,
+    ib: Option<i64>,
+) -> PyResult<()> {
+    if Some(t.device()) != registry::lookup_device("cpu") {
+        return Err(PyRuntimeError::new_err("torchnative: random fills run on CPU tensors (the core moves others)"));
+    }
+    let contiguous = crate::tensor::is_contiguous(&t.meta.sizes, &t.meta.strides);
+    let mut g = gen.g.lock().unwrap();
+    let g = &mut *g;
+    let float_kind = matches!(kind, "uniform" | "normal" | "exponential");
+    use TnDtype::*;
+    if float_kind {
+        let done = match t.meta.dtype {
+            Float32 => fill_float::<f32>(g, &t, kind, a, b, contiguous)?,
+            Float64 => fill_float::<f64>(g, &t, kind, a, b, contiguous)?,
+            Float16 => fill_float::<f16>(g, &t, kind, a, b, contiguous)?,
+            BFloat16 => fill_float::<bf16>(g, &t, kind, a, b, contiguous)?,
+            d => {
+                return Err(PyRuntimeError::new_err(format!(
+                    "\"{kind}_kernel_cpu\" not implemented for '{}'",
+                    crate::dtype::name(d)
+                )))
+            }
+        };
+        debug_assert!(done);
+        return Ok(());
+    }
+    match t.meta.dtype {
+        Float32 => fill_elem::<f32>(g, &t, kind, a, ia, ib),
+        Float64 => fill_elem::<f64>(g, &t, kind, a, ia, ib),
+        Float16 => fill_elem::<f16>(g, &t, kind, a, ia, ib),
+        BFloat16 => fill_elem::<bf16>(g, &t, kind, a, ia, ib),
+        Int64 => fill_elem::<i64>(g, &t, kind, a, ia, ib),
+        Int32 => fill_elem::<i32>(g, &t, kind, a, ia, ib),
+        Int16 => fill_elem::<i16>(g, &t, kind, a, ia, ib),
+        Int8 => fill_elem::<i8>(g, &t, kind, a, ia, ib),
+        UInt8 => fill_elem::<u8>(g, &t, kind, a, ia, ib),
+        Bool => fill_elem::<bool>(g, &t, kind, a, ia, ib),
+        d => Err(PyRuntimeError::new_err(format!("random fill not implemented for '{}'", crate::dtype::name(d)))),
+    }
+}
