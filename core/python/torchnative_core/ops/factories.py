@@ -178,7 +178,7 @@ def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory
         raise RuntimeError("number of steps must be non-negative")
     out = B.empty([steps], dtype or B.default_dtype(), device)
     if steps:
-        B.launch("linspace.out", (start, end, steps, out), (out,))
+        B.C._aten_dispatch("linspace.out", start, end, steps, out)
     return out
 
 

@@ -30,6 +30,30 @@ def check_complete(surface: dict) -> None:
         raise ImportError(f"torchnative: build flags without an answer: {missing}")
 
 
+def _state_flags(C) -> None:
+    """`_get_X`/`_set_X` pairs of global switches, defaulting to upstream's values
+    (data/flag_defaults.json, written by tools/gen_flag_defaults.py from the reference build)."""
+    import json
+    from importlib import resources
+
+    defaults = json.loads(resources.files("torchnative_core.data").joinpath("flag_defaults.json").read_text())["flags"]
+    state = dict(defaults)
+    for name in defaults:
+        if name == "tracing_state":
+            continue
+
+        def getter(name=name):
+            return state[name]
+
+        def setter(value, name=name):
+            state[name] = value
+
+        getter.__name__, setter.__name__ = "_get_" + name, "_set_" + name
+        setattr(C, getter.__name__, getter)
+        setattr(C, setter.__name__, setter)
+
+
 def install(C) -> None:
     for name, value in BOOL_FLAGS.items():
         setattr(C, name, value)
+    _state_flags(C)

@@ -208,6 +208,58 @@ def install(C) -> None:
     def _rename_privateuse1_backend(name):
         _privateuse1[0] = name
 
+    # autocast: real per-device state; torchnative runs no autocast casts yet, so enabling it
+    # changes what these report but not how operators compute (recorded in docs/STATUS.md).
+    _autocast = {"enabled": {}, "dtype": {"cpu": T.BY_NAME["bfloat16"], "cuda": T.BY_NAME["float16"]}, "nesting": 0}
+
+    @export
+    def is_autocast_enabled(device_type="cuda"):
+        return _autocast["enabled"].get(device_type, False)
+
+    @export
+    def set_autocast_enabled(device_type, enabled=None):
+        if enabled is None:
+            device_type, enabled = "cuda", device_type
+        _autocast["enabled"][device_type] = bool(enabled)
+
+    @export
+    def _is_any_autocast_enabled():
+        return any(_autocast["enabled"].values())
+
+    @export
+    def get_autocast_dtype(device_type):
+        return _autocast["dtype"].get(device_type, T.BY_NAME["float16"])
+
+    @export
+    def set_autocast_dtype(device_type, dtype):
+        _autocast["dtype"][device_type] = dtype
+
+    @export
+    def _is_autocast_available(device_type):
+        return device_type == "cpu"
+
+    @export
+    def clear_autocast_cache():
+        return None
+
+    @export
+    def autocast_increment_nesting():
+        _autocast["nesting"] += 1
+        return _autocast["nesting"]
+
+    @export
+    def autocast_decrement_nesting():
+        _autocast["nesting"] -= 1
+        return _autocast["nesting"]
+
+    @export
+    def is_autocast_cache_enabled():
+        return True
+
+    @export
+    def _are_functorch_transforms_active():
+        return False
+
     @export
     def _get_default_device():
         # The legacy default-tensor-type device: torchnative only has CPU default tensor types.

@@ -1,0 +1,373 @@
+"""Composite operators: written once, as compositions of other operators through the door, so
+they run on every backend that implements the primitives (upstream's CompositeImplicitAutograd
+and the CPU decompositions that have the same results)."""
+
+from __future__ import annotations
+
+from . import base as B
+from . import impl
+
+
+def D(op, *args):
+    return B.C._aten_dispatch(op, *args)
+
+
+def _num(x):
+    return B.C._tn_scalar_to_tensor(x)
+
+
+@impl("square")
+def square(self):
+    return D("pow.Tensor_Scalar", self, 2)
+
+
+@impl("sgn")
+def sgn(self):
+    return D("sign", self)
+
+
+@impl("broadcast_to")
+def broadcast_to(self, size):
+    return D("expand", self, list(size), False)
+
+
+@impl("outer", "ger")
+def outer(self, vec2):
+    return D("mul.Tensor", D("unsqueeze", self, 1), vec2)
+
+
+@impl("is_floating_point")
+def is_floating_point(self):
+    return B.dtype_of(self).is_floating_point
+
+
+@impl("equal")
+def equal(self, other):
+    if list(self._tn_sizes) != list(other._tn_sizes):
+        return False
+    return bool(D("all", D("eq.Tensor", self, other)).item())
+
+
+@impl("clamp_")
+def clamp_(self, min=None, max=None):
+    return D("copy_", self, D("clamp", self, min, max), False)
+
+
+@impl("nan_to_num")
+def nan_to_num(self, nan=None, posinf=None, neginf=None):
+    out = B.empty(self._tn_sizes, B.dtype_of(self), B.device_of(self))
+    if B.numel(self._tn_sizes):
+        B.launch("nan_to_num", (self, nan, posinf, neginf), (out,))
+    return out
+
+
+@impl("leaky_relu")
+def leaky_relu(self, negative_slope=0.01):
+    out = B.empty(self._tn_sizes, B.dtype_of(self), B.device_of(self))
+    if B.numel(self._tn_sizes):
+        B.launch("leaky_relu", (self, negative_slope), (out,))
+    return out
+
+
+for _n in ("hardtanh", "elu", "softplus"):
+    pass
+
+
+@impl("fmax")
+def fmax(self, other):
+    # NaN-ignoring maximum: where one side is NaN take the other
+    m = D("maximum", self, other)
+    return D("where.self", D("isnan", self), D("where.self", D("isnan", other), m, other), D("where.self", D("isnan", other), self, m))
+
+
+@impl("fmin")
+def fmin(self, other):
+    m = D("minimum", self, other)
+    return D("where.self", D("isnan", self), D("where.self", D("isnan", other), m, other), D("where.self", D("isnan", other), self, m))
+
+
+@impl("count_nonzero")
+def count_nonzero(self, dim=None):
+    return D("sum.dim_IntList", D("ne.Scalar", self, 0), [] if dim is None else [dim], False, None)
+
+
+@impl("count_nonzero.dim_IntList")
+def count_nonzero_dims(self, dim):
+    return D("sum.dim_IntList", D("ne.Scalar", self, 0), list(dim), False, None)
+
+
+@impl("argwhere")
+def argwhere(self):
+    return D("nonzero", self)
+
+
+@impl("where")
+def where_single(condition):
+    idx = D("nonzero", condition)
+    return [D("select.int", idx, 1, i) for i in range(len(condition._tn_sizes))]
+
+
+@impl("hstack")
+def hstack(tensors):
+    ts = [t if len(t._tn_sizes) else D("view", t, [1]) for t in tensors]
+    return D("cat", ts, 0 if len(ts[0]._tn_sizes) == 1 else 1)
+
+
+@impl("vstack", "row_stack")
+def vstack(tensors):
+    ts = [D("view", t, [1, -1]) if len(t._tn_sizes) < 2 else t for t in tensors]
+    return D("cat", ts, 0)
+
+
+@impl("meshgrid.indexing")
+def meshgrid(tensors, indexing="ij"):
+    ts = list(tensors)
+    if indexing == "xy" and len(ts) >= 2:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = [B.numel(t._tn_sizes) for t in ts]
+    out = []
+    for i, t in enumerate(ts):
+        view = [1] * len(ts)
+        view[i] = -1
+        out.append(D("expand", D("view", t, view), shape, False))
+    if indexing == "xy" and len(out) >= 2:
+        out = [D("transpose.int", o, 0, 1) for o in out]
+        out[0], out[1] = out[1], out[0]
+    return out
+
+
+@impl("meshgrid")
+def meshgrid_default(tensors):
+    return meshgrid(tensors, "ij")
+
+
+@impl("diagonal")
+def diagonal(self, offset=0, dim1=0, dim2=1):
+    sizes, strides = list(self._tn_sizes), list(self._tn_strides)
+    nd = len(sizes)
+    d1, d2 = B.wrap_dim(dim1, nd), B.wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    off = self.storage_offset()
+    if offset >= 0:
+        n = max(min(sizes[d1], sizes[d2] - offset), 0)
+        off += offset * strides[d2] if n else 0
+    else:
+        n = max(min(sizes[d1] + offset, sizes[d2]), 0)
+        off -= offset * strides[d1] if n else 0
+    keep = [i for i in range(nd) if i not in (d1, d2)]
+    return self._tn_as_strided([sizes[i] for i in keep] + [n], [strides[i] for i in keep] + [strides[d1] + strides[d2]], off)
+
+
+@impl("promote_types")
+def promote_types(type1, type2):
+    return B.promote_types(type1, type2)
+
+
+@impl("bernoulli")
+def bernoulli(self, generator=None):
+    # upstream: a fresh tensor filled with bernoulli(self) element-wise probabilities
+    u = D("rand_like", self, None, None, None, None, None, generator) if generator is None else None
+    if u is None:
+        raise NotImplementedError("aten.bernoulli.default with a generator is not implemented yet")
+    return D("_to_copy", D("lt.Tensor", u, self), B.dtype_of(self), None, None, None, False, None)
+
+
+@impl("baddbmm")
+def baddbmm(self, batch1, batch2, beta=1, alpha=1):
+    prod = D("bmm", batch1, batch2)
+    if alpha != 1:
+        prod = D("mul.Tensor", prod, _num(alpha))
+    if beta == 0:
+        return prod
+    base = self if beta == 1 else D("mul.Tensor", self, _num(beta))
+    return D("add.Tensor", prod, base, 1)
+
+
+@impl("var_mean.correction")
+def var_mean(self, dim=None, correction=None, keepdim=False):
+    return D("var.correction", self, dim, correction, keepdim), D("mean.dim", self, dim, keepdim, None)
+
+
+@impl("std_mean.correction")
+def std_mean(self, dim=None, correction=None, keepdim=False):
+    return D("std.correction", self, dim, correction, keepdim), D("mean.dim", self, dim, keepdim, None)
+
+
+@impl("var_mean.dim")
+def var_mean_dim(self, dim, unbiased=True, keepdim=False):
+    return var_mean(self, dim, 1 if unbiased else 0, keepdim)
+
+
+@impl("std_mean.dim")
+def std_mean_dim(self, dim, unbiased=True, keepdim=False):
+    return std_mean(self, dim, 1 if unbiased else 0, keepdim)
+
+
+@impl("nansum")
+def nansum(self, dim=None, keepdim=False, dtype=None):
+    clean = D("where.self", D("isnan", self), D("zeros_like", self, None, None, None, None, None), self)
+    return D("sum.dim_IntList", clean, dim, keepdim, dtype)
+
+
+@impl("nanmean")
+def nanmean(self, dim=None, keepdim=False, dtype=None):
+    notnan = D("logical_not", D("isnan", self))
+    return D("div.Tensor", nansum(self, dim, keepdim, dtype), D("sum.dim_IntList", notnan, dim, keepdim, None))
+
+
+@impl("aminmax")
+def aminmax(self, dim=None, keepdim=False):
+    from torch.return_types import aminmax as t
+
+    dims = [] if dim is None else [dim]
+    return t((D("amin", self, dims, keepdim), D("amax", self, dims, keepdim)))
+
+
+@impl("constant_pad_nd")
+def constant_pad_nd(self, pad, value=0):
+    sizes = list(self._tn_sizes)
+    nd = len(sizes)
+    if len(pad) % 2 or len(pad) // 2 > nd:
+        raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
+    new = list(sizes)
+    src = self
+    for i in range(len(pad) // 2):
+        d = nd - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        if lo < 0:
+            src = D("slice.Tensor", src, d, -lo, None, 1)
+        if hi < 0:
+            src = D("slice.Tensor", src, d, 0, src._tn_sizes[d] + hi, 1)
+        new[d] = sizes[d] + lo + hi
+    out = D("full", new, value, B.dtype_of(self), None, B.device_of(self), None)
+    dst = out
+    for i in range(len(pad) // 2):
+        d = nd - 1 - i
+        lo = max(pad[2 * i], 0)
+        dst = D("slice.Tensor", dst, d, lo, lo + src._tn_sizes[d], 1)
+    D("copy_", dst, src, False)
+    return out
+
+
+@impl("pad")
+def pad(self, pad, mode="constant", value=None):
+    if mode != "constant":
+        raise NotImplementedError(f"aten.pad.default mode '{mode}' has no kernel for device 'cpu' yet")
+    return D("constant_pad_nd", self, list(pad), 0 if value is None else value)
+
+
+@impl("linalg_vector_norm")
+def vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
+    x = D("abs", self if dtype is None else D("_to_copy", self, dtype, None, None, None, False, None))
+    dims = None if dim is None else list(dim)
+    if ord == float("inf"):
+        return D("amax", x, dims or [], keepdim)
+    if ord == float("-inf"):
+        return D("amin", x, dims or [], keepdim)
+    if ord == 0:
+        return D("sum.dim_IntList", D("_to_copy", D("ne.Scalar", x, 0), B.dtype_of(x), None, None, None, False, None), dims, keepdim, None)
+    if ord == 1:
+        return D("sum.dim_IntList", x, dims, keepdim, None)
+    if ord == 2:
+        return D("sqrt", D("sum.dim_IntList", D("mul.Tensor", x, x), dims, keepdim, None))
+    return D("pow.Tensor_Scalar", D("sum.dim_IntList", D("pow.Tensor_Scalar", x, ord), dims, keepdim, None), 1.0 / ord)
+
+
+@impl("flip")
+def flip(self, dims):
+    out = self
+    for d in dims:
+        d = B.wrap_dim(d, len(self._tn_sizes))
+        n = self._tn_sizes[d]
+        idx = D("arange.start_step", n - 1, -1, -1, B.I64, None, B.device_of(self), None)
+        out = D("index_select", out, d, idx)
+    return out if dims else D("clone", self, None)
+
+
+def _tri(self, diagonal, upper):
+    sizes = list(self._tn_sizes)
+    if len(sizes) < 2:
+        raise RuntimeError(f"{'triu' if upper else 'tril'}: input tensor must have at least 2 dimensions")
+    r, c = sizes[-2], sizes[-1]
+    dev = B.device_of(self)
+    rows = D("view", D("arange", r, B.I64, None, dev, None), [r, 1])
+    cols = D("view", D("arange", c, B.I64, None, dev, None), [1, c])
+    diff = D("sub.Tensor", cols, rows, 1)
+    keep = D("ge.Scalar", diff, diagonal) if upper else D("le.Scalar", diff, diagonal)
+    return D("where.self", keep, self, D("zeros_like", self, None, None, None, None, None))
+
+
+@impl("tril")
+def tril(self, diagonal=0):
+    return _tri(self, diagonal, False)
+
+
+@impl("triu")
+def triu(self, diagonal=0):
+    return _tri(self, diagonal, True)
+
+
+@impl("take")
+def take(self, index):
+    return D("view", D("index_select", D("reshape", self, [-1]), 0, D("reshape", index, [-1])), list(index._tn_sizes))
+
+
+@impl("tensor_split.sections")
+def tensor_split(self, sections, dim=0):
+    d = B.wrap_dim(dim, len(self._tn_sizes))
+    n = self._tn_sizes[d]
+    q, r = divmod(n, sections)
+    sizes = [q + 1] * r + [q] * (sections - r)
+    return D("split_with_sizes", self, sizes, d)
+
+
+@impl("tensor_split.indices")
+def tensor_split_indices(self, indices, dim=0):
+    d = B.wrap_dim(dim, len(self._tn_sizes))
+    n = self._tn_sizes[d]
+    bounds = [0] + [min(max(i, 0), n) for i in indices] + [n]
+    return [D("slice.Tensor", self, d, a, max(a, b), 1) for a, b in zip(bounds, bounds[1:])]
+
+
+@impl("median")
+def median(self):
+    flat = D("reshape", self, [-1])
+    n = B.numel(flat._tn_sizes)
+    s = D("sort", flat, 0, False)[0]
+    has_nan = bool(D("any", D("isnan", flat)).item()) if B.dtype_of(self).is_floating_point else False
+    return D("select.int", s, 0, n - 1 if has_nan else (n - 1) // 2)
+
+
+@impl("logspace")
+def logspace(start, end, steps, base=10.0, dtype=None, layout=None, device=None, pin_memory=None):
+    exps = D("linspace", start, end, steps, B.F64, None, device, None)
+    out = D("pow.Scalar", base, exps)
+    return D("_to_copy", out, dtype or B.default_dtype(), None, None, None, False, None)
+
+
+@impl("linspace.out")
+def _linspace_out(start, end, steps, out):
+    """upstream's LinspaceKernel: the first half counts up from start, the second half down
+    from end, with step = (end - start) / (steps - 1) in the output's (or double's) type."""
+    d = B.dtype_of(out)
+    work = d if d.is_floating_point else B.F64
+    dev = B.device_of(out)
+    if steps == 1:
+        return D("fill_.Scalar", out, start)
+    step = (float(end) - float(start)) / (steps - 1)
+    idx = D("arange", steps, work, None, dev, None)
+    lo = D("add.Tensor", D("mul.Tensor", idx, _num(step)), _num(float(start)), 1)
+    rev = D("sub.Tensor", _num(float(steps - 1)), idx, 1)
+    hi = D("sub.Tensor", _num(float(end)), D("mul.Tensor", rev, _num(step)), 1)
+    half = steps // 2
+    val = D("where.self", D("lt.Scalar", idx, half), lo, hi)
+    return D("copy_", out, val, False)
+
+
+@impl("view.dtype")
+def view_dtype(self, dtype):
+    old = B.dtype_of(self)
+    if old.itemsize != dtype.itemsize:
+        raise NotImplementedError("torchnative: view(dtype) between dtypes of different sizes is not supported yet")
+    return self._tn_reinterpret(dtype._tn_code, list(self._tn_sizes), list(self._tn_strides), self.storage_offset())
