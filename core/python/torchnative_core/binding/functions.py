@@ -165,6 +165,8 @@ def _dispatch_bound(sig: S.Signature, bound: dict, self_):
         argv = [v for a, v in zip(schema.args, argv) if not a.is_write] + list(out)
         del names
     result = _door(op, *argv)
+    if type(result) is list:
+        result = tuple(result)  # Python spellings return `Tensor[]` as a tuple (torch.split, ...)
     rg = bound.get("requires_grad")
     if rg:
         result.requires_grad_(True)
@@ -198,7 +200,7 @@ def _schema_default(a):
         else:
             size = int(t[t.index("[") + 1 : t.index("]")] or 1)
             v = [int(d)] * size
-    elif t in ("int", "SymInt"):
+    elif t in ("int", "SymInt") and not d.startswith("at::"):
         v = int(d)
     elif t == "float":
         v = float(d)
@@ -208,6 +210,8 @@ def _schema_default(a):
         v = _literal(d)
     elif t == "ScalarType":
         v = _to_dtype("torch.int64") if d == "long" else d
+    elif d.startswith("at::Reduction::"):
+        v = {"None": 0, "Mean": 1, "Sum": 2}[d.rsplit("::", 1)[1]]
     elif t == "MemoryFormat":
         from ..surface.types import MEMORY_FORMATS
 

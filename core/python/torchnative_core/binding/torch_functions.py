@@ -68,6 +68,8 @@ def _flatten(data, depth=0):
         return [v for p, _ in parts for v in p], [len(data)] + shape0
     if isinstance(data, (bool, int, float, complex)):
         return [data], []
+    if isinstance(data, str):
+        raise ValueError("too many dimensions 'str'")
     if hasattr(data, "__index__"):
         return [data.__index__()], []
     if hasattr(data, "__float__"):

@@ -371,3 +371,127 @@ def view_dtype(self, dtype):
     if old.itemsize != dtype.itemsize:
         raise NotImplementedError("torchnative: view(dtype) between dtypes of different sizes is not supported yet")
     return self._tn_reinterpret(dtype._tn_code, list(self._tn_sizes), list(self._tn_strides), self.storage_offset())
+
+
+@impl("result_type.Tensor")
+def result_type_tensor(tensor, other):
+    return B.result_type(tensor, other)
+
+
+@impl("result_type.Scalar")
+def result_type_scalar(tensor, other):
+    return B.result_type(tensor, other)
+
+
+@impl("result_type.Scalar_Tensor")
+def result_type_scalar_tensor(scalar, tensor):
+    return B.result_type(scalar, tensor)
+
+
+@impl("result_type.Scalar_Scalar")
+def result_type_scalars(scalar1, scalar2):
+    return B.result_type(_num(scalar1), _num(scalar2))
+
+
+@impl("isclose")
+def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if B.dtype_of(self) is not B.dtype_of(other):
+        raise RuntimeError(f"{B.dtype_of(self)} did not match {B.dtype_of(other)}")
+    close = D("eq.Tensor", self, other)
+    if equal_nan:
+        close = D("logical_or", close, D("logical_and", D("isnan", self), D("isnan", other)))
+    d = B.dtype_of(self)
+    if d is B.BOOL or not (d.is_floating_point or d.is_complex):
+        if rtol == 0 and atol == 0:
+            return close
+        a, b = D("_to_copy", self, B.default_dtype(), None, None, None, False, None), D("_to_copy", other, B.default_dtype(), None, None, None, False, None)
+    else:
+        a, b = self, other
+    diff = D("abs", D("sub.Tensor", a, b, 1))
+    tol = D("add.Tensor", D("mul.Tensor", D("abs", b), _num(rtol)), _num(atol), 1)
+    within = D("logical_and", D("isfinite", diff), D("le.Tensor", diff, tol))
+    return D("logical_or", close, within)
+
+
+@impl("allclose")
+def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(D("all", isclose(self, other, rtol, atol, equal_nan)).item())
+
+
+@impl("clamp.Tensor")
+def clamp_tensor(self, min=None, max=None):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    ops = [self] + [t for t in (min, max) if t is not None]
+    common = B.result_type(*ops)
+    shape = B.broadcast_shapes(*[t._tn_sizes for t in ops])
+    cast = lambda t: None if t is None else B.expand_to(D("_to_copy", t, common, None, None, None, False, None) if B.dtype_of(t) is not common else t, shape)  # noqa: E731
+    out = B.empty(shape, common, B.device_of(self))
+    if B.numel(shape):
+        B.launch("clamp.Tensor", (cast(self), cast(min), cast(max)), (out,))
+    return out
+
+
+@impl("lerp.Scalar")
+def lerp_scalar(self, end, weight):
+    diff = D("sub.Tensor", end, self, 1)
+    if abs(weight) < 0.5:
+        return D("add.Tensor", self, D("mul.Tensor", diff, _num(weight)), 1)
+    return D("sub.Tensor", end, D("mul.Tensor", diff, _num(1 - weight)), 1)
+
+
+@impl("isposinf")
+def isposinf(self):
+    return D("logical_and", D("isinf", self), D("gt.Scalar", self, 0))
+
+
+@impl("isneginf")
+def isneginf(self):
+    return D("logical_and", D("isinf", self), D("lt.Scalar", self, 0))
+
+
+@impl("remainder_.Scalar")
+def remainder_scalar_(self, other):
+    return D("copy_", self, D("remainder.Scalar", self, other), False)
+
+
+@impl("remainder_.Tensor")
+def remainder_tensor_(self, other):
+    return D("copy_", self, D("remainder.Tensor", self, other), False)
+
+
+def _kernel_unary(name):
+    def fn(self, *params):
+        out = B.empty(self._tn_sizes, B.dtype_of(self), B.device_of(self))
+        if B.numel(self._tn_sizes):
+            B.launch(name, (self, *params), (out,))
+        return out
+
+    return fn
+
+
+impl("elu")(_kernel_unary("elu"))
+impl("hardtanh")(_kernel_unary("hardtanh"))
+impl("softplus")(_kernel_unary("softplus"))
+
+
+@impl("roll")
+def roll(self, shifts, dims=()):
+    if not dims:
+        flat = D("reshape", self, [-1])
+        return D("view", roll(flat, shifts, [0]), list(self._tn_sizes))
+    out = self
+    for s, d in zip(shifts, dims):
+        d = B.wrap_dim(d, len(self._tn_sizes))
+        n = self._tn_sizes[d]
+        if n == 0:
+            continue
+        s %= n
+        if s:
+            out = D("cat", [D("slice.Tensor", out, d, n - s, n, 1), D("slice.Tensor", out, d, 0, n - s, 1)], d)
+    return out if out is not self else D("clone", self, None)
+
+
+@impl("vdot")
+def vdot(self, other):
+    return D("dot", self, other)

@@ -296,6 +296,9 @@ def pow_tt(self, exponent):
 
 @impl("pow.Tensor_Scalar")
 def pow_ts(self, exponent):
+    d = B.dtype_of(self)
+    if isinstance(exponent, int) and not isinstance(exponent, bool) and exponent < 0 and not (d.is_floating_point or d.is_complex):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
     return binary("pow.Tensor_Tensor", self, B.C._tn_scalar_to_tensor(exponent))
 
 

@@ -24,7 +24,7 @@ def _alloc_by_kernel(kernel, args, nouts=1):
 def cat(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     # legacy: 1-d empty tensors are skipped for shape purposes
     shaped = [t for t in tensors if not (len(t._tn_sizes) == 1 and t._tn_sizes[0] == 0)]
     ref = shaped[0] if shaped else tensors[0]
@@ -97,6 +97,8 @@ def gather(self, dim, index, sparse_grad=False):
     out = B.empty(index._tn_sizes, B.dtype_of(self), B.device_of(self))
     if B.dtype_of(index)._tn_name not in ("int64", "int32"):
         raise RuntimeError("gather(): Expected dtype int32/int64 for index")
+    if B.dtype_of(index) is not B.I64:  # upstream accepts int32 indices; the kernel reads int64
+        index = _door("_to_copy", index, B.I64, None, None, None, False, None)
     if B.numel(index._tn_sizes):
         B.launch("gather", (self, dim, index, sparse_grad), (out,))
     return out
