@@ -61,6 +61,8 @@ class Param:
 def _parse_default(p: Param, text: str):
     if text == "None":
         return None
+    if text.startswith("at::Reduction::"):
+        return {"None": 0, "Mean": 1, "Sum": 2}[text.rsplit("::", 1)[1]]
     t = p.type
     if t == "bool":
         return text in ("True", "true")

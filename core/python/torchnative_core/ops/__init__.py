@@ -24,7 +24,7 @@ def install(C) -> None:
     from . import base
 
     base.C = C
-    from . import elementwise, factories, composites, linalg, nn_ops, random_ops, reductions, shape_index, views  # noqa: F401  (registration by import)
+    from . import elementwise, factories, composites, linalg, losses, nn_ops, random_ops, reductions, shape_index, views  # noqa: F401  (registration by import)
     from . import modes
 
     C._tn_install_door(IMPLS, modes.handle)

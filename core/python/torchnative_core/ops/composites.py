@@ -495,3 +495,9 @@ def roll(self, shifts, dims=()):
 @impl("vdot")
 def vdot(self, other):
     return D("dot", self, other)
+
+
+@impl("broadcast_tensors")
+def broadcast_tensors(tensors):
+    shape = B.broadcast_shapes(*[t._tn_sizes for t in tensors])
+    return [D("expand", t, shape, False) for t in tensors]

@@ -1,0 +1,110 @@
+"""Loss functions, composed as upstream composes them (cross_entropy -> log_softmax + nll_loss)."""
+
+from __future__ import annotations
+
+from . import base as B
+from . import impl
+
+MEAN, SUM = 1, 2
+
+
+def D(op, *args):
+    return B.C._aten_dispatch(op, *args)
+
+
+def _num(x):
+    return B.C._tn_scalar_to_tensor(x)
+
+
+def _reduce(loss, reduction):
+    if reduction == MEAN:
+        return D("mean", loss, None)
+    if reduction == SUM:
+        return D("sum", loss, None)
+    return loss
+
+
+@impl("nll_loss_forward")
+def nll_loss_forward(self, target, weight, reduction, ignore_index):
+    if len(self._tn_sizes) not in (1, 2):
+        raise ValueError(f"Expected 2 or fewer dimensions (got {len(self._tn_sizes)})")
+    x = self if len(self._tn_sizes) == 2 else D("unsqueeze", self, 0)
+    t = target if len(target._tn_sizes) == 1 else D("unsqueeze", target, 0)
+    if x._tn_sizes[0] != t._tn_sizes[0]:
+        raise ValueError(f"Expected input batch_size ({x._tn_sizes[0]}) to match target batch_size ({t._tn_sizes[0]}).")
+    n_classes = x._tn_sizes[1]
+    valid = D("ne.Scalar", t, ignore_index)
+    safe_t = D("where.self", valid, t, D("zeros_like", t, None, None, None, None, None))
+    if B.numel(safe_t._tn_sizes):
+        lo, hi = D("min", safe_t).item(), D("max", safe_t).item()
+        for bad in (hi, lo):
+            if bad < 0 or bad >= n_classes:
+                raise IndexError(f"Target {bad} is out of bounds.")
+    picked = D("squeeze.dim", D("gather", x, 1, D("unsqueeze", safe_t, 1), False), 1)
+    w = D("ones_like", picked, None, None, None, None, None) if weight is None else D("index_select", weight, 0, safe_t)
+    w = D("mul.Tensor", w, D("_to_copy", valid, B.dtype_of(x), None, None, None, False, None))
+    loss = D("neg", D("mul.Tensor", picked, w))
+    total = D("sum", w, None)
+    if reduction == MEAN:
+        out = D("div.Tensor", D("sum", loss, None), total)
+    elif reduction == SUM:
+        out = D("sum", loss, None)
+    else:
+        out = loss if len(self._tn_sizes) == 2 else D("squeeze.dim", loss, 0)
+    return out, total
+
+
+@impl("nll_loss", "nll_loss_nd")
+def nll_loss(self, target, weight=None, reduction=MEAN, ignore_index=-100):
+    return D("nll_loss_forward", self, target, weight, reduction, ignore_index)[0]
+
+
+@impl("cross_entropy_loss")
+def cross_entropy_loss(self, target, weight=None, reduction=MEAN, ignore_index=-100, label_smoothing=0.0):
+    if B.dtype_of(target).is_floating_point or label_smoothing:
+        raise NotImplementedError("aten.cross_entropy_loss with probability targets or label smoothing is not implemented yet")
+    dim = 1 if len(self._tn_sizes) >= 2 else 0
+    return D("nll_loss_nd", D("log_softmax.int", self, dim, None), target, weight, reduction, ignore_index)
+
+
+@impl("mse_loss")
+def mse_loss(self, target, reduction=MEAN):
+    d = D("sub.Tensor", self, target, 1)
+    return _reduce(D("mul.Tensor", d, d), reduction)
+
+
+@impl("l1_loss")
+def l1_loss(self, target, reduction=MEAN):
+    return _reduce(D("abs", D("sub.Tensor", self, target, 1)), reduction)
+
+
+@impl("binary_cross_entropy_with_logits")
+def bce_with_logits(self, target, weight=None, pos_weight=None, reduction=MEAN):
+    # upstream: (1 - target) * input + (1 + (pos_weight - 1) * target) * softplus(-input)-style stable form
+    one_minus_t = D("rsub.Scalar", target, 1, 1)
+    max_val = D("clamp_min", D("neg", self), 0)
+    if pos_weight is not None:
+        log_w = D("add.Tensor", D("mul.Tensor", D("sub.Tensor", pos_weight, _num(1), 1), target), _num(1), 1)
+        term = D("add.Tensor", D("log", D("add.Tensor", D("exp", D("neg", max_val)), D("exp", D("sub.Tensor", D("neg", self), max_val, 1)), 1)), max_val, 1)
+        loss = D("add.Tensor", D("mul.Tensor", one_minus_t, self), D("mul.Tensor", log_w, term), 1)
+    else:
+        loss = D("add.Tensor", D("mul.Tensor", one_minus_t, self), max_val, 1)
+        loss = D("add.Tensor", loss, D("log", D("add.Tensor", D("exp", D("neg", max_val)), D("exp", D("sub.Tensor", D("neg", self), max_val, 1)), 1)), 1)
+    if weight is not None:
+        loss = D("mul.Tensor", loss, weight)
+    return _reduce(loss, reduction)
+
+
+@impl("mish")
+def mish(self):
+    return D("mul.Tensor", self, D("tanh", D("softplus", self, 1, 20)))
+
+
+@impl("hardswish")
+def hardswish(self):
+    return D("div.Tensor", D("mul.Tensor", self, D("hardtanh", D("add.Tensor", self, _num(3), 1), 0, 6)), _num(6))
+
+
+@impl("relu6")
+def relu6(self):
+    return D("hardtanh", self, 0, 6)
