@@ -6,9 +6,9 @@ demo:
 	python3 tools/build.py && .venv/bin/python -m torchnative demo
 
 test:
-	python3 tools/build.py --ref && cargo test -q -p torchnative-abi -p torchnative-rng -p torchnative-cpu && .venv/bin/python -m pytest -q -m "not runtime" tests
+	python3 tools/build.py --ref && cargo test -q -p torchnative-abi -p torchnative-rng -p torchnative-cpu && .venv/bin/python -m pytest -q tests
 
-# The comparisons that need `import torch` on our runtime (not yet in `make test`; see docs/STATUS.md).
+# Only the comparisons with upstream (tests/golden), on our runtime.
 golden:
 	python3 tools/build.py --ref && .venv/bin/python -m pytest -q -m runtime tests
 

@@ -1,9 +1,7 @@
 """Test-suite wide configuration.
 
-Tests marked `runtime` need `import torch` to succeed on torchnative's own `torch._C`. That is
-not true yet (see docs/STATUS.md: the import stops at a named wall), so `make test` — and CI —
-deselect them with `-m "not runtime"`; `make golden` runs them and shows exactly where we stand.
-The marker is removed from the default run as soon as the import works."""
+Tests marked `runtime` run torch programs on torchnative's own `torch._C` (the golden
+comparisons with upstream); `make golden` runs just those. `make test` runs everything."""
 
 import pytest
 

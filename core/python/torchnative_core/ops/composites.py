@@ -501,3 +501,37 @@ def vdot(self, other):
 def broadcast_tensors(tensors):
     shape = B.broadcast_shapes(*[t._tn_sizes for t in tensors])
     return [D("expand", t, shape, False) for t in tensors]
+
+
+@impl("addcmul")
+def addcmul(self, tensor1, tensor2, value=1):
+    return D("add.Tensor", self, D("mul.Tensor", D("mul.Tensor", tensor1, tensor2), _num(value)), 1)
+
+
+@impl("addcdiv")
+def addcdiv(self, tensor1, tensor2, value=1):
+    return D("add.Tensor", self, D("mul.Tensor", D("div.Tensor", tensor1, tensor2), _num(value)), 1)
+
+
+@impl("repeat")
+def repeat(self, repeats):
+    sizes = list(self._tn_sizes)
+    if len(repeats) < len(sizes):
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
+        )
+    pad = len(repeats) - len(sizes)
+    sizes = [1] * pad + sizes
+    x = D("view", D("contiguous", self, None), sizes)
+    # interleave a broadcast dim before each dim, expand it to the repeat count, then merge
+    x = D("view", x, [v for s in sizes for v in (1, s)])
+    x = D("expand", x, [v for r, s in zip(repeats, sizes) for v in (r, s)], False)
+    return D("reshape", x, [r * s for r, s in zip(repeats, sizes)])
+
+
+@impl("tile")
+def tile(self, dims):
+    dims = list(dims)
+    if len(dims) < len(self._tn_sizes):
+        dims = [1] * (len(self._tn_sizes) - len(dims)) + dims
+    return D("repeat", self, dims)
