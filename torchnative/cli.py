@@ -14,15 +14,21 @@ import sys
 from pathlib import Path
 
 DEMO_PROGRAM = r"""
-import torch
+import json, torch
 torch.manual_seed(0)
-x = torch.arange(12, dtype=torch.float32).reshape(3, 4)
-w = torch.linspace(-1, 1, 8).reshape(4, 2)
-y = torch.nn.functional.gelu(x @ w + 0.5)
-print("torch", torch.__version__, "from", torch.__file__)
-print("y =", y.tolist())
-print("y.sum() =", y.sum().item())
+model = torch.nn.Sequential(
+    torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.LayerNorm(16), torch.nn.Linear(16, 4), torch.nn.Softmax(dim=-1)
+).eval()
+x = torch.linspace(-2, 2, 24).reshape(3, 8)
+with torch.no_grad():
+    y = model(x)
+print(json.dumps({"torch": torch.__version__, "from": torch.__file__, "y": y.tolist(),
+                  "argmax": y.argmax(-1).tolist()}))
 """
+
+# float32 agreement bound for this program, from the golden harness's measured tolerances
+# (docs/golden.md: float32 atol 7e-6, rtol 6e-6).
+ATOL, RTOL = 7e-6, 6e-6
 
 
 def _ref_python() -> str | None:
@@ -37,25 +43,44 @@ def _run(python: str) -> subprocess.CompletedProcess:
     return subprocess.run([python, "-c", DEMO_PROGRAM], capture_output=True, text=True, timeout=600)
 
 
+def _flat(x):
+    return [v for row in x for v in row]
+
+
 def demo(_args) -> int:
+    import json
+
     from rich.console import Console
+    from rich.table import Table
 
     console = Console()
-    ours = _run(sys.executable)
     ref_py = _ref_python()
-    ref = _run(ref_py) if ref_py else None
-    console.rule("upstream torch 2.13.0 (reference)")
-    console.print(ref.stdout if ref else "no reference interpreter (run `python3 tools/build.py --ref`)")
-    console.rule("torchnative")
+    with console.status("running the program on torchnative and on upstream torch 2.13.0 ..."):
+        ours = _run(sys.executable)
+        ref = _run(ref_py) if ref_py else None
     if ours.returncode != 0:
         last = ours.stderr.strip().splitlines()[-1] if ours.stderr.strip() else "no output"
-        console.print(f"[red]failed[/red]: {last}")
-        console.print("See docs/STATUS.md for how far `import torch` gets today.")
+        console.print(f"[red]torchnative failed[/red]: {last}")
         return 1
-    console.print(ours.stdout)
-    same = ref is not None and ref.stdout.splitlines()[1:] == ours.stdout.splitlines()[1:]
-    console.print("[green]results agree[/green]" if same else "[yellow]results differ from upstream[/yellow]")
-    return 0 if same else 1
+    o = json.loads(ours.stdout)
+    console.print(f"torchnative: torch {o['torch']} from {o['from']}")
+    if ref is None or ref.returncode != 0:
+        console.print("no reference interpreter (run `python3 tools/build.py --ref`); our output:", o["y"])
+        return 1
+    r = json.loads(ref.stdout)
+    console.print(f"upstream:    torch {r['torch']} from {r['from']}")
+    table = Table(title="A seeded Linear-GELU-LayerNorm-Linear-Softmax model, row by row")
+    table.add_column("row")
+    table.add_column("torchnative")
+    table.add_column("upstream")
+    for i, (a, b) in enumerate(zip(o["y"], r["y"])):
+        table.add_row(str(i), " ".join(f"{v:.6f}" for v in a), " ".join(f"{v:.6f}" for v in b))
+    console.print(table)
+    diffs = [abs(a - b) for a, b in zip(_flat(o["y"]), _flat(r["y"]))]
+    ok = all(d <= ATOL + RTOL * abs(b) for d, b in zip(diffs, _flat(r["y"]))) and o["argmax"] == r["argmax"]
+    console.print(f"largest difference: {max(diffs):.3g}  (float32 bound: atol {ATOL:g} + rtol {RTOL:g})")
+    console.print("[green]agrees with upstream[/green]" if ok else "[red]differs from upstream[/red]")
+    return 0 if ok else 1
 
 
 def main(argv=None) -> int:
