@@ -53,6 +53,8 @@ def gen_ops(vendored: Path) -> dict:
                 "python_module": f.python_module,
                 "variants": sorted(v.name for v in f.variants),
                 "autogen": [str(a) for a in f.autogen],
+                # Decomposed above the Python dispatch key upstream: modes never see these.
+                "composite_implicit": bool(f.has_composite_implicit_autograd_kernel),
             }
         )
 
@@ -109,27 +111,7 @@ def _stub_names(tree: ast.Module) -> dict:
             if node.name not in functions:
                 functions.append(node.name)
         elif isinstance(node, ast.ClassDef):
-            methods, attrs = [], {}
-            for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    kind = "method"
-                    for d in item.decorator_list:
-                        dn = ast.unparse(d)
-                        if dn in ("property", "staticmethod", "classmethod"):
-                            kind = dn
-                    if item.name not in [m[0] for m in methods]:
-                        methods.append((item.name, kind))
-                elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
-                    attrs[item.target.id] = ast.unparse(item.annotation)
-                elif isinstance(item, ast.Assign):
-                    for t in item.targets:
-                        if isinstance(t, ast.Name):
-                            attrs[t.id] = _literal(item.value)
-            classes[node.name] = {
-                "bases": [ast.unparse(b) for b in node.bases],
-                "methods": methods,
-                "attrs": attrs,
-            }
+            classes[node.name] = _class_spec(node)
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             variables[node.target.id] = ast.unparse(node.annotation)
         elif isinstance(node, ast.Assign):
@@ -137,6 +119,29 @@ def _stub_names(tree: ast.Module) -> dict:
                 if isinstance(t, ast.Name):
                     variables[t.id] = _literal(node.value)
     return {"functions": functions, "classes": classes, "variables": variables}
+
+
+def _class_spec(node: ast.ClassDef) -> dict:
+    """Methods (with their kind), annotated/assigned members, and nested classes (nested enums
+    such as ProcessGroup.BackendType)."""
+    methods, attrs, nested = [], {}, {}
+    for item in node.body:
+        if isinstance(item, ast.ClassDef):
+            nested[item.name] = _class_spec(item)
+        elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            kind = "method"
+            for d in item.decorator_list:
+                if ast.unparse(d) in ("property", "staticmethod", "classmethod"):
+                    kind = ast.unparse(d)
+            if item.name not in [m[0] for m in methods]:
+                methods.append((item.name, kind))
+        elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+            attrs[item.target.id] = ast.unparse(item.annotation)
+        elif isinstance(item, ast.Assign):
+            for t in item.targets:
+                if isinstance(t, ast.Name):
+                    attrs[t.id] = _literal(item.value)
+    return {"bases": [ast.unparse(b) for b in node.bases], "methods": methods, "attrs": attrs, "nested": nested}
 
 
 def _literal(value: ast.expr) -> str:

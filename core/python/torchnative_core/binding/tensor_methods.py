@@ -235,11 +235,10 @@ def install(C_) -> None:
                            ("int", "int32"), ("long", "int64"), ("short", "int16"), ("char", "int8"), ("byte", "uint8"),
                            ("bool", "bool")):
         methods[shortcut] = _make_cast(T.BY_NAME[name])
-    def _make_subclass(cls, data, require_grad=False, dispatch_sizes_strides_policy=None, dispatch_device=False,
-                       dispatch_layout=False, _extra_dispatch_keys=None, storage_size=None):
+    def _make_subclass(cls, data, requires_grad=False, **kwargs):
         # A new object of `cls` sharing data's storage and geometry (nn.Parameter's constructor).
         out = data._tn_alias(cls)
-        out._tn_requires_grad = bool(require_grad)
+        out._tn_requires_grad = bool(kwargs.get("require_grad", requires_grad))
         return out
 
     TB._make_subclass = staticmethod(_make_subclass)
@@ -259,6 +258,8 @@ def install(C_) -> None:
     # torch.Tensor grad slots: plain attributes until autograd lands (issue 6).
     TB.grad = property(lambda self: self.__dict__.get("_tn_grad"), lambda self, v: self.__dict__.__setitem__("_tn_grad", v))
     TB.data = property(lambda self: self._tn_alias(), _set_data)
+    TB._grad = TB.grad
+    TB._grad_fn = property(lambda self: None)
 
 
 def _set_data(self, new):

@@ -55,7 +55,7 @@ def broadcast_shapes(*shapes):
                 out[j] = d
             elif d != 1 and d != out[j]:
                 raise RuntimeError(
-                    f"The size of tensor a ({out[j]}) must match the size of tensor b ({d}) at non-singleton dimension {i}"
+                    f"The size of tensor a ({out[j]}) must match the size of tensor b ({d}) at non-singleton dimension {j}"
                 )
     return out
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 
 def install(C) -> None:
-    from . import (dispatch_keys, enums, flags, functorch, generator, jit, op_registry, placeholders, return_types, runtime,
+    from . import (dispatch_keys, dispatch_modes, distributed, dynamo, enums, flags, functorch, generator, jit, op_registry, placeholders, return_types, runtime,
                torch_function, types)
 
     types.install(C)
@@ -26,6 +26,9 @@ def install(C) -> None:
     binding_functions.install(C)
     enums.install(C, surface)
     dispatch_keys.install(C)
+    dispatch_modes.install(C)
+    distributed.install(C)
+    dynamo.install(C)
     op_registry.install(C)
     from .. import ops
 

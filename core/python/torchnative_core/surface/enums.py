@@ -8,12 +8,12 @@ import enum
 
 
 def _is_enum_spec(name: str, spec: dict) -> bool:
-    """A stub class is an enum when it has members (`A = ...`, `A = 0` or `A: Self`) and no
-    methods of its own."""
-    methods = [m for m, _ in spec["methods"] if not (m.startswith("__") and m.endswith("__"))]
+    """A stub class is an enum when it has members (`A = ...`, `A = 0`, `A: Self` or `A: int`,
+    the last for dynamo's slot-id classes) and no methods of its own."""
     values = spec["attrs"].values()
-    return bool(spec["attrs"]) and not methods and all(
-        v == "..." or v.lstrip("-").isdigit() or v == name for v in values
+    bases_ok = all(b.split(".")[-1] in ("Enum", "IntEnum") for b in spec.get("bases", []))
+    return bool(spec["attrs"]) and not spec["methods"] and bases_ok and all(
+        v in ("...", "int") or v.lstrip("-").isdigit() or v == name for v in values
     )
 
 

@@ -19,7 +19,7 @@ from importlib import resources
 # Capability probes: upstream code tests these with hasattr/getattr, so a placeholder would lie.
 ABSENT = re.compile(
     r"^_?(cuda|CUDA|Cuda|xpu|XPU|Xpu|nccl|gds|cudnn|miopen|cufft|cusparselt|rocm|ROCm|hip)"
-    r"|^_(rpc_init|c10d_init|dist_autograd_init|faulty_agent_init)$"
+    r"|^_(rpc_init|dist_autograd_init|faulty_agent_init)$"
     r"|^_mps_(?!is_available$|is_on_macos)"
     r"|^_(MemPool|CUDAGraph|CUDAGreenContext|StaticCudaLauncher|StaticXpuLauncher|XPUGraph|XPUMemPool)$"
 )
@@ -44,7 +44,16 @@ class CClassMeta(type):
     that combines metaclasses (`class M(type(_C._Await), type(Generic))`) works."""
 
 
-def _refusing_class(modname: str, name: str, spec: dict):
+def _opaque_meta():
+    """Upstream's distributed classes (ProcessGroup, Placement, ...) are created with
+    torch._opaque_base.OpaqueBaseMeta so torch.compile can treat them as opaque objects; their
+    Python subclasses are registered with register_opaque_type, which checks for it."""
+    from torch._opaque_base import OpaqueBaseMeta
+
+    return type("CClassOpaqueMeta", (CClassMeta, OpaqueBaseMeta), {})
+
+
+def _refusing_class(modname: str, name: str, spec: dict, mod=None):
     qual = f"{modname}.{name}"
 
     # Instances may be created (upstream builds some at import, e.g. the autograd engine);
@@ -64,10 +73,25 @@ def _refusing_class(modname: str, name: str, spec: dict):
         elif kind == "property":
             fn = property(fn)
         ns[meth] = fn
+    for nested_name, nested_spec in spec.get("nested", {}).items():
+        ns[nested_name] = _nested(f"{modname}.{name}", nested_name, nested_spec)
     # Upstream subclasses these two with metaclasses derived from `type` (VariableMeta,
     # FunctionMeta), so they must be plain classes.
     meta = type if name in ("_LegacyVariableBase", "_FunctionBase") else CClassMeta
-    return meta(name, (object,), ns)
+    if modname.startswith(("torch._C._distributed", "torch._C._distributed_c10d")):
+        meta = _opaque_meta()
+    bases = tuple(getattr(mod, b) for b in spec.get("bases", []) if mod is not None and isinstance(getattr(mod, b, None), type))
+    if bases:
+        meta = type(bases[0])
+    return meta(name, bases or (object,), ns)
+
+
+def _nested(owner: str, name: str, spec: dict):
+    from .enums import _is_enum_spec, make_enum
+
+    if _is_enum_spec(name, spec):
+        return make_enum(name, spec, owner)
+    return _refusing_class(owner, name, spec)
 
 
 def load_surface() -> dict:
@@ -117,9 +141,9 @@ def install(C, surface: dict, skip_modules=()) -> int:
             if existing is not None and not getattr(existing, "_tn_placeholder", False):
                 count += _fill_members(existing, f"{modname}.{name}", cls_spec)
                 continue
-            if ABSENT.search(name) or hasattr(mod, name):
+            if ABSENT.search(name) or hasattr(mod, name) or name in getattr(mod, "_tn_absent", ()):
                 continue
-            setattr(mod, name, _refusing_class(modname, name, cls_spec))
+            setattr(mod, name, _refusing_class(modname, name, cls_spec, mod))
             count += 1
     return count
 

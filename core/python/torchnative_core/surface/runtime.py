@@ -261,6 +261,13 @@ def install(C) -> None:
         return False
 
     @export
+    def _c10d_init():
+        # torch._C._distributed_c10d is built at _C import from the stubs; its process groups
+        # and stores are placeholders until the federated issue lands a real backend. The
+        # names must exist: torch._dynamo imports torch.distributed.fsdp unconditionally.
+        return True
+
+    @export
     def _get_default_device():
         # The legacy default-tensor-type device: torchnative only has CPU default tensor types.
         return "cpu"
@@ -302,6 +309,7 @@ def install(C) -> None:
     # TensorBase is a PyO3 class whose metaclass is `type`; upstream's _TensorMeta only adds
     # C-level slots, so subclasses such as _ParameterMeta derive from `type` here.
     C._TensorMeta = type
+    C._TensorBase = C.TensorBase  # the legacy alias upstream keeps
 
     for name, fn in fns.items():
         fn.__module__ = "torch._C"
