@@ -280,32 +280,25 @@ def step_install(s: Summary, force: bool, wheels: list[Path]) -> None:
             write_stamp(f"install-{dist_name(wheel)}", {"sha256": sha, "wheel": str(wheel)})
     note = ", ".join(w.name for w, _ in changed) if changed else "all wheels unchanged"
     s.add("install", "rebuilt" if changed else "skipped", t, note)
-    ensure_global_deps_shim(s, site)
 
 
-def ensure_global_deps_shim(s: Summary, site: Path) -> None:
+def build_global_deps(s: Summary) -> None:
     """torch/__init__.py dlopen()s torch/lib/libtorch_global_deps.so (RTLD_GLOBAL) before it
-    imports torch._C and re-raises the OSError when that fails, so `import torch` needs a real,
-    loadable shared object there; an empty marker is "file too short". It is native, so it is
-    not in the pure vendored wheel. Until torchnative-core ships one, compile an empty one with
-    the C compiler that Rust links with anyway, and drop it into the venv (not pip-tracked)."""
+    imports torch._C and re-raises when that fails, so torchnative-core ships a real, empty
+    shared library there (source: core/native/torch_global_deps.c). It is compiled into
+    core/python/torch/lib/ (git-ignored) before maturin packs the core wheel."""
     t = time.monotonic()
-    target = site / "torch/lib/libtorch_global_deps.so"
-    assert target.relative_to(site).as_posix() in vendor.NEEDED_AT_IMPORT
-    if target.is_file():
-        s.add("global-deps shim", "skipped", t, "present")
+    source = REPO / "core/native/torch_global_deps.c"
+    target = REPO / "core/python/torch/lib/libtorch_global_deps.so"
+    if target.is_file() and target.stat().st_mtime >= source.stat().st_mtime:
+        s.add("global-deps lib", "skipped", t, "up to date")
         return
     cc = shutil.which(os.environ.get("CC", "cc"))
     if not cc:
-        raise BuildError("global-deps shim: no C compiler (cc) to build libtorch_global_deps.so")
-    built = BUILD / "shims" / "libtorch_global_deps.so"
-    built.parent.mkdir(parents=True, exist_ok=True)
-    source = built.with_suffix(".c")
-    source.write_text("/* empty: loaded by torch/__init__.py _load_global_deps() */\n")
-    run("global-deps shim", [cc, "-shared", "-fPIC", "-o", built, source])
+        raise BuildError("global-deps lib: no C compiler (cc) to build libtorch_global_deps.so")
     target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(built, target)
-    s.add("global-deps shim", "rebuilt", t, "interim: belongs in torchnative-core's wheel")
+    run("global-deps lib", [cc, "-shared", "-fPIC", "-o", target, source])
+    s.add("global-deps lib", "rebuilt", t, target.relative_to(REPO).as_posix())
 
 
 # --- f. editable -----------------------------------------------------------------------------
@@ -410,6 +403,8 @@ def build(args: argparse.Namespace, s: Summary) -> None:
     step_gen_tables(s, args.force, vendor_sha)
     wheels = [WHEELS / vendor.PURE_WHEEL]
     for crate in crates():
+        if crate.name == "core":
+            build_global_deps(s)
         wheel = step_maturin(s, args.force, crate)
         if wheel:
             wheels.append(wheel)

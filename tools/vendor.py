@@ -70,8 +70,8 @@ NEEDED_AT_IMPORT = {
         "torchnative-core ships a stub script (core/python/torch/bin/)",
     "torch/lib/libtorch_global_deps.so":
         "_load_global_deps() ctypes.CDLL()s it and re-raises the OSError, so it must be a real "
-        "shared object (an empty file fails: 'file too short'); until torchnative-core ships "
-        "one, tools/build.py compiles an empty one into .venv",
+        "shared object (an empty file fails: 'file too short'); torchnative-core ships an empty "
+        "one (core/native/torch_global_deps.c, compiled by tools/build.py into the core wheel)",
 }
 
 # Requires-Dist lines naming the CUDA stack: our build has none.
