@@ -1,0 +1,61 @@
+"""The single door, checked against upstream in separate processes: the operator sequence a
+TorchDispatchMode observes, and refusal by name for an operator without a kernel."""
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+OURS = REPO / ".venv/bin/python"
+
+MODE_PROGRAM = r"""
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+seen = []
+class Log(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        seen.append(str(func)); return func(*args, **(kwargs or {}))
+with Log():
+    y = torch.nn.functional.linear(torch.ones(2, 3), torch.ones(4, 3), torch.ones(4))
+    z = (y * 2 + 1).sum(0)
+    w = y[0].softmax(-1)
+    torch.cat([z, w]).view(2, 4).transpose(0, 1).contiguous()
+print("\n".join(seen))
+"""
+
+
+def _ref_python():
+    marker = REPO / "build/ref-python"
+    return marker.read_text().strip()
+
+
+def _run(python, program):
+    r = subprocess.run([str(python), "-c", program], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.splitlines()
+
+
+@pytest.mark.runtime
+def test_dispatch_mode_sees_upstreams_operator_sequence():
+    ours, ref = _run(OURS, MODE_PROGRAM), _run(_ref_python(), MODE_PROGRAM)
+    assert ours == ref
+
+
+def test_sequence_comparison_can_fail():
+    # the comparison above is list equality: a composite reported instead of its parts differs
+    assert ["aten.linear.default"] != ["aten.t.default", "aten.addmm.default"]
+
+
+@pytest.mark.runtime
+def test_missing_kernel_refuses_by_name():
+    program = "import torch\ntry:\n    torch.ops.aten.cholesky(torch.eye(2))\nexcept NotImplementedError as e:\n    print(e)\n"
+    (line,) = _run(OURS, program)
+    assert line.startswith("aten.cholesky.default has no kernel for device 'cpu'"), line
+    assert "installed backends: cpu" in line
+
+
+@pytest.mark.runtime
+def test_unknown_operator_is_not_an_attribute():
+    program = "import torch\nprint(hasattr(torch.ops.aten, 'definitely_not_an_op'), hasattr(torch.ops.aten, 'add'))"
+    assert _run(OURS, program) == ["False True"]
