@@ -112,12 +112,8 @@ def _stub_names(tree: ast.Module) -> dict:
                 functions.append(node.name)
         elif isinstance(node, ast.ClassDef):
             classes[node.name] = _class_spec(node)
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            variables[node.target.id] = ast.unparse(node.annotation)
-        elif isinstance(node, ast.Assign):
-            for t in node.targets:
-                if isinstance(t, ast.Name):
-                    variables[t.id] = _literal(node.value)
+        else:
+            _record_assignment(node, variables)
     return {"functions": functions, "classes": classes, "variables": variables}
 
 
@@ -135,13 +131,19 @@ def _class_spec(node: ast.ClassDef) -> dict:
                     kind = ast.unparse(d)
             if item.name not in [m[0] for m in methods]:
                 methods.append((item.name, kind))
-        elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
-            attrs[item.target.id] = ast.unparse(item.annotation)
-        elif isinstance(item, ast.Assign):
-            for t in item.targets:
-                if isinstance(t, ast.Name):
-                    attrs[t.id] = _literal(item.value)
+        else:
+            _record_assignment(item, attrs)
     return {"bases": [ast.unparse(b) for b in node.bases], "methods": methods, "attrs": attrs, "nested": nested}
+
+
+def _record_assignment(node: ast.stmt, into: dict) -> None:
+    """`name: Annotation` records the annotation; `name = value` records the value's source."""
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        into[node.target.id] = ast.unparse(node.annotation)
+    elif isinstance(node, ast.Assign):
+        for t in node.targets:
+            if isinstance(t, ast.Name):
+                into[t.id] = _literal(node.value)
 
 
 def _literal(value: ast.expr) -> str:

@@ -150,9 +150,8 @@ def install(C_) -> None:
         idx = _door("nonzero", self)
         if not as_tuple:
             return idx
-        if self.dim() == 0:
-            return (_door("view", idx, [-1]),) if False else tuple(_door("select.int", _door("t", _door("view", idx, [-1, 1]) if idx.dim() < 2 else idx), 0, i) for i in range(1))
-        return tuple(_door("select.int", idx, 1, i) for i in range(self.dim()))
+        # upstream: one index tensor per dimension (a 0-dim input counts as 1-dim)
+        return tuple(_door("select.int", idx, 1, i) for i in range(max(self.dim(), 1)))
 
     def set_(self, source=None, storage_offset=0, size=None, stride=None):
         if source is None:

@@ -39,6 +39,13 @@ def _refusing_function(qualname: str):
     return placeholder
 
 
+def _refusing_member(qualname: str, kind: str):
+    """A refusing method, staticmethod, classmethod or property, as the stub declares it."""
+    fn = _refusing_function(qualname)
+    wrap = {"staticmethod": staticmethod, "classmethod": classmethod, "property": property}.get(kind)
+    return wrap(fn) if wrap else fn
+
+
 class CClassMeta(type):
     """Metaclass of placeholder classes: like pybind11's, distinct from `type`, so upstream code
     that combines metaclasses (`class M(type(_C._Await), type(Generic))`) works."""
@@ -65,14 +72,7 @@ def _refusing_class(modname: str, name: str, spec: dict, mod=None):
     for meth, kind in spec.get("methods", []):
         if meth.startswith("__") and meth.endswith("__"):
             continue  # dunders keep object's defaults: never stub comparison or truth
-        fn = _refusing_function(f"{qual}.{meth}")
-        if kind == "staticmethod":
-            fn = staticmethod(fn)
-        elif kind == "classmethod":
-            fn = classmethod(fn)
-        elif kind == "property":
-            fn = property(fn)
-        ns[meth] = fn
+        ns[meth] = _refusing_member(f"{qual}.{meth}", kind)
     for nested_name, nested_spec in spec.get("nested", {}).items():
         ns[nested_name] = _nested(f"{modname}.{name}", nested_name, nested_spec)
     # Upstream subclasses these two with metaclasses derived from `type` (VariableMeta,
@@ -154,15 +154,8 @@ def _fill_members(cls, qual: str, spec: dict) -> int:
     for meth, kind in spec.get("methods", []):
         if (meth.startswith("__") and meth.endswith("__")) or hasattr(cls, meth):
             continue
-        fn = _refusing_function(f"{qual}.{meth}")
-        if kind == "staticmethod":
-            fn = staticmethod(fn)
-        elif kind == "classmethod":
-            fn = classmethod(fn)
-        elif kind == "property":
-            fn = property(fn)
         try:
-            setattr(cls, meth, fn)
+            setattr(cls, meth, _refusing_member(f"{qual}.{meth}", kind))
             count += 1
         except (TypeError, AttributeError):
             pass

@@ -33,27 +33,6 @@ def install(C) -> None:
     def _disabled_torch_dispatch_impl(func, types, args=(), kwargs=None):
         raise NotImplementedError("__torch_dispatch__ is disabled for this tensor")
 
-    def _has_override(x):
-        t = type(x)
-        if t is C._tn_tensor_class_ref[0] or t is TB:
-            return False
-        tf = getattr(t, "__torch_function__", None)
-        if tf is None:
-            return False
-        func = getattr(tf, "__func__", tf)
-        return func is not _disabled_torch_function_impl and func is not getattr(
-            getattr(C._tn_tensor_class_ref[0], "__torch_function__", None), "__func__", None
-        ) or (isinstance(x, TB) and t.__name__ != "Parameter" and func is not None and _is_subclass_override(t))
-
-    def _is_subclass_override(t):
-        base = C._tn_tensor_class_ref[0]
-        if base is None:
-            return False
-        return getattr(t, "__torch_function__", None).__func__ is not base.__torch_function__.__func__
-
-    def _enabled():
-        return _state() == 0
-
     def _has_torch_function(args):
         if _state() == 2:
             return False
@@ -142,4 +121,3 @@ def install(C) -> None:
                _pop_torch_function_stack, _len_torch_function_stack, _get_function_stack_at):
         fn.__module__ = "torch._C"
         setattr(C, fn.__name__, fn)
-    del _has_override, _enabled
