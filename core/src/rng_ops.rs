@@ -49,6 +49,36 @@ impl PyCpuGenerator {
     }
 }
 
+/// `multinomial` over the rows of a contiguous CPU probability tensor (f32/f64/f16/bf16):
+/// returns the sampled category indices, row-major, `n_sample` per row.
+#[pyfunction]
+pub fn _tn_rng_multinomial(
+    gen: &PyCpuGenerator,
+    probs: PyRef<'_, TensorBase>,
+    n_sample: usize,
+    replacement: bool,
+) -> PyResult<Vec<i64>> {
+    if !crate::tensor::is_contiguous(&probs.meta.sizes, &probs.meta.strides) {
+        return Err(PyRuntimeError::new_err("_tn_rng_multinomial needs a contiguous tensor"));
+    }
+    let sizes = &probs.meta.sizes;
+    let n_cat = *sizes.last().unwrap_or(&1) as usize;
+    let n_dist = if sizes.len() == 2 { sizes[0] as usize } else { 1 };
+    let n = n_dist * n_cat;
+    let mut g = gen.g.lock().unwrap();
+    let ptr = probs.data_ptr_raw();
+    unsafe {
+        match probs.meta.dtype {
+            TnDtype::Float32 => rng::multinomial(&mut g, std::slice::from_raw_parts(ptr as *const f32, n), n_dist, n_cat, n_sample, replacement),
+            TnDtype::Float64 => rng::multinomial(&mut g, std::slice::from_raw_parts(ptr as *const f64, n), n_dist, n_cat, n_sample, replacement),
+            TnDtype::Float16 => rng::multinomial(&mut g, std::slice::from_raw_parts(ptr as *const f16, n), n_dist, n_cat, n_sample, replacement),
+            TnDtype::BFloat16 => rng::multinomial(&mut g, std::slice::from_raw_parts(ptr as *const bf16, n), n_dist, n_cat, n_sample, replacement),
+            d => return Err(PyRuntimeError::new_err(format!("multinomial only supports floating-point dtypes for input, got: {}", crate::dtype::name(d)))),
+        }
+    }
+    .map_err(rng_err)
+}
+
 /// Writes `draws` (in upstream's draw order) into the strided tensor `t`.
 unsafe fn scatter<T: Copy>(t: &TensorBase, draws: &[T]) {
     let sizes: Vec<usize> = t.meta.sizes.iter().map(|&s| s as usize).collect();

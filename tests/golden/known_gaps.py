@@ -15,7 +15,6 @@ GAPS = {
     "nn.linear_backward_grads": AUTOGRAD,
     "nn.batchnorm2d_train_updates_running_stats": "aten._native_batch_norm_legit (training-mode batch statistics) has no kernel",
     "elementwise.logical_and_bitwise": "aten.__lshift__/__rshift__ have no kernel",
-    "factories.bernoulli_multinomial": "aten.multinomial is not wired to the RNG crate's multinomial yet",
     "indexing.gather_scatter": "aten.scatter.src has no kernel",
     "joining.flip_roll_repeat_tile": "aten.repeat_interleave has no kernel",
     "linalg.einsum": "aten.einsum is not implemented",

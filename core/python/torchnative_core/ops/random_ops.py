@@ -180,3 +180,21 @@ def dropout(input, p, train):
     if not train or p == 0:
         return input
     return _door("native_dropout", input, p, train)[0]
+
+
+@impl("multinomial")
+def multinomial(self, num_samples, replacement=False, generator=None):
+    nd = len(self._tn_sizes)
+    if nd not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    n_cat = self._tn_sizes[-1]
+    if not replacement and num_samples > n_cat:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    probs = _door("contiguous", self if self._tn_device_key == "cpu" else self.cpu(), None)
+    from .factories import from_python_values
+
+    vals = B.C._tn_rng_multinomial(_gen(generator), probs, num_samples, replacement)
+    shape = [num_samples] if nd == 1 else [self._tn_sizes[0], num_samples]
+    return from_python_values(vals, shape, B.I64, None if self._tn_device_key == "cpu" else B.device_of(self))
