@@ -3,7 +3,7 @@
 .PHONY: demo test golden clean
 
 demo:
-	python3 tools/build.py && .venv/bin/python -m torchnative demo
+	python3 tools/build.py --ref && .venv/bin/python -m torchnative demo
 
 test:
 	python3 tools/build.py --ref && cargo test -q -p torchnative-abi -p torchnative-rng -p torchnative-cpu && .venv/bin/python -m pytest -q tests

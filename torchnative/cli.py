@@ -65,8 +65,10 @@ def demo(_args) -> int:
     o = json.loads(ours.stdout)
     console.print(f"torchnative: torch {o['torch']} from {o['from']}")
     if ref is None or ref.returncode != 0:
-        console.print("no reference interpreter (run `python3 tools/build.py --ref`); our output:", o["y"])
-        return 1
+        # The main job ran; without upstream there is nothing to compare with.
+        console.print("our output:", o["y"])
+        console.print("no reference interpreter to compare with (`python3 tools/build.py --ref` makes one)")
+        return 0
     r = json.loads(ref.stdout)
     console.print(f"upstream:    torch {r['torch']} from {r['from']}")
     table = Table(title="A seeded Linear-GELU-LayerNorm-Linear-Softmax model, row by row")
