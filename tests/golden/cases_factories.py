@@ -241,3 +241,10 @@ def normal_uniform_inplace():
 def bernoulli_multinomial():
     return (torch.bernoulli(torch.full((6,), 0.5)),
             torch.multinomial(torch.tensor([0.1, 0.2, 0.7]), 4, replacement=True))
+
+
+@case(exact=True)
+def new_factories_follow_self():
+    x = torch.zeros(2, 3, dtype=torch.float64)
+    return (x.new_ones(2), x.new_zeros((1, 2)), x.new_full((2,), 7), x.new_empty((3, 0)).shape,
+            x.new_tensor([1, 2]), torch.arange(3).new_ones(2))

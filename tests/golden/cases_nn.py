@@ -212,3 +212,15 @@ def linear_backward_grads():
     lin = _fill(nn.Linear(3, 2))
     lin(_ramp(4, 3)).pow(2).sum().backward()
     return lin.weight.grad, lin.bias.grad
+
+
+@case
+def mha_inference_fast_path():
+    # under no_grad, eval and batch_first, upstream takes torch._native_multi_head_attention
+    mha = nn.MultiheadAttention(8, 2, batch_first=True).eval()
+    x = _ramp(2, 3, 8, scale=0.2)
+    pad = torch.tensor([[False, False, True], [False, False, False]])
+    with torch.no_grad():
+        out, w = mha(x, x, x)
+        out2, _ = mha(x, x, x, key_padding_mask=pad, need_weights=False)
+    return out, w, out2

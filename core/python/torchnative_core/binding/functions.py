@@ -255,7 +255,7 @@ def _make_binary_dunder(target: str, ov: _Overloads):
 # Dunders upstream's python_variable_methods.cpp maps onto ATen methods.
 MANUAL_METHODS = {"to", "size", "stride", "type", "item", "tolist", "numpy", "is_contiguous", "cpu", "numel",
                   "is_floating_point", "is_complex", "is_signed", "requires_grad_", "dim_order", "copy_",
-                  "contiguous", "nonzero", "set_", "is_conj", "is_neg", "_is_zerotensor", "is_inference"}
+                  "contiguous", "nonzero", "set_", "is_conj", "is_neg", "_is_zerotensor", "is_inference", "new_tensor"}
 
 BINARY_DUNDERS = {
     "__add__": "add", "__radd__": "add", "__iadd__": "add_", "__sub__": "sub", "__isub__": "sub_",

@@ -241,6 +241,13 @@ def install(C_) -> None:
         return out
 
     TB._make_subclass = staticmethod(_make_subclass)
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        from .torch_functions import tensor
+
+        return tensor(data, dtype=dtype or T.BY_CODE[self._tn_dtype_code], device=device or _device(self),
+                      requires_grad=requires_grad)
+
+    methods["new_tensor"] = new_tensor
     methods["const_data_ptr"] = lambda self: self.data_ptr()
     methods["mutable_data_ptr"] = lambda self: self.data_ptr()
     methods["cfloat"] = _make_cast(T.BY_NAME["complex64"])

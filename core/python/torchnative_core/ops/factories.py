@@ -199,3 +199,34 @@ def eye_m(n, m, dtype=None, layout=None, device=None, pin_memory=None):
         diag = out._tn_as_strided([k], [m + 1], 0, None)
         fill_(diag, 1)
     return out
+
+
+# new_*: factories that default dtype and device to self's (TensorFactories.cpp).
+def _new_opts(self, dtype, device):
+    return dtype or B.dtype_of(self), device or B.device_of(self)
+
+
+@impl("new_empty")
+def new_empty(self, size, dtype=None, layout=None, device=None, pin_memory=None):
+    return B.empty(size, *_new_opts(self, dtype, device))
+
+
+@impl("new_zeros")
+def new_zeros(self, size, dtype=None, layout=None, device=None, pin_memory=None):
+    return _filled(size, 0, *_new_opts(self, dtype, device))
+
+
+@impl("new_ones")
+def new_ones(self, size, dtype=None, layout=None, device=None, pin_memory=None):
+    return _filled(size, 1, *_new_opts(self, dtype, device))
+
+
+@impl("new_full")
+def new_full(self, size, fill_value, dtype=None, layout=None, device=None, pin_memory=None):
+    return _filled(size, fill_value, *_new_opts(self, dtype, device))
+
+
+@impl("new_empty_strided")
+def new_empty_strided(self, size, stride, dtype=None, layout=None, device=None, pin_memory=None):
+    d, dev = _new_opts(self, dtype, device)
+    return empty_strided(size, stride, d, None, dev, None)

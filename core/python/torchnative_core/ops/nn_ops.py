@@ -214,3 +214,39 @@ def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scal
         zero = _door("zeros_like", attn_mask, B.dtype_of(query), None, None, None, None)
         attn_mask = _door("masked_fill.Scalar", zero, _door("logical_not", attn_mask), float("-inf"))
     return _door("_scaled_dot_product_flash_attention_for_cpu", query, key, value, dropout_p, is_causal, attn_mask, scale)[0]
+
+
+@impl("_native_multi_head_attention")
+def native_mha(query, key, value, embed_dim, num_head, qkv_weight, qkv_bias, proj_weight, proj_bias, mask=None,
+               need_weights=True, average_attn_weights=True, mask_type=None):
+    """nn.MultiheadAttention's inference fast path (batch_first), as a composition: project,
+    split heads, scale q by 1/sqrt(head_dim), softmax(q k^T + mask) v, merge, project."""
+    b, lq, _ = query._tn_sizes
+    lk = key._tn_sizes[1]
+    dh = embed_dim // num_head
+    w_q, w_k, w_v = _door("split.Tensor", qkv_weight, embed_dim, 0)
+    b_q, b_k, b_v = _door("split.Tensor", qkv_bias, embed_dim, 0)
+
+    def heads(x, w, bias, length):
+        y = _door("linear", x, w, bias)
+        return _door("transpose.int", _door("view", y, [b, length, num_head, dh]), 1, 2)
+
+    q = _door("div.Tensor", heads(query, w_q, b_q, lq), B.C._tn_scalar_to_tensor(float(dh) ** 0.5))
+    k, v = heads(key, w_k, b_k, lk), heads(value, w_v, b_v, lk)
+    scores = _door("matmul", q, _door("transpose.int", k, -2, -1))
+    if mask is not None:
+        m = mask
+        if B.dtype_of(m) is B.BOOL:
+            zero = _door("zeros_like", m, B.dtype_of(scores), None, None, None, None)
+            m = _door("masked_fill.Scalar", zero, m, float("-inf"))
+        if mask_type == 1 and len(m._tn_sizes) == 2:  # key padding mask (B, Lk)
+            m = _door("view", m, [b, 1, 1, lk])
+        scores = _door("add.Tensor", scores, m, 1)
+    attn = _door("softmax.int", scores, -1, None)
+    out = _door("matmul", attn, v)
+    out = _door("reshape", _door("transpose.int", out, 1, 2), [b, lq, embed_dim])
+    out = _door("linear", out, proj_weight, proj_bias)
+    if not need_weights:
+        return out, B.empty([0], B.dtype_of(query), B.device_of(query))
+    weights = _door("mean.dim", attn, [1], False, None) if average_attn_weights else attn
+    return out, weights
