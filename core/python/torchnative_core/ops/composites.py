@@ -535,3 +535,166 @@ def tile(self, dims):
     if len(dims) < len(self._tn_sizes):
         dims = [1] * (len(self._tn_sizes) - len(dims)) + dims
     return D("repeat", self, dims)
+
+
+# --- scatter family through index_put_ (a full coordinate index per element of `index`) ------
+
+def _coords(index, dim):
+    """For scatter-like ops: the index tuple addressing self at (index along dim, position
+    elsewhere) for every element of `index`."""
+    nd = len(index._tn_sizes)
+    dev = B.device_of(index)
+    out = []
+    for d in range(nd):
+        if d == dim:
+            out.append(index)
+        else:
+            shape = [1] * nd
+            shape[d] = index._tn_sizes[d]
+            ar = D("view", D("arange", index._tn_sizes[d], B.I64, None, dev, None), shape)
+            out.append(D("expand", ar, list(index._tn_sizes), False))
+    return out
+
+
+def _src_for(index, src):
+    sl = src
+    for d, n in enumerate(index._tn_sizes):
+        sl = D("slice.Tensor", sl, d, 0, n, 1)
+    return sl
+
+
+@impl("scatter_.src")
+def scatter_src_(self, dim, index, src):
+    d = B.wrap_dim(dim, len(self._tn_sizes))
+    return D("index_put_", self, _coords(index, d), _src_for(index, src), False)
+
+
+@impl("scatter.src")
+def scatter_src(self, dim, index, src):
+    return scatter_src_(D("clone", self, None), dim, index, src)
+
+
+@impl("scatter_.value")
+def scatter_value_(self, dim, index, value):
+    d = B.wrap_dim(dim, len(self._tn_sizes))
+    vals = D("full", list(index._tn_sizes), value, B.dtype_of(self), None, B.device_of(self), None)
+    return D("index_put_", self, _coords(index, d), vals, False)
+
+
+@impl("scatter.value")
+def scatter_value(self, dim, index, value):
+    return scatter_value_(D("clone", self, None), dim, index, value)
+
+
+@impl("scatter_add_")
+def scatter_add_(self, dim, index, src):
+    d = B.wrap_dim(dim, len(self._tn_sizes))
+    return D("index_put_", self, _coords(index, d), _src_for(index, src), True)
+
+
+@impl("scatter_add")
+def scatter_add(self, dim, index, src):
+    return scatter_add_(D("clone", self, None), dim, index, src)
+
+
+@impl("index_add_")
+def index_add_(self, dim, index, source, alpha=1):
+    return D("copy_", self, D("index_add", self, dim, index, source, alpha), False)
+
+
+@impl("index_add")
+def index_add(self, dim, index, source, alpha=1):
+    d = B.wrap_dim(dim, len(self._tn_sizes))
+    moved = D("movedim.int", D("clone", self, None), d, 0)
+    src = D("movedim.int", source if alpha == 1 else D("mul.Tensor", source, _num(alpha)), d, 0)
+    out = D("index_put_", D("clone", moved, None), [index], src, True)
+    return D("movedim.int", out, 0, d)
+
+
+@impl("index_fill_.int_Scalar")
+def index_fill_(self, dim, index, value):
+    d = B.wrap_dim(dim, len(self._tn_sizes))
+    view = D("movedim.int", self, d, 0)
+    D("index_put_", view, [index], D("scalar_tensor", value, B.dtype_of(self), None, B.device_of(self), None), False)
+    return self
+
+
+@impl("index_fill.int_Scalar")
+def index_fill(self, dim, index, value):
+    return index_fill_(D("clone", self, None), dim, index, value)
+
+
+# --- order statistics via sort ---------------------------------------------------------------
+
+@impl("median.dim")
+def median_dim(self, dim, keepdim=False):
+    from torch.return_types import median as t
+
+    d = B.wrap_dim(dim, len(self._tn_sizes))
+    n = self._tn_sizes[d]
+    values, idx = D("sort.stable", self, True, d, False)
+    k = (n - 1) // 2
+    v, i = D("select.int", values, d, k), D("select.int", idx, d, k)
+    if keepdim:
+        v, i = D("unsqueeze", v, d), D("unsqueeze", i, d)
+    return t((v, i))
+
+
+@impl("kthvalue")
+def kthvalue(self, k, dim=-1, keepdim=False):
+    from torch.return_types import kthvalue as t
+
+    d = B.wrap_dim(dim, len(self._tn_sizes))
+    if k < 1 or k > self._tn_sizes[d]:
+        raise IndexError(f"kthvalue(): selected number k out of range for dimension {d}")
+    values, idx = D("sort.stable", self, True, d, False)
+    v, i = D("select.int", values, d, k - 1), D("select.int", idx, d, k - 1)
+    if keepdim:
+        v, i = D("unsqueeze", v, d), D("unsqueeze", i, d)
+    return t((v, i))
+
+
+# --- integer shifts: << and >> as multiplication / floor division by 2**n (identical bits for
+# in-range shift counts in two's complement, which is what upstream's shifts compute)
+
+def _shift_operand(other, self):
+    return other if isinstance(other, B.C.TensorBase) else _num(other)
+
+
+@impl("__lshift__.Scalar", "bitwise_left_shift.Tensor_Scalar")
+def lshift_scalar(self, other):
+    return D("mul.Tensor", self, _num(1 << int(other)))
+
+
+@impl("__rshift__.Scalar", "bitwise_right_shift.Tensor_Scalar")
+def rshift_scalar(self, other):
+    return D("div.Tensor_mode", self, _num(1 << int(other)), "floor")
+
+
+# --- pooling -----------------------------------------------------------------------------------
+
+@impl("avg_pool2d")
+def avg_pool2d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    if ceil_mode or not count_include_pad or divisor_override is not None:
+        raise NotImplementedError("aten.avg_pool2d.default with ceil_mode/count_include_pad=False/divisor_override "
+                                  "has no kernel for device 'cpu' yet")
+    two = lambda v: list(v) * 2 if len(v) == 1 else list(v)  # noqa: E731
+    k = two(kernel_size)
+    s = two(stride) if stride else list(k)
+    p = two(padding)
+    unbatched = len(self._tn_sizes) == 3
+    x = D("unsqueeze", self, 0) if unbatched else self
+    c = x._tn_sizes[1]
+    w = D("full", [c, 1, k[0], k[1]], 1.0 / (k[0] * k[1]), B.dtype_of(self), None, B.device_of(self), None)
+    out = D("convolution", x, w, None, s, p, [1, 1], False, [0, 0], c)
+    return D("squeeze.dim", out, 0) if unbatched else out
+
+
+@impl("adaptive_avg_pool2d", "_adaptive_avg_pool2d")
+def adaptive_avg_pool2d(self, output_size):
+    oh, ow = (list(output_size) * 2)[:2] if len(output_size) == 1 else list(output_size)
+    h, w = self._tn_sizes[-2:]
+    if h % oh or w % ow:
+        raise NotImplementedError("aten.adaptive_avg_pool2d with non-divisible sizes has no kernel for device 'cpu' yet")
+    return avg_pool2d(self, [h // oh, w // ow], [h // oh, w // ow], [0, 0])
