@@ -1,0 +1,22 @@
+"""nox sessions: one per backend, plus lint. They reuse the project build (tools/build.py makes
+.venv/) rather than nox-managed environments, because the build owns the vendored upstream tree.
+
+    nox -s cpu          # the test suite on the cpu backend (the default session)
+    nox -s lint         # cargo clippy (warnings are errors) and rustfmt --check
+Backends other than cpu (vulkan, metal, npu) get their sessions with their issues."""
+
+import nox
+
+nox.options.sessions = ["cpu"]
+nox.options.default_venv_backend = "none"
+
+
+@nox.session(tags=["cpu"])
+def cpu(session):
+    session.run("make", "test", external=True)
+
+
+@nox.session
+def lint(session):
+    session.run("cargo", "fmt", "--all", "--check", external=True)
+    session.run("cargo", "clippy", "--workspace", "--", "-D", "warnings", external=True)
