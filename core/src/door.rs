@@ -31,13 +31,26 @@ thread_local! {
 static CALLS: Mutex<Option<HashMap<String, u64>>> = Mutex::new(None);
 
 fn state(py: Python<'_>) -> &DoorState {
-    STATE.get_or_init(py, || DoorState { impls: PyDict::new(py).unbind(), mode_handler: None })
+    STATE.get_or_init(py, || DoorState {
+        impls: PyDict::new(py).unbind(),
+        mode_handler: None,
+    })
 }
 
 /// Installs the implementation table (op overload name -> callable) and the mode handler.
 #[pyfunction]
-pub fn _tn_install_door(py: Python<'_>, impls: Py<PyDict>, mode_handler: Py<PyAny>) -> PyResult<()> {
-    let _ = STATE.set(py, DoorState { impls, mode_handler: Some(mode_handler) });
+pub fn _tn_install_door(
+    py: Python<'_>,
+    impls: Py<PyDict>,
+    mode_handler: Py<PyAny>,
+) -> PyResult<()> {
+    let _ = STATE.set(
+        py,
+        DoorState {
+            impls,
+            mode_handler: Some(mode_handler),
+        },
+    );
     Ok(())
 }
 
@@ -103,11 +116,19 @@ pub fn _tn_call_impl(
     call_impl(py, op, args, kwargs)
 }
 
-fn call_impl(py: Python<'_>, op: &str, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<PyObject> {
+fn call_impl(
+    py: Python<'_>,
+    op: &str,
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<PyObject> {
     let st = state(py);
     match st.impls.bind(py).get_item(op)? {
         Some(f) => Ok(f.call(args, kwargs)?.unbind()),
-        None => Err(refuse(&crate::launch::display_name(&format!("aten::{op}")), &first_device(args))),
+        None => Err(refuse(
+            &crate::launch::display_name(&format!("aten::{op}")),
+            &first_device(args),
+        )),
     }
 }
 
@@ -122,9 +143,15 @@ pub fn _push_on_torch_dispatch_stack(mode: Py<PyAny>) {
 #[pyo3(signature = (mode_key=None))]
 pub fn _pop_torch_dispatch_stack(py: Python<'_>, mode_key: Option<PyObject>) -> PyResult<PyObject> {
     let _ = mode_key;
-    MODES.with(|m| m.borrow_mut().pop()).map(|x| x.into_any()).ok_or_else(|| {
-        pyo3::exceptions::PyAssertionError::new_err("trying to pop from an empty dispatch mode stack")
-    }).map(|o| o.clone_ref(py))
+    MODES
+        .with(|m| m.borrow_mut().pop())
+        .map(|x| x.into_any())
+        .ok_or_else(|| {
+            pyo3::exceptions::PyAssertionError::new_err(
+                "trying to pop from an empty dispatch mode stack",
+            )
+        })
+        .map(|o| o.clone_ref(py))
 }
 
 #[pyfunction]
@@ -135,9 +162,8 @@ pub fn _len_torch_dispatch_stack() -> usize {
 #[pyfunction]
 pub fn _get_dispatch_stack_at(py: Python<'_>, idx: usize) -> PyResult<PyObject> {
     MODES.with(|m| {
-        m.borrow()
-            .get(idx)
-            .map(|x| x.clone_ref(py))
-            .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err("dispatch stack index out of range"))
+        m.borrow().get(idx).map(|x| x.clone_ref(py)).ok_or_else(|| {
+            pyo3::exceptions::PyIndexError::new_err("dispatch stack index out of range")
+        })
     })
 }

@@ -5,11 +5,17 @@ use torchnative_abi::TnDtype;
 pub type ScalarType = TnDtype;
 
 pub fn is_floating(t: ScalarType) -> bool {
-    matches!(t, TnDtype::Float16 | TnDtype::BFloat16 | TnDtype::Float32 | TnDtype::Float64)
+    matches!(
+        t,
+        TnDtype::Float16 | TnDtype::BFloat16 | TnDtype::Float32 | TnDtype::Float64
+    )
 }
 
 pub fn is_complex(t: ScalarType) -> bool {
-    matches!(t, TnDtype::ComplexHalf | TnDtype::ComplexFloat | TnDtype::ComplexDouble)
+    matches!(
+        t,
+        TnDtype::ComplexHalf | TnDtype::ComplexFloat | TnDtype::ComplexDouble
+    )
 }
 
 pub fn is_integral(t: ScalarType, include_bool: bool) -> bool {
@@ -35,10 +41,24 @@ pub fn promote_types(a: ScalarType, b: ScalarType) -> ScalarType {
             ComplexFloat | Float32 | BFloat16 => 2,
             _ => 3,
         };
-        let w = if is_floating(a) || is_complex(a) { wide(a) } else { 0 };
-        let w = w.max(if is_floating(b) || is_complex(b) { wide(b) } else { 0 });
+        let w = if is_floating(a) || is_complex(a) {
+            wide(a)
+        } else {
+            0
+        };
+        let w = w.max(if is_floating(b) || is_complex(b) {
+            wide(b)
+        } else {
+            0
+        });
         return match w {
-            0 | 1 => if matches!((a, b), (BFloat16, _) | (_, BFloat16)) { ComplexFloat } else { ComplexHalf },
+            0 | 1 => {
+                if matches!((a, b), (BFloat16, _) | (_, BFloat16)) {
+                    ComplexFloat
+                } else {
+                    ComplexHalf
+                }
+            }
             2 => ComplexFloat,
             _ => ComplexDouble,
         };
@@ -54,7 +74,11 @@ pub fn promote_types(a: ScalarType, b: ScalarType) -> ScalarType {
                     Float32 => 1,
                     _ => 2,
                 };
-                if rank(a) >= rank(b) { a } else { b }
+                if rank(a) >= rank(b) {
+                    a
+                } else {
+                    b
+                }
             }
         };
     }
@@ -77,7 +101,13 @@ pub fn promote_types(a: ScalarType, b: ScalarType) -> ScalarType {
             Int8 => Int16,
             _ => x,
         },
-        _ => if signed_rank(a) >= signed_rank(b) { a } else { b },
+        _ => {
+            if signed_rank(a) >= signed_rank(b) {
+                a
+            } else {
+                b
+            }
+        }
     }
 }
 

@@ -5,7 +5,9 @@
 
 use std::ffi::{c_char, c_void, CString};
 
-use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyIndexError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyString, PyTuple};
 use torchnative_abi::{TnArg, TnArgKind, TnError, TnErrorKind, TnKernelCtx, TnTensor};
@@ -57,7 +59,11 @@ fn zero_arg() -> TnArg {
     }
 }
 
-fn to_arg(v: &Bound<'_, PyAny>, arena: &mut Arena, device: &mut Option<DeviceKey>) -> PyResult<TnArg> {
+fn to_arg(
+    v: &Bound<'_, PyAny>,
+    arena: &mut Arena,
+    device: &mut Option<DeviceKey>,
+) -> PyResult<TnArg> {
     let mut a = zero_arg();
     if v.is_none() {
         return Ok(a);
@@ -100,7 +106,11 @@ fn to_arg(v: &Bound<'_, PyAny>, arena: &mut Arena, device: &mut Option<DeviceKey
     if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
         let items: Vec<Bound<'_, PyAny>> = v.try_iter()?.collect::<PyResult<_>>()?;
         let any_tensor = items.iter().any(|x| x.is_instance_of::<TensorBase>());
-        if any_tensor && items.iter().all(|x| x.is_instance_of::<TensorBase>() || x.is_none()) {
+        if any_tensor
+            && items
+                .iter()
+                .all(|x| x.is_instance_of::<TensorBase>() || x.is_none())
+        {
             // `Tensor[]` and `Tensor?[]`: a None entry is a view with ndim == -1.
             let mut ts = Vec::with_capacity(items.len());
             for x in &items {
@@ -121,14 +131,20 @@ fn to_arg(v: &Bound<'_, PyAny>, arena: &mut Arena, device: &mut Option<DeviceKey
             return Ok(a);
         }
         if items.iter().any(|x| x.is_instance_of::<PyFloat>()) {
-            let fs: Vec<f64> = items.iter().map(|x| x.extract::<f64>()).collect::<PyResult<_>>()?;
+            let fs: Vec<f64> = items
+                .iter()
+                .map(|x| x.extract::<f64>())
+                .collect::<PyResult<_>>()?;
             a.kind = TnArgKind::FloatList as i32;
             a.floats = fs.as_ptr();
             a.len = fs.len();
             arena.floats.push(fs);
             return Ok(a);
         }
-        let is: Vec<i64> = items.iter().map(|x| x.extract::<i64>()).collect::<PyResult<_>>()?;
+        let is: Vec<i64> = items
+            .iter()
+            .map(|x| x.extract::<i64>())
+            .collect::<PyResult<_>>()?;
         a.kind = TnArgKind::IntList as i32;
         a.ints = is.as_ptr();
         a.len = is.len();
@@ -198,8 +214,14 @@ unsafe extern "C" fn alloc_output(
 ) -> i32 {
     let st = &mut *(core as *mut CtxState);
     let _ = st.py;
-    let sizes = if ndim == 0 { vec![] } else { std::slice::from_raw_parts(sizes, ndim as usize).to_vec() };
-    let Some(dt) = torchnative_abi::TnDtype::from_code(dtype) else { return 1 };
+    let sizes = if ndim == 0 {
+        vec![]
+    } else {
+        std::slice::from_raw_parts(sizes, ndim as usize).to_vec()
+    };
+    let Some(dt) = torchnative_abi::TnDtype::from_code(dtype) else {
+        return 1;
+    };
     match TensorBase::new_empty(st.device, st.device_index, sizes, dt) {
         Ok(t) => {
             st.allocated.push((index, t));
@@ -218,7 +240,12 @@ unsafe extern "C" fn alloc_output(
 /// None for outputs the kernel allocates); returns the list of kernel-allocated outputs as
 /// `(index, tensor)` pairs.
 #[pyfunction]
-pub fn _tn_launch(py: Python<'_>, op: &str, args: &Bound<'_, PyTuple>, outs: &Bound<'_, PyTuple>) -> PyResult<PyObject> {
+pub fn _tn_launch(
+    py: Python<'_>,
+    op: &str,
+    args: &Bound<'_, PyTuple>,
+    outs: &Bound<'_, PyTuple>,
+) -> PyResult<PyObject> {
     let mut arena = Arena::default();
     let mut device: Option<DeviceKey> = None;
     let mut device_index = 0;
@@ -238,26 +265,49 @@ pub fn _tn_launch(py: Python<'_>, op: &str, args: &Bound<'_, PyTuple>, outs: &Bo
         targs.push(to_arg(&a, &mut arena, &mut device)?);
     }
     let device = device.unwrap_or_else(|| registry::lookup_device("cpu").unwrap());
-    let qualified = if op.contains("::") { op.to_string() } else { format!("aten::{op}") };
-    let kernel = registry::kernel(&qualified, device).ok_or_else(|| refuse(&display_name(&qualified), &registry::device_name(device)))?;
+    let qualified = if op.contains("::") {
+        op.to_string()
+    } else {
+        format!("aten::{op}")
+    };
+    let kernel = registry::kernel(&qualified, device)
+        .ok_or_else(|| refuse(&display_name(&qualified), &registry::device_name(device)))?;
     match kernel {
         Kernel::Python { f, .. } => {
             f.call1(py, (args, outs))?;
             Ok(PyList::empty(py).into_any().unbind())
         }
         Kernel::Native { f, user, .. } => {
-            let mut state = CtxState { py, device, device_index, allocated: vec![], error: None };
+            let mut state = CtxState {
+                py,
+                device,
+                device_index,
+                allocated: vec![],
+                error: None,
+            };
             let ctx = TnKernelCtx {
                 struct_size: std::mem::size_of::<TnKernelCtx>() as u32,
                 core: &mut state as *mut CtxState as *mut c_void,
                 alloc_output,
             };
             let mut buf = vec![0u8; 1024];
-            let mut err = TnError { kind: 0, message: buf.as_mut_ptr() as *mut c_char, capacity: buf.len() };
+            let mut err = TnError {
+                kind: 0,
+                message: buf.as_mut_ptr() as *mut c_char,
+                capacity: buf.len(),
+            };
             // Kernels run without the GIL would be nicer, but Python kernels and the ctx
             // callback need it; native kernels are short and hold no Python state.
             let rc = unsafe {
-                f(user, &ctx, targs.as_ptr(), targs.len(), out_views.as_mut_ptr(), out_views.len(), &mut err)
+                f(
+                    user,
+                    &ctx,
+                    targs.as_ptr(),
+                    targs.len(),
+                    out_views.as_mut_ptr(),
+                    out_views.len(),
+                    &mut err,
+                )
             };
             if let Some(e) = state.error.take() {
                 return Err(e);
@@ -288,12 +338,22 @@ pub fn display_name(op: &str) -> String {
 
 #[pyfunction]
 pub fn _tn_has_kernel(op: &str, device: &str) -> bool {
-    let qualified = if op.contains("::") { op.to_string() } else { format!("aten::{op}") };
-    registry::lookup_device(device).map(|d| registry::kernel(&qualified, d).is_some()).unwrap_or(false)
+    let qualified = if op.contains("::") {
+        op.to_string()
+    } else {
+        format!("aten::{op}")
+    };
+    registry::lookup_device(device)
+        .map(|d| registry::kernel(&qualified, d).is_some())
+        .unwrap_or(false)
 }
 
 #[pyfunction]
-pub fn _tn_copy_bytes(dst: PyRef<'_, TensorBase>, src: PyRef<'_, TensorBase>, nbytes: usize) -> PyResult<()> {
+pub fn _tn_copy_bytes(
+    dst: PyRef<'_, TensorBase>,
+    src: PyRef<'_, TensorBase>,
+    nbytes: usize,
+) -> PyResult<()> {
     crate::storage::copy_between(
         dst.device(),
         dst.data_ptr_raw() as *mut c_void,

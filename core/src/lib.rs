@@ -38,13 +38,21 @@ fn _tn_set_tensor_class(py: Python<'_>, cls: Py<PyType>) {
 }
 
 fn dtype_of(code: i32) -> PyResult<TnDtype> {
-    TnDtype::from_code(code).ok_or_else(|| pyo3::exceptions::PyTypeError::new_err(format!("unsupported dtype code {code}")))
+    TnDtype::from_code(code).ok_or_else(|| {
+        pyo3::exceptions::PyTypeError::new_err(format!("unsupported dtype code {code}"))
+    })
 }
 
 /// A new uninitialised tensor (`empty`), on a device key by name.
 #[pyfunction]
 #[pyo3(signature = (sizes, dtype, device="cpu", device_index=0))]
-fn _tn_empty(py: Python<'_>, sizes: Vec<i64>, dtype: i32, device: &str, device_index: i32) -> PyResult<PyObject> {
+fn _tn_empty(
+    py: Python<'_>,
+    sizes: Vec<i64>,
+    dtype: i32,
+    device: &str,
+    device_index: i32,
+) -> PyResult<PyObject> {
     let key = registry::intern_device(device);
     let t = TensorBase::new_empty(key, device_index, sizes, dtype_of(dtype)?)?;
     tensor::wrap(py, t)
@@ -65,23 +73,43 @@ fn _tn_from_bytes(
     let t = TensorBase::new_empty(key, device_index, sizes, dtype_of(dtype)?)?;
     let n = t.numel() as usize * t.meta.dtype.itemsize();
     if data.len() != n {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!("expected {n} bytes, got {}", data.len())));
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "expected {n} bytes, got {}",
+            data.len()
+        )));
     }
     let cpu = registry::lookup_device("cpu").unwrap();
-    storage::copy_between(key, t.data_ptr_raw() as *mut _, cpu, data.as_ptr() as *const _, n)?;
+    storage::copy_between(
+        key,
+        t.data_ptr_raw() as *mut _,
+        cpu,
+        data.as_ptr() as *const _,
+        n,
+    )?;
     tensor::wrap(py, t)
 }
 
 /// The bytes of a contiguous tensor's elements, copied to the host.
 #[pyfunction]
-fn _tn_to_bytes<'py>(py: Python<'py>, t: PyRef<'_, TensorBase>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+fn _tn_to_bytes<'py>(
+    py: Python<'py>,
+    t: PyRef<'_, TensorBase>,
+) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
     if !tensor::is_contiguous(&t.meta.sizes, &t.meta.strides) {
-        return Err(pyo3::exceptions::PyValueError::new_err("_tn_to_bytes needs a contiguous tensor"));
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "_tn_to_bytes needs a contiguous tensor",
+        ));
     }
     let n = t.numel() as usize * t.meta.dtype.itemsize();
     let cpu = registry::lookup_device("cpu").unwrap();
     pyo3::types::PyBytes::new_with(py, n, |buf| {
-        storage::copy_between(cpu, buf.as_mut_ptr() as *mut _, t.device(), t.data_ptr_raw() as *const _, n)
+        storage::copy_between(
+            cpu,
+            buf.as_mut_ptr() as *mut _,
+            t.device(),
+            t.data_ptr_raw() as *const _,
+            n,
+        )
     })
 }
 
@@ -100,7 +128,12 @@ fn _tn_from_address(
     let st = storage::Storage::foreign(cpu, address as *mut u8, nbytes, owner);
     let t = TensorBase {
         storage: std::sync::Arc::new(st),
-        meta: tensor::Meta { sizes, strides, offset: 0, dtype: dtype_of(dtype)? },
+        meta: tensor::Meta {
+            sizes,
+            strides,
+            offset: 0,
+            dtype: dtype_of(dtype)?,
+        },
         version: std::sync::Arc::new(std::sync::atomic::AtomicI64::new(0)),
         requires_grad: false,
         wrapped_number: false,
@@ -152,7 +185,10 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     // Visible as torch._C while the Python half builds the surface (single-phase init only
     // inserts the module into sys.modules after this function returns).
-    py.import("sys")?.getattr("modules")?.set_item("torch._C", m)?;
-    py.import("torchnative_core.surface")?.call_method1("install", (m,))?;
+    py.import("sys")?
+        .getattr("modules")?
+        .set_item("torch._C", m)?;
+    py.import("torchnative_core.surface")?
+        .call_method1("install", (m,))?;
     Ok(())
 }

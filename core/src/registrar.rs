@@ -35,8 +35,18 @@ unsafe extern "C" fn register_kernel(
     };
     let mut r = registry().write().unwrap();
     let key = r.device_key(device);
-    let op = op.strip_prefix("aten::").map(|s| format!("aten::{s}")).unwrap_or_else(|| op.to_string());
-    r.kernels.insert((op, key), Kernel::Native { f: kernel, user, plugin: ctx.name.clone() });
+    let op = op
+        .strip_prefix("aten::")
+        .map(|s| format!("aten::{s}"))
+        .unwrap_or_else(|| op.to_string());
+    r.kernels.insert(
+        (op, key),
+        Kernel::Native {
+            f: kernel,
+            user,
+            plugin: ctx.name.clone(),
+        },
+    );
     let devs = r.plugins.entry(ctx.name.clone()).or_default();
     if !devs.iter().any(|d| d == device) {
         devs.push(device.to_string());
@@ -44,7 +54,11 @@ unsafe extern "C" fn register_kernel(
     0
 }
 
-unsafe extern "C" fn register_allocator(core: *mut c_void, device: *const c_char, alloc: *const TnAllocator) -> i32 {
+unsafe extern "C" fn register_allocator(
+    core: *mut c_void,
+    device: *const c_char,
+    alloc: *const TnAllocator,
+) -> i32 {
     let ctx = &*(core as *const PluginCtx);
     let Some(device) = cstr(device) else { return 1 };
     if alloc.is_null() || ((*alloc).struct_size as usize) < std::mem::size_of::<TnAllocator>() {
@@ -64,12 +78,19 @@ unsafe extern "C" fn register_allocator(core: *mut c_void, device: *const c_char
 /// `abi_version` is overridable only so tests can hand a plugin a mismatched version.
 #[pyfunction]
 #[pyo3(signature = (name, abi_version=None))]
-pub fn _tn_make_registrar(py: Python<'_>, name: &str, abi_version: Option<u32>) -> PyResult<Py<PyCapsule>> {
+pub fn _tn_make_registrar(
+    py: Python<'_>,
+    name: &str,
+    abi_version: Option<u32>,
+) -> PyResult<Py<PyCapsule>> {
     let name_c = CString::new(name)?;
     let plugin_ptr = name_c.as_ptr();
     // Leaked on purpose: kernels registered through it may refer to the plugin for the whole
     // process lifetime, and there is one per plugin.
-    let ctx = Box::leak(Box::new(PluginCtx { name: name.to_string(), _name_c: name_c }));
+    let ctx = Box::leak(Box::new(PluginCtx {
+        name: name.to_string(),
+        _name_c: name_c,
+    }));
     let reg = TnRegistrar {
         abi_version: abi_version.unwrap_or(ABI_VERSION),
         struct_size: std::mem::size_of::<TnRegistrar>() as u32,
@@ -94,8 +115,18 @@ unsafe impl Send for RegistrarBox {}
 pub fn _tn_register_python_kernel(plugin: &str, op: &str, device: &str, f: Py<PyAny>) {
     let mut r = registry().write().unwrap();
     let key = r.device_key(device);
-    let op = if op.contains("::") { op.to_string() } else { format!("aten::{op}") };
-    r.kernels.insert((op, key), Kernel::Python { f: std::sync::Arc::new(f), plugin: plugin.to_string() });
+    let op = if op.contains("::") {
+        op.to_string()
+    } else {
+        format!("aten::{op}")
+    };
+    r.kernels.insert(
+        (op, key),
+        Kernel::Python {
+            f: std::sync::Arc::new(f),
+            plugin: plugin.to_string(),
+        },
+    );
     let devs = r.plugins.entry(plugin.to_string()).or_default();
     if !devs.iter().any(|d| d == device) {
         devs.push(device.to_string());

@@ -16,8 +16,15 @@ pub type DeviceKey = u16;
 
 #[derive(Clone)]
 pub enum Kernel {
-    Native { f: TnKernelFn, user: *mut c_void, plugin: String },
-    Python { f: std::sync::Arc<Py<PyAny>>, plugin: String },
+    Native {
+        f: TnKernelFn,
+        user: *mut c_void,
+        plugin: String,
+    },
+    Python {
+        f: std::sync::Arc<Py<PyAny>>,
+        plugin: String,
+    },
 }
 
 // Kernels and allocators are plain function pointers plus opaque user data that the backend
@@ -49,7 +56,10 @@ impl Registry {
     }
 
     pub fn find_device(&self, name: &str) -> Option<DeviceKey> {
-        self.devices.iter().position(|d| d == name).map(|i| i as DeviceKey)
+        self.devices
+            .iter()
+            .position(|d| d == name)
+            .map(|i| i as DeviceKey)
     }
 }
 
@@ -65,7 +75,13 @@ pub fn registry() -> &'static RwLock<Registry> {
 }
 
 pub fn device_name(key: DeviceKey) -> String {
-    registry().read().unwrap().devices.get(key as usize).cloned().unwrap_or_else(|| "?".into())
+    registry()
+        .read()
+        .unwrap()
+        .devices
+        .get(key as usize)
+        .cloned()
+        .unwrap_or_else(|| "?".into())
 }
 
 pub fn lookup_device(name: &str) -> Option<DeviceKey> {
@@ -84,7 +100,12 @@ pub fn allocator(key: DeviceKey) -> Option<Allocator> {
 }
 
 pub fn kernel(op: &str, key: DeviceKey) -> Option<Kernel> {
-    registry().read().unwrap().kernels.get(&(op.to_string(), key)).cloned()
+    registry()
+        .read()
+        .unwrap()
+        .kernels
+        .get(&(op.to_string(), key))
+        .cloned()
 }
 
 /// Names of the plugins that registered anything, for refusal messages.

@@ -26,7 +26,9 @@ fn rng_err(e: rng::RngError) -> PyErr {
 impl PyCpuGenerator {
     #[new]
     fn new(seed: u64) -> Self {
-        PyCpuGenerator { g: Mutex::new(CpuGenerator::new(seed)) }
+        PyCpuGenerator {
+            g: Mutex::new(CpuGenerator::new(seed)),
+        }
     }
     fn manual_seed(&self, seed: u64) {
         self.g.lock().unwrap().manual_seed(seed);
@@ -59,21 +61,60 @@ pub fn _tn_rng_multinomial(
     replacement: bool,
 ) -> PyResult<Vec<i64>> {
     if !crate::tensor::is_contiguous(&probs.meta.sizes, &probs.meta.strides) {
-        return Err(PyRuntimeError::new_err("_tn_rng_multinomial needs a contiguous tensor"));
+        return Err(PyRuntimeError::new_err(
+            "_tn_rng_multinomial needs a contiguous tensor",
+        ));
     }
     let sizes = &probs.meta.sizes;
     let n_cat = *sizes.last().unwrap_or(&1) as usize;
-    let n_dist = if sizes.len() == 2 { sizes[0] as usize } else { 1 };
+    let n_dist = if sizes.len() == 2 {
+        sizes[0] as usize
+    } else {
+        1
+    };
     let n = n_dist * n_cat;
     let mut g = gen.g.lock().unwrap();
     let ptr = probs.data_ptr_raw();
     unsafe {
         match probs.meta.dtype {
-            TnDtype::Float32 => rng::multinomial(&mut g, std::slice::from_raw_parts(ptr as *const f32, n), n_dist, n_cat, n_sample, replacement),
-            TnDtype::Float64 => rng::multinomial(&mut g, std::slice::from_raw_parts(ptr as *const f64, n), n_dist, n_cat, n_sample, replacement),
-            TnDtype::Float16 => rng::multinomial(&mut g, std::slice::from_raw_parts(ptr as *const f16, n), n_dist, n_cat, n_sample, replacement),
-            TnDtype::BFloat16 => rng::multinomial(&mut g, std::slice::from_raw_parts(ptr as *const bf16, n), n_dist, n_cat, n_sample, replacement),
-            d => return Err(PyRuntimeError::new_err(format!("multinomial only supports floating-point dtypes for input, got: {}", crate::dtype::name(d)))),
+            TnDtype::Float32 => rng::multinomial(
+                &mut g,
+                std::slice::from_raw_parts(ptr as *const f32, n),
+                n_dist,
+                n_cat,
+                n_sample,
+                replacement,
+            ),
+            TnDtype::Float64 => rng::multinomial(
+                &mut g,
+                std::slice::from_raw_parts(ptr as *const f64, n),
+                n_dist,
+                n_cat,
+                n_sample,
+                replacement,
+            ),
+            TnDtype::Float16 => rng::multinomial(
+                &mut g,
+                std::slice::from_raw_parts(ptr as *const f16, n),
+                n_dist,
+                n_cat,
+                n_sample,
+                replacement,
+            ),
+            TnDtype::BFloat16 => rng::multinomial(
+                &mut g,
+                std::slice::from_raw_parts(ptr as *const bf16, n),
+                n_dist,
+                n_cat,
+                n_sample,
+                replacement,
+            ),
+            d => {
+                return Err(PyRuntimeError::new_err(format!(
+                    "multinomial only supports floating-point dtypes for input, got: {}",
+                    crate::dtype::name(d)
+                )))
+            }
         }
     }
     .map_err(rng_err)
@@ -130,7 +171,11 @@ fn fill_elem<T: Element + Default + Copy>(
         "random_from_to" => rng::random_from_to_(g, &mut v, ia, ib).map_err(rng_err)?,
         "random" => rng::random_(g, &mut v).map_err(rng_err)?,
         "bernoulli" => rng::bernoulli_scalar_(g, &mut v, a).map_err(rng_err)?,
-        _ => return Err(PyTypeError::new_err(format!("unknown random fill '{kind}'"))),
+        _ => {
+            return Err(PyTypeError::new_err(format!(
+                "unknown random fill '{kind}'"
+            )))
+        }
     }
     unsafe { scatter(t, &v) };
     Ok(())
@@ -150,7 +195,9 @@ pub fn _tn_rng_fill(
     ib: Option<i64>,
 ) -> PyResult<()> {
     if Some(t.device()) != registry::lookup_device("cpu") {
-        return Err(PyRuntimeError::new_err("torchnative: random fills run on CPU tensors (the core moves others)"));
+        return Err(PyRuntimeError::new_err(
+            "torchnative: random fills run on CPU tensors (the core moves others)",
+        ));
     }
     let contiguous = crate::tensor::is_contiguous(&t.meta.sizes, &t.meta.strides);
     let mut g = gen.g.lock().unwrap();
@@ -184,6 +231,9 @@ pub fn _tn_rng_fill(
         Int8 => fill_elem::<i8>(g, &t, kind, a, ia, ib),
         UInt8 => fill_elem::<u8>(g, &t, kind, a, ia, ib),
         Bool => fill_elem::<bool>(g, &t, kind, a, ia, ib),
-        d => Err(PyRuntimeError::new_err(format!("random fill not implemented for '{}'", crate::dtype::name(d)))),
+        d => Err(PyRuntimeError::new_err(format!(
+            "random fill not implemented for '{}'",
+            crate::dtype::name(d)
+        ))),
     }
 }

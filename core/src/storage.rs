@@ -42,7 +42,11 @@ impl Storage {
     pub fn new(device: DeviceKey, device_index: i32, nbytes: usize) -> PyResult<Storage> {
         let meta = registry::lookup_device("meta") == Some(device);
         let block = if meta {
-            Block { ptr: std::ptr::null_mut(), nbytes, allocator: None }
+            Block {
+                ptr: std::ptr::null_mut(),
+                nbytes,
+                allocator: None,
+            }
         } else {
             let alloc = registry::allocator(device).ok_or_else(|| no_allocator(device))?;
             let ptr = unsafe { (alloc.0.alloc)(alloc.0.user, nbytes, ALIGN) } as *mut u8;
@@ -51,17 +55,35 @@ impl Storage {
                     "[enforce fail] DefaultCPUAllocator: can't allocate memory: you tried to allocate {nbytes} bytes."
                 )));
             }
-            Block { ptr, nbytes, allocator: Some(alloc) }
+            Block {
+                ptr,
+                nbytes,
+                allocator: Some(alloc),
+            }
         };
-        Ok(Storage { device, device_index, block: Mutex::new(block), owner: Mutex::new(None) })
+        Ok(Storage {
+            device,
+            device_index,
+            block: Mutex::new(block),
+            owner: Mutex::new(None),
+        })
     }
 
     /// Wraps memory owned by someone else (kept alive by `owner`).
-    pub fn foreign(device: DeviceKey, ptr: *mut u8, nbytes: usize, owner: pyo3::Py<pyo3::PyAny>) -> Storage {
+    pub fn foreign(
+        device: DeviceKey,
+        ptr: *mut u8,
+        nbytes: usize,
+        owner: pyo3::Py<pyo3::PyAny>,
+    ) -> Storage {
         Storage {
             device,
             device_index: 0,
-            block: Mutex::new(Block { ptr, nbytes, allocator: None }),
+            block: Mutex::new(Block {
+                ptr,
+                nbytes,
+                allocator: None,
+            }),
             owner: Mutex::new(Some(owner)),
         }
     }
@@ -87,12 +109,27 @@ impl Storage {
         let alloc = registry::allocator(self.device).ok_or_else(|| no_allocator(self.device))?;
         let new = unsafe { (alloc.0.alloc)(alloc.0.user, nbytes, ALIGN) } as *mut u8;
         if new.is_null() {
-            return Err(PyRuntimeError::new_err(format!("can't allocate memory: you tried to allocate {nbytes} bytes.")));
+            return Err(PyRuntimeError::new_err(format!(
+                "can't allocate memory: you tried to allocate {nbytes} bytes."
+            )));
         }
         if b.nbytes > 0 && !b.ptr.is_null() {
-            copy_between(self.device, new as *mut c_void, self.device, b.ptr as *const c_void, b.nbytes)?;
+            copy_between(
+                self.device,
+                new as *mut c_void,
+                self.device,
+                b.ptr as *const c_void,
+                b.nbytes,
+            )?;
         }
-        let old = std::mem::replace(&mut *b, Block { ptr: new, nbytes, allocator: Some(alloc) });
+        let old = std::mem::replace(
+            &mut *b,
+            Block {
+                ptr: new,
+                nbytes,
+                allocator: Some(alloc),
+            },
+        );
         drop_block(old);
         *self.owner.lock().unwrap() = None;
         Ok(())
@@ -111,7 +148,11 @@ impl Drop for Storage {
     fn drop(&mut self) {
         let b = std::mem::replace(
             self.block.get_mut().unwrap(),
-            Block { ptr: std::ptr::null_mut(), nbytes: 0, allocator: None },
+            Block {
+                ptr: std::ptr::null_mut(),
+                nbytes: 0,
+                allocator: None,
+            },
         );
         drop_block(b);
     }
@@ -145,9 +186,19 @@ pub fn copy_between(
                 // Through a host bounce buffer: device-to-device copies are a later ABI minor.
                 let mut tmp = vec![0u8; nbytes];
                 let a = registry::allocator(src_dev).ok_or_else(|| no_allocator(src_dev))?;
-                check((a.0.copy_to_host)(a.0.user, tmp.as_mut_ptr() as *mut c_void, src, nbytes))?;
+                check((a.0.copy_to_host)(
+                    a.0.user,
+                    tmp.as_mut_ptr() as *mut c_void,
+                    src,
+                    nbytes,
+                ))?;
                 let b = registry::allocator(dst_dev).ok_or_else(|| no_allocator(dst_dev))?;
-                check((b.0.copy_from_host)(b.0.user, dst, tmp.as_ptr() as *const c_void, nbytes))?;
+                check((b.0.copy_from_host)(
+                    b.0.user,
+                    dst,
+                    tmp.as_ptr() as *const c_void,
+                    nbytes,
+                ))?;
             }
         }
     }
@@ -158,6 +209,8 @@ fn check(rc: i32) -> PyResult<()> {
     if rc == 0 {
         Ok(())
     } else {
-        Err(PyRuntimeError::new_err(format!("device copy failed with code {rc}")))
+        Err(PyRuntimeError::new_err(format!(
+            "device copy failed with code {rc}"
+        )))
     }
 }

@@ -69,7 +69,12 @@ pub struct TensorBase {
 }
 
 impl TensorBase {
-    pub fn new_empty(device: DeviceKey, device_index: i32, sizes: Vec<i64>, dtype: TnDtype) -> PyResult<TensorBase> {
+    pub fn new_empty(
+        device: DeviceKey,
+        device_index: i32,
+        sizes: Vec<i64>,
+        dtype: TnDtype,
+    ) -> PyResult<TensorBase> {
         let numel: i64 = sizes.iter().product();
         if sizes.iter().any(|&s| s < 0) {
             return Err(PyRuntimeError::new_err(format!(
@@ -82,7 +87,12 @@ impl TensorBase {
         let strides = contiguous_strides(&sizes);
         Ok(TensorBase {
             storage: Arc::new(storage),
-            meta: Meta { sizes, strides, offset: 0, dtype },
+            meta: Meta {
+                sizes,
+                strides,
+                offset: 0,
+                dtype,
+            },
             version: Arc::new(AtomicI64::new(0)),
             requires_grad: false,
             wrapped_number: false,
@@ -160,14 +170,21 @@ fn dim_index(dim: i64, ndim: usize) -> PyResult<usize> {
             dim
         )));
     }
-    Ok(if dim < 0 { (dim + n) as usize } else { dim as usize })
+    Ok(if dim < 0 {
+        (dim + n) as usize
+    } else {
+        dim as usize
+    })
 }
 
 #[pymethods]
 impl TensorBase {
     #[new]
     #[pyo3(signature = (*_args, **_kwargs))]
-    fn py_new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, pyo3::types::PyDict>>) -> PyResult<TensorBase> {
+    fn py_new(
+        _args: &Bound<'_, PyTuple>,
+        _kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
+    ) -> PyResult<TensorBase> {
         if let Some(t) = PENDING.with(|p| p.borrow_mut().take()) {
             return Ok(t);
         }
@@ -285,7 +302,8 @@ impl TensorBase {
     }
 
     fn _tn_size(&self, dim: i64) -> PyResult<i64> {
-        Ok(self.meta.sizes[dim_index(dim, self.meta.sizes.len())?.min(self.meta.sizes.len().saturating_sub(1))])
+        Ok(self.meta.sizes
+            [dim_index(dim, self.meta.sizes.len())?.min(self.meta.sizes.len().saturating_sub(1))])
     }
 
     /// A new view of the same storage with the given geometry (no checks beyond bounds):
@@ -301,14 +319,29 @@ impl TensorBase {
         let py = slf.py();
         let me = slf.borrow();
         check_in_bounds(&me, &sizes, &strides, offset)?;
-        let base = base.or_else(|| me.base.as_ref().map(|b| b.clone_ref(py))).or_else(|| Some(slf.clone().into_any().unbind()));
-        let t = me.view_of(Meta { sizes, strides, offset, dtype: me.meta.dtype }, base);
+        let base = base
+            .or_else(|| me.base.as_ref().map(|b| b.clone_ref(py)))
+            .or_else(|| Some(slf.clone().into_any().unbind()));
+        let t = me.view_of(
+            Meta {
+                sizes,
+                strides,
+                offset,
+                dtype: me.meta.dtype,
+            },
+            base,
+        );
         drop(me);
         wrap(py, t)
     }
 
     /// Re-points this tensor at new geometry in place (`as_strided_`, `resize_`, `t_`, `squeeze_`).
-    fn _tn_set_geometry(&mut self, sizes: Vec<i64>, strides: Vec<i64>, offset: i64) -> PyResult<()> {
+    fn _tn_set_geometry(
+        &mut self,
+        sizes: Vec<i64>,
+        strides: Vec<i64>,
+        offset: i64,
+    ) -> PyResult<()> {
         check_in_bounds(self, &sizes, &strides, offset)?;
         self.meta.sizes = sizes;
         self.meta.strides = strides;
@@ -327,7 +360,13 @@ impl TensorBase {
     }
 
     /// Makes this tensor share `other`'s storage with the given geometry (`set_`).
-    fn _tn_set_storage_from(&mut self, other: PyRef<'_, TensorBase>, sizes: Vec<i64>, strides: Vec<i64>, offset: i64) {
+    fn _tn_set_storage_from(
+        &mut self,
+        other: PyRef<'_, TensorBase>,
+        sizes: Vec<i64>,
+        strides: Vec<i64>,
+        offset: i64,
+    ) {
         self.storage = other.storage.clone();
         self.meta.sizes = sizes;
         self.meta.strides = strides;
@@ -336,11 +375,26 @@ impl TensorBase {
     }
 
     /// A view with another dtype over the same bytes (`view(dtype)`), geometry pre-computed.
-    fn _tn_reinterpret(slf: &Bound<'_, Self>, dtype: i32, sizes: Vec<i64>, strides: Vec<i64>, offset: i64) -> PyResult<PyObject> {
+    fn _tn_reinterpret(
+        slf: &Bound<'_, Self>,
+        dtype: i32,
+        sizes: Vec<i64>,
+        strides: Vec<i64>,
+        offset: i64,
+    ) -> PyResult<PyObject> {
         let py = slf.py();
         let me = slf.borrow();
-        let dtype = TnDtype::from_code(dtype).ok_or_else(|| PyTypeError::new_err("bad dtype code"))?;
-        let t = me.view_of(Meta { sizes, strides, offset, dtype }, Some(slf.clone().into_any().unbind()));
+        let dtype =
+            TnDtype::from_code(dtype).ok_or_else(|| PyTypeError::new_err("bad dtype code"))?;
+        let t = me.view_of(
+            Meta {
+                sizes,
+                strides,
+                offset,
+                dtype,
+            },
+            Some(slf.clone().into_any().unbind()),
+        );
         drop(me);
         wrap(py, t)
     }
@@ -380,12 +434,16 @@ fn check_in_bounds(t: &TensorBase, sizes: &[i64], strides: &[i64], offset: i64) 
         return Ok(());
     }
     if offset < 0 {
-        return Err(PyRuntimeError::new_err(format!("Tensor: invalid storage offset {offset}")));
+        return Err(PyRuntimeError::new_err(format!(
+            "Tensor: invalid storage offset {offset}"
+        )));
     }
     let mut max = offset;
     for (s, st) in sizes.iter().zip(strides) {
         if *st < 0 {
-            return Err(PyRuntimeError::new_err("as_strided: Negative strides are not supported at the moment"));
+            return Err(PyRuntimeError::new_err(
+                "as_strided: Negative strides are not supported at the moment",
+            ));
         }
         max += (s - 1) * st;
     }

@@ -30,7 +30,12 @@ unsafe extern "C" fn host_free(_user: *mut c_void, ptr: *mut c_void, nbytes: usi
     }
 }
 
-unsafe extern "C" fn host_copy(_user: *mut c_void, dst: *mut c_void, src: *const c_void, nbytes: usize) -> i32 {
+unsafe extern "C" fn host_copy(
+    _user: *mut c_void,
+    dst: *mut c_void,
+    src: *const c_void,
+    nbytes: usize,
+) -> i32 {
     if nbytes > 0 {
         std::ptr::copy(src as *const u8, dst as *mut u8, nbytes);
     }
@@ -62,9 +67,15 @@ mod tests {
                 assert!(!p.is_null());
                 assert_eq!(p as usize % ALIGN, 0);
                 let src = vec![7u8; n];
-                assert_eq!((a.copy_from_host)(std::ptr::null_mut(), p, src.as_ptr() as *const c_void, n), 0);
+                assert_eq!(
+                    (a.copy_from_host)(std::ptr::null_mut(), p, src.as_ptr() as *const c_void, n),
+                    0
+                );
                 let mut back = vec![0u8; n];
-                assert_eq!((a.copy_to_host)(std::ptr::null_mut(), back.as_mut_ptr() as *mut c_void, p, n), 0);
+                assert_eq!(
+                    (a.copy_to_host)(std::ptr::null_mut(), back.as_mut_ptr() as *mut c_void, p, n),
+                    0
+                );
                 assert_eq!(back, src);
                 (a.free)(std::ptr::null_mut(), p, n, 8);
             }

@@ -71,7 +71,10 @@ fn expect_dtype(op: &str, t: &Tensor, dt: TnDtype) -> KResult {
 
 /// True when every element of `t` is the same memory (a broadcast scalar).
 pub fn is_scalar_like(t: &Tensor) -> bool {
-    t.sizes.iter().zip(t.strides).all(|(&n, &s)| n == 1 || s == 0)
+    t.sizes
+        .iter()
+        .zip(t.strides)
+        .all(|(&n, &s)| n == 1 || s == 0)
 }
 
 /// The single value of a scalar-like tensor, converted to `D` with torch's rules.
@@ -99,7 +102,9 @@ unsafe fn float_op<T: FloatElem>(
 ) -> KResult {
     expect_dtype(op, a, T::DTYPE)?;
     if b.dtype == T::DTYPE {
-        return map2(out, a, b, |x: T, y: T| T::from_acc(f(x.to_acc(), y.to_acc())));
+        return map2(out, a, b, |x: T, y: T| {
+            T::from_acc(f(x.to_acc(), y.to_acc()))
+        });
     }
     if !is_scalar_like(b) {
         expect_dtype(op, b, T::DTYPE)?;
@@ -112,7 +117,13 @@ unsafe fn float_op<T: FloatElem>(
 }
 
 /// `out = f(a, b)` for same-dtype operands of element type `T`.
-unsafe fn same_op<T: Elem>(op: &str, out: &Tensor, a: &Tensor, b: &Tensor, f: impl Fn(T, T) -> T + Sync) -> KResult {
+unsafe fn same_op<T: Elem>(
+    op: &str,
+    out: &Tensor,
+    a: &Tensor,
+    b: &Tensor,
+    f: impl Fn(T, T) -> T + Sync,
+) -> KResult {
     expect_dtype(op, a, T::DTYPE)?;
     expect_dtype(op, b, T::DTYPE)?;
     map2(out, a, b, f)
@@ -136,7 +147,10 @@ fn add(c: &mut Call, negate: bool) -> KResult {
         bail!(runtime, "Boolean alpha only supported for Boolean results.");
     }
     if !is_float(dt) && alpha.is_float() {
-        bail!(runtime, "For integral input tensors, argument alpha must not be a floating point number.");
+        bail!(
+            runtime,
+            "For integral input tensors, argument alpha must not be a floating point number."
+        );
     }
     let alpha = if negate {
         match alpha {
@@ -178,15 +192,25 @@ fn mul(c: &mut Call) -> KResult {
     unsafe {
         match out.dtype {
             TnDtype::Bool => same_op("mul", &out, &a, &b, |x: bool, y: bool| x && y),
-            dt if is_int(dt) => dispatch_int!(dt, "mul", T => same_op("mul", &out, &a, &b, |x: T, y: T| x.wrapping_mul(y))),
-            dt => dispatch_float!(dt, "mul", T, A => float_op::<T>("mul", &out, &a, &b, ScalarRule::Opmath, |x: A, y: A| x * y)),
+            dt if is_int(dt) => {
+                dispatch_int!(dt, "mul", T => same_op("mul", &out, &a, &b, |x: T, y: T| x.wrapping_mul(y)))
+            }
+            dt => {
+                dispatch_float!(dt, "mul", T, A => float_op::<T>("mul", &out, &a, &b, ScalarRule::Opmath, |x: A, y: A| x * y))
+            }
         }
     }
 }
 
 /// Integer kernels that raise `ZeroDivisionError` (as a RuntimeError, like upstream) when any
 /// divisor is zero. The elements before the first zero are written, as upstream's loop does.
-unsafe fn int_div_op<T: Elem + PartialEq + Default>(op: &str, out: &Tensor, a: &Tensor, b: &Tensor, f: impl Fn(T, T) -> T + Sync) -> KResult {
+unsafe fn int_div_op<T: Elem + PartialEq + Default>(
+    op: &str,
+    out: &Tensor,
+    a: &Tensor,
+    b: &Tensor,
+    f: impl Fn(T, T) -> T + Sync,
+) -> KResult {
     let zero = AtomicBool::new(false);
     same_op(op, out, a, b, |x: T, y: T| {
         if y == T::default() {
@@ -211,7 +235,11 @@ pub fn div_floor_float<A: Real>(a: A, b: A) -> A {
     }
     let m = a.fmod(b);
     // Upstream's fixup for a quotient that overflows while `a` is finite.
-    let floor = if basic.abs() == A::INF && a.abs() != A::INF { a } else { a - m };
+    let floor = if basic.abs() == A::INF && a.abs() != A::INF {
+        a
+    } else {
+        a - m
+    };
     let mut div = floor / b;
     if m != A::ZERO && ((b < A::ZERO) != (m < A::ZERO)) {
         div = div - A::ONE;
@@ -231,7 +259,9 @@ fn div(c: &mut Call, mode: Option<&str>) -> KResult {
     let dt = out.dtype;
     unsafe {
         match mode {
-            None => dispatch_float!(dt, "div_cpu", T, A => float_op::<T>("div", &out, &a, &b, ScalarRule::Opmath, |x: A, y: A| x / y)),
+            None => {
+                dispatch_float!(dt, "div_cpu", T, A => float_op::<T>("div", &out, &a, &b, ScalarRule::Opmath, |x: A, y: A| x / y))
+            }
             Some("trunc") => {
                 if is_int(dt) {
                     dispatch_int!(dt, "div_trunc_cpu", T => int_div_op("div", &out, &a, &b, |x: T, y: T| x.wrapping_div(y)))
@@ -252,7 +282,10 @@ fn div(c: &mut Call, mode: Option<&str>) -> KResult {
                     dispatch_float!(dt, "div_floor_cpu", T, A => float_op::<T>("div", &out, &a, &b, ScalarRule::Opmath, div_floor_float::<A>))
                 }
             }
-            Some(m) => bail!(runtime, "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{m}'"),
+            Some(m) => bail!(
+                runtime,
+                "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{m}'"
+            ),
         }
     }
 }
@@ -300,7 +333,11 @@ macro_rules! powi {
             if a == 1 as $T {
                 1 as $T
             } else if (a as i64) == -1 {
-                if b % 2 as $T != 0 as $T { a } else { 1 as $T }
+                if b % 2 as $T != 0 as $T {
+                    a
+                } else {
+                    1 as $T
+                }
             } else {
                 0 as $T
             }
@@ -390,7 +427,9 @@ fn max_min(c: &mut Call, is_max: bool) -> KResult {
 
 fn atan2(c: &mut Call) -> KResult {
     let (out, a, b) = operands(c)?;
-    unsafe { dispatch_float!(out.dtype, "atan2_cpu", T, A => float_op::<T>("atan2", &out, &a, &b, ScalarRule::Narrow, |x: A, y: A| x.atan2(y))) }
+    unsafe {
+        dispatch_float!(out.dtype, "atan2_cpu", T, A => float_op::<T>("atan2", &out, &a, &b, ScalarRule::Narrow, |x: A, y: A| x.atan2(y)))
+    }
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -505,17 +544,45 @@ fn where_self(c: &mut Call) -> KResult {
         macro_rules! sel {
             ($C:ty) => {
                 match out.itemsize() {
-                    1 => map3(&out, &cond, &a, &b, |c: $C, x: u8, y: u8| if c != 0 as $C { x } else { y }),
-                    2 => map3(&out, &cond, &a, &b, |c: $C, x: u16, y: u16| if c != 0 as $C { x } else { y }),
-                    4 => map3(&out, &cond, &a, &b, |c: $C, x: u32, y: u32| if c != 0 as $C { x } else { y }),
-                    _ => map3(&out, &cond, &a, &b, |c: $C, x: u64, y: u64| if c != 0 as $C { x } else { y }),
+                    1 => map3(
+                        &out,
+                        &cond,
+                        &a,
+                        &b,
+                        |c: $C, x: u8, y: u8| if c != 0 as $C { x } else { y },
+                    ),
+                    2 => map3(
+                        &out,
+                        &cond,
+                        &a,
+                        &b,
+                        |c: $C, x: u16, y: u16| if c != 0 as $C { x } else { y },
+                    ),
+                    4 => map3(
+                        &out,
+                        &cond,
+                        &a,
+                        &b,
+                        |c: $C, x: u32, y: u32| if c != 0 as $C { x } else { y },
+                    ),
+                    _ => map3(
+                        &out,
+                        &cond,
+                        &a,
+                        &b,
+                        |c: $C, x: u64, y: u64| if c != 0 as $C { x } else { y },
+                    ),
                 }
             };
         }
         match cond.dtype {
             // bool is read as its byte (0 or 1).
             TnDtype::Bool | TnDtype::UInt8 => sel!(u8),
-            dt => bail!(runtime, "where expected condition to be a boolean tensor, but got a tensor with dtype {}", crate::dtype::dtype_name(dt)),
+            dt => bail!(
+                runtime,
+                "where expected condition to be a boolean tensor, but got a tensor with dtype {}",
+                crate::dtype::dtype_name(dt)
+            ),
         }
     }
 }
@@ -531,7 +598,10 @@ pub fn clamp_scalar(c: &mut Call) -> KResult {
     let a = c.tensor(0)?;
     let (lo, hi) = (c.opt_scalar(1)?, c.opt_scalar(2)?);
     if lo.is_none() && hi.is_none() {
-        bail!(runtime, "torch.clamp: At least one of 'min' or 'max' must not be None");
+        bail!(
+            runtime,
+            "torch.clamp: At least one of 'min' or 'max' must not be None"
+        );
     }
     expect_dtype("clamp", &a, out.dtype)?;
     unsafe {
@@ -572,20 +642,35 @@ fn clamp_tensor(c: &mut Call) -> KResult {
     }
     unsafe {
         match (lo, hi) {
-            (None, None) => bail!(runtime, "torch.clamp: At least one of 'min' or 'max' must not be None"),
+            (None, None) => bail!(
+                runtime,
+                "torch.clamp: At least one of 'min' or 'max' must not be None"
+            ),
             (Some(l), None) => match out.dtype {
-                dt if is_int(dt) => dispatch_int!(dt, "clamp_min_cpu", T => map2(&out, &a, &l, |x: T, l: T| x.max(l))),
-                dt => dispatch_float!(dt, "clamp_min_cpu", T, A => map2(&out, &a, &l, |x: T, l: T| T::from_acc(fmax_nan(x.to_acc(), l.to_acc())))),
+                dt if is_int(dt) => {
+                    dispatch_int!(dt, "clamp_min_cpu", T => map2(&out, &a, &l, |x: T, l: T| x.max(l)))
+                }
+                dt => {
+                    dispatch_float!(dt, "clamp_min_cpu", T, A => map2(&out, &a, &l, |x: T, l: T| T::from_acc(fmax_nan(x.to_acc(), l.to_acc()))))
+                }
             },
             (None, Some(h)) => match out.dtype {
-                dt if is_int(dt) => dispatch_int!(dt, "clamp_max_cpu", T => map2(&out, &a, &h, |x: T, h: T| x.min(h))),
-                dt => dispatch_float!(dt, "clamp_max_cpu", T, A => map2(&out, &a, &h, |x: T, h: T| T::from_acc(fmin_nan(x.to_acc(), h.to_acc())))),
+                dt if is_int(dt) => {
+                    dispatch_int!(dt, "clamp_max_cpu", T => map2(&out, &a, &h, |x: T, h: T| x.min(h)))
+                }
+                dt => {
+                    dispatch_float!(dt, "clamp_max_cpu", T, A => map2(&out, &a, &h, |x: T, h: T| T::from_acc(fmin_nan(x.to_acc(), h.to_acc()))))
+                }
             },
             (Some(l), Some(h)) => match out.dtype {
-                dt if is_int(dt) => dispatch_int!(dt, "clamp_cpu", T => map3(&out, &a, &l, &h, |x: T, l: T, h: T| x.max(l).min(h))),
-                dt => dispatch_float!(dt, "clamp_cpu", T, A => map3(&out, &a, &l, &h, |x: T, l: T, h: T| {
-                    T::from_acc(fmin_nan(fmax_nan(x.to_acc(), l.to_acc()), h.to_acc()))
-                })),
+                dt if is_int(dt) => {
+                    dispatch_int!(dt, "clamp_cpu", T => map3(&out, &a, &l, &h, |x: T, l: T, h: T| x.max(l).min(h)))
+                }
+                dt => {
+                    dispatch_float!(dt, "clamp_cpu", T, A => map3(&out, &a, &l, &h, |x: T, l: T, h: T| {
+                        T::from_acc(fmin_nan(fmax_nan(x.to_acc(), l.to_acc()), h.to_acc()))
+                    }))
+                }
             },
         }
     }

@@ -31,7 +31,11 @@ fn matmul<T: Elem>(m: usize, k: usize, n: usize, a: &[T], b: &[T], c: &mut [T]) 
         c.iter_mut().for_each(|x| *x = T::from_f64(0.0));
         return;
     }
-    let par = if m * n * k >= 64 * 64 * 64 { gemm::Parallelism::Rayon(0) } else { gemm::Parallelism::None };
+    let par = if m * n * k >= 64 * 64 * 64 {
+        gemm::Parallelism::Rayon(0)
+    } else {
+        gemm::Parallelism::None
+    };
     unsafe {
         gemm::gemm(
             m,
@@ -101,7 +105,8 @@ impl Geo {
                 let mut inf = 0usize;
                 let mut ok = true;
                 for d in 0..s {
-                    let p = oc[d] as i64 * self.stride[d] - self.pad[d] + kc[d] as i64 * self.dil[d];
+                    let p =
+                        oc[d] as i64 * self.stride[d] - self.pad[d] + kc[d] as i64 * self.dil[d];
                     if p < 0 || p >= self.inp[d] as i64 {
                         ok = false;
                         break;
@@ -126,15 +131,32 @@ fn convolution(c: &mut Call) -> KResult {
     let groups = c.int(8)? as usize;
     let s = w.ndim().saturating_sub(2);
     if s == 0 || s > 3 {
-        bail!(runtime, "convolution: expected a 3-, 4- or 5-d weight, got {:?}", w.sizes);
+        bail!(
+            runtime,
+            "convolution: expected a 3-, 4- or 5-d weight, got {:?}",
+            w.sizes
+        );
     }
-    let (stride, pad, dil) = (expand(c.int_list(3)?, s, "stride")?, expand(c.int_list(4)?, s, "padding")?, expand(c.int_list(5)?, s, "dilation")?);
+    let (stride, pad, dil) = (
+        expand(c.int_list(3)?, s, "stride")?,
+        expand(c.int_list(4)?, s, "padding")?,
+        expand(c.int_list(5)?, s, "dilation")?,
+    );
     let batched = x.ndim() == s + 2;
     if !batched && x.ndim() != s + 1 {
-        bail!(runtime, "convolution: input of rank {} for a {s}-d convolution", x.ndim());
+        bail!(
+            runtime,
+            "convolution: input of rank {} for a {s}-d convolution",
+            x.ndim()
+        );
     }
     if x.dtype != w.dtype || x.dtype != out.dtype {
-        bail!(runtime, "Input type ({:?}) and weight type ({:?}) should be the same", x.dtype, w.dtype);
+        bail!(
+            runtime,
+            "Input type ({:?}) and weight type ({:?}) should be the same",
+            x.dtype,
+            w.dtype
+        );
     }
     let off = if batched { 0 } else { 1 };
     let nb = if batched { x.size(0) } else { 1 };
@@ -144,20 +166,45 @@ fn convolution(c: &mut Call) -> KResult {
     let os: Vec<usize> = (0..s).map(|d| out.size(2 - off + d)).collect();
     let ks: Vec<usize> = (0..s).map(|d| w.size(2 + d)).collect();
     if groups == 0 || cin % groups != 0 || cout % groups != 0 {
-        bail!(runtime, "convolution: channels {cin} -> {cout} do not divide into {groups} groups");
+        bail!(
+            runtime,
+            "convolution: channels {cin} -> {cout} do not divide into {groups} groups"
+        );
     }
     let (cig, cog) = (cin / groups, cout / groups);
     // The direct geometry: for a transposed conv, the "output" of the direct conv is its input.
     let geo = if transposed {
-        Geo { inp: os.clone(), ker: ks.clone(), out: xs.clone(), stride, pad, dil }
+        Geo {
+            inp: os.clone(),
+            ker: ks.clone(),
+            out: xs.clone(),
+            stride,
+            pad,
+            dil,
+        }
     } else {
-        Geo { inp: xs.clone(), ker: ks.clone(), out: os.clone(), stride, pad, dil }
+        Geo {
+            inp: xs.clone(),
+            ker: ks.clone(),
+            out: os.clone(),
+            stride,
+            pad,
+            dil,
+        }
     };
     if transposed && (w.size(0) != cin || w.size(1) * groups != cout) {
-        bail!(runtime, "convolution: transposed weight {:?} for {cin} -> {cout} channels", w.sizes);
+        bail!(
+            runtime,
+            "convolution: transposed weight {:?} for {cin} -> {cout} channels",
+            w.sizes
+        );
     }
     if !transposed && (w.size(0) != cout || w.size(1) != cig) {
-        bail!(runtime, "convolution: weight {:?} for {cin} -> {cout} channels in {groups} groups", w.sizes);
+        bail!(
+            runtime,
+            "convolution: weight {:?} for {cin} -> {cout} channels in {groups} groups",
+            w.sizes
+        );
     }
     unsafe {
         dispatch_float!(x.dtype, "slow_conv2d_cpu", T, A => {
@@ -233,11 +280,19 @@ fn max_pool2d(c: &mut Call) -> KResult {
     let x = c.tensor(0)?;
     let k = expand(c.int_list(1)?, 2, "kernel_size")?;
     let st = c.int_list(2)?;
-    let st = if st.is_empty() { k.clone() } else { expand(st, 2, "stride")? };
+    let st = if st.is_empty() {
+        k.clone()
+    } else {
+        expand(st, 2, "stride")?
+    };
     let pd = expand(c.int_list(3)?, 2, "padding")?;
     let dl = expand(c.int_list(4)?, 2, "dilation")?;
     if x.ndim() != 3 && x.ndim() != 4 {
-        bail!(runtime, "max_pool2d: expected a 3-d or 4-d input, got {:?}", x.sizes);
+        bail!(
+            runtime,
+            "max_pool2d: expected a 3-d or 4-d input, got {:?}",
+            x.sizes
+        );
     }
     ind.check_dtype(TnDtype::Int64, "max_pool2d indices")?;
     let nd = x.ndim();

@@ -296,11 +296,17 @@ pub fn dtype_name(dt: TnDtype) -> &'static str {
 }
 
 pub fn is_float(dt: TnDtype) -> bool {
-    matches!(dt, TnDtype::Float16 | TnDtype::BFloat16 | TnDtype::Float32 | TnDtype::Float64)
+    matches!(
+        dt,
+        TnDtype::Float16 | TnDtype::BFloat16 | TnDtype::Float32 | TnDtype::Float64
+    )
 }
 
 pub fn is_int(dt: TnDtype) -> bool {
-    matches!(dt, TnDtype::UInt8 | TnDtype::Int8 | TnDtype::Int16 | TnDtype::Int32 | TnDtype::Int64)
+    matches!(
+        dt,
+        TnDtype::UInt8 | TnDtype::Int8 | TnDtype::Int16 | TnDtype::Int32 | TnDtype::Int64
+    )
 }
 
 /// `dispatch_all!(dtype, T => body)`: runs `body` with `T` the element type of `dtype`, for the
@@ -310,16 +316,56 @@ macro_rules! dispatch_all {
     ($dt:expr, $op:expr, $T:ident => $body:expr) => {{
         use ::torchnative_abi::TnDtype as __D;
         match $dt {
-            __D::UInt8 => { #[allow(dead_code)] type $T = u8; $body }
-            __D::Int8 => { #[allow(dead_code)] type $T = i8; $body }
-            __D::Int16 => { #[allow(dead_code)] type $T = i16; $body }
-            __D::Int32 => { #[allow(dead_code)] type $T = i32; $body }
-            __D::Int64 => { #[allow(dead_code)] type $T = i64; $body }
-            __D::Float16 => { #[allow(dead_code)] type $T = ::half::f16; $body }
-            __D::BFloat16 => { #[allow(dead_code)] type $T = ::half::bf16; $body }
-            __D::Float32 => { #[allow(dead_code)] type $T = f32; $body }
-            __D::Float64 => { #[allow(dead_code)] type $T = f64; $body }
-            __D::Bool => { #[allow(dead_code)] type $T = bool; $body }
+            __D::UInt8 => {
+                #[allow(dead_code)]
+                type $T = u8;
+                $body
+            }
+            __D::Int8 => {
+                #[allow(dead_code)]
+                type $T = i8;
+                $body
+            }
+            __D::Int16 => {
+                #[allow(dead_code)]
+                type $T = i16;
+                $body
+            }
+            __D::Int32 => {
+                #[allow(dead_code)]
+                type $T = i32;
+                $body
+            }
+            __D::Int64 => {
+                #[allow(dead_code)]
+                type $T = i64;
+                $body
+            }
+            __D::Float16 => {
+                #[allow(dead_code)]
+                type $T = ::half::f16;
+                $body
+            }
+            __D::BFloat16 => {
+                #[allow(dead_code)]
+                type $T = ::half::bf16;
+                $body
+            }
+            __D::Float32 => {
+                #[allow(dead_code)]
+                type $T = f32;
+                $body
+            }
+            __D::Float64 => {
+                #[allow(dead_code)]
+                type $T = f64;
+                $body
+            }
+            __D::Bool => {
+                #[allow(dead_code)]
+                type $T = bool;
+                $body
+            }
             other => return Err($crate::kernel::unsupported_dtype($op, other)),
         }
     }};
@@ -331,10 +377,34 @@ macro_rules! dispatch_float {
     ($dt:expr, $op:expr, $T:ident, $A:ident => $body:expr) => {{
         use ::torchnative_abi::TnDtype as __D;
         match $dt {
-            __D::Float16 => { #[allow(dead_code)] type $T = ::half::f16; #[allow(dead_code)] type $A = f32; $body }
-            __D::BFloat16 => { #[allow(dead_code)] type $T = ::half::bf16; #[allow(dead_code)] type $A = f32; $body }
-            __D::Float32 => { #[allow(dead_code)] type $T = f32; #[allow(dead_code)] type $A = f32; $body }
-            __D::Float64 => { #[allow(dead_code)] type $T = f64; #[allow(dead_code)] type $A = f64; $body }
+            __D::Float16 => {
+                #[allow(dead_code)]
+                type $T = ::half::f16;
+                #[allow(dead_code)]
+                type $A = f32;
+                $body
+            }
+            __D::BFloat16 => {
+                #[allow(dead_code)]
+                type $T = ::half::bf16;
+                #[allow(dead_code)]
+                type $A = f32;
+                $body
+            }
+            __D::Float32 => {
+                #[allow(dead_code)]
+                type $T = f32;
+                #[allow(dead_code)]
+                type $A = f32;
+                $body
+            }
+            __D::Float64 => {
+                #[allow(dead_code)]
+                type $T = f64;
+                #[allow(dead_code)]
+                type $A = f64;
+                $body
+            }
             other => return Err($crate::kernel::unsupported_dtype($op, other)),
         }
     }};
@@ -346,11 +416,31 @@ macro_rules! dispatch_int {
     ($dt:expr, $op:expr, $T:ident => $body:expr) => {{
         use ::torchnative_abi::TnDtype as __D;
         match $dt {
-            __D::UInt8 => { #[allow(dead_code)] type $T = u8; $body }
-            __D::Int8 => { #[allow(dead_code)] type $T = i8; $body }
-            __D::Int16 => { #[allow(dead_code)] type $T = i16; $body }
-            __D::Int32 => { #[allow(dead_code)] type $T = i32; $body }
-            __D::Int64 => { #[allow(dead_code)] type $T = i64; $body }
+            __D::UInt8 => {
+                #[allow(dead_code)]
+                type $T = u8;
+                $body
+            }
+            __D::Int8 => {
+                #[allow(dead_code)]
+                type $T = i8;
+                $body
+            }
+            __D::Int16 => {
+                #[allow(dead_code)]
+                type $T = i16;
+                $body
+            }
+            __D::Int32 => {
+                #[allow(dead_code)]
+                type $T = i32;
+                $body
+            }
+            __D::Int64 => {
+                #[allow(dead_code)]
+                type $T = i64;
+                $body
+            }
             other => return Err($crate::kernel::unsupported_dtype($op, other)),
         }
     }};

@@ -35,9 +35,20 @@ enum ASpec {
 
 #[derive(Clone, Debug)]
 enum OSpec {
-    Fresh { dtype: TnDtype, sizes: Vec<i64>, bytes: Vec<u8> },
-    Dyn { dtype: TnDtype, sizes: Vec<i64>, bytes: Vec<u8> },
-    Alias { arg: usize, bytes: Vec<u8> },
+    Fresh {
+        dtype: TnDtype,
+        sizes: Vec<i64>,
+        bytes: Vec<u8>,
+    },
+    Dyn {
+        dtype: TnDtype,
+        sizes: Vec<i64>,
+        bytes: Vec<u8>,
+    },
+    Alias {
+        arg: usize,
+        bytes: Vec<u8>,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -61,7 +72,10 @@ fn hex(s: &str) -> Vec<u8> {
     if s == "-" {
         return vec![];
     }
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
 }
 fn ints(s: &str) -> Vec<i64> {
     if s == "-" {
@@ -78,16 +92,31 @@ fn dtype(s: &str) -> TnDtype {
 }
 fn tspec(w: &[&str]) -> TSpec {
     assert_eq!(w[0], "T");
-    TSpec { dtype: dtype(w[1]), sizes: ints(w[2]), strides: ints(w[3]), offset: w[4].parse().unwrap(), bytes: hex(w[5]) }
+    TSpec {
+        dtype: dtype(w[1]),
+        sizes: ints(w[2]),
+        strides: ints(w[3]),
+        offset: w[4].parse().unwrap(),
+        bytes: hex(w[5]),
+    }
 }
 
 pub fn parse(text: &str) -> Vec<Case> {
     let mut cases = vec![];
-    let mut lines = text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty());
+    let mut lines = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty());
     while let Some(l) = lines.next() {
         let w: Vec<&str> = l.split(' ').collect();
         assert_eq!(w[0], "case", "{l}");
-        let mut c = Case { name: w[1].into(), op: w[2].into(), tol: Tol::Exact, args: vec![], outs: vec![], error: None };
+        let mut c = Case {
+            name: w[1].into(),
+            op: w[2].into(),
+            tol: Tol::Exact,
+            args: vec![],
+            outs: vec![],
+            error: None,
+        };
         while let Some(l) = lines.next() {
             let w: Vec<&str> = l.split(' ').collect();
             match w[0] {
@@ -110,7 +139,11 @@ pub fn parse(text: &str) -> Vec<Case> {
                         "S" => ASpec::S(w[2..].join(" ")),
                         "D" => ASpec::D(w[2].parse().unwrap()),
                         "L" => ASpec::L(ints(w[2])),
-                        "FL" => ASpec::FL(if w[2] == "-" { vec![] } else { w[2].split(',').map(fbits).collect() }),
+                        "FL" => ASpec::FL(if w[2] == "-" {
+                            vec![]
+                        } else {
+                            w[2].split(',').map(fbits).collect()
+                        }),
                         "TL" => {
                             // The list items follow on their own lines; collected below.
                             ASpec::TL(Vec::with_capacity(w[2].parse().unwrap()))
@@ -131,13 +164,33 @@ pub fn parse(text: &str) -> Vec<Case> {
                 }
                 "out" => {
                     let i = c.outs.len();
-                    c.outs.push((i, OSpec::Fresh { dtype: dtype(w[1]), sizes: ints(w[2]), bytes: hex(w[3]) }))
+                    c.outs.push((
+                        i,
+                        OSpec::Fresh {
+                            dtype: dtype(w[1]),
+                            sizes: ints(w[2]),
+                            bytes: hex(w[3]),
+                        },
+                    ))
                 }
                 "dynout" => {
                     let i = c.outs.len();
-                    c.outs.push((i, OSpec::Dyn { dtype: dtype(w[1]), sizes: ints(w[2]), bytes: hex(w[3]) }))
+                    c.outs.push((
+                        i,
+                        OSpec::Dyn {
+                            dtype: dtype(w[1]),
+                            sizes: ints(w[2]),
+                            bytes: hex(w[3]),
+                        },
+                    ))
                 }
-                "alias" => c.outs.push((w[1].parse().unwrap(), OSpec::Alias { arg: w[2].parse().unwrap(), bytes: hex(w[3]) })),
+                "alias" => c.outs.push((
+                    w[1].parse().unwrap(),
+                    OSpec::Alias {
+                        arg: w[2].parse().unwrap(),
+                        bytes: hex(w[3]),
+                    },
+                )),
                 "error" => c.error = Some((w[1].into(), w[2..].join(" "))),
                 k => panic!("line kind {k}"),
             }
@@ -199,15 +252,33 @@ struct Core {
     allocs: Vec<(Buf, Box<(Vec<i64>, Vec<i64>)>)>,
 }
 
-unsafe extern "C" fn alloc_output(core: *mut c_void, _index: usize, dtype: i32, ndim: i32, sizes: *const i64, out: *mut TnTensor) -> i32 {
+unsafe extern "C" fn alloc_output(
+    core: *mut c_void,
+    _index: usize,
+    dtype: i32,
+    ndim: i32,
+    sizes: *const i64,
+    out: *mut TnTensor,
+) -> i32 {
     let core = &mut *(core as *mut Core);
-    let sizes = if ndim == 0 { vec![] } else { std::slice::from_raw_parts(sizes, ndim as usize).to_vec() };
+    let sizes = if ndim == 0 {
+        vec![]
+    } else {
+        std::slice::from_raw_parts(sizes, ndim as usize).to_vec()
+    };
     let dt = TnDtype::from_code(dtype).unwrap();
     let n: i64 = sizes.iter().product();
     let buf = Buf::new(&vec![0xABu8; n as usize * dt.itemsize()]);
     let strides = crate::strided::contiguous_strides(&sizes);
     let d = Box::new((sizes, strides));
-    *out = TnTensor { data: buf.ptr() as *mut c_void, dtype, ndim, sizes: d.0.as_ptr(), strides: d.1.as_ptr(), device_index: 0 };
+    *out = TnTensor {
+        data: buf.ptr() as *mut c_void,
+        dtype,
+        ndim,
+        sizes: d.0.as_ptr(),
+        strides: d.1.as_ptr(),
+        device_index: 0,
+    };
     core.allocs.push((buf, d));
     0
 }
@@ -233,8 +304,16 @@ fn float_bits_ord(dt: TnDtype, b: &[u8]) -> Option<(i64, bool)> {
         }
         _ => return None,
     };
-    let sign = if nbits == 64 { bits < 0 } else { (bits >> (nbits - 1)) & 1 == 1 };
-    let mag = if nbits == 64 { bits & i64::MAX } else { bits & ((1i64 << (nbits - 1)) - 1) };
+    let sign = if nbits == 64 {
+        bits < 0
+    } else {
+        (bits >> (nbits - 1)) & 1 == 1
+    };
+    let mag = if nbits == 64 {
+        bits & i64::MAX
+    } else {
+        bits & ((1i64 << (nbits - 1)) - 1)
+    };
     Some((if sign { -mag } else { mag }, nan))
 }
 
@@ -279,7 +358,9 @@ fn compare(dt: TnDtype, tol: &Tol, got: &[u8], want: &[u8]) -> Result<(), String
         };
         if !ok {
             let show = |b: &[u8]| match dt {
-                TnDtype::Float16 | TnDtype::BFloat16 | TnDtype::Float32 | TnDtype::Float64 => format!("{:e}", as_f64(dt, b)),
+                TnDtype::Float16 | TnDtype::BFloat16 | TnDtype::Float32 | TnDtype::Float64 => {
+                    format!("{:e}", as_f64(dt, b))
+                }
                 _ => format!("{:02x?}", b),
             };
             return Err(format!("element {i}: got {} want {}", show(g), show(w)));
@@ -300,9 +381,19 @@ fn kind_name(k: i32) -> &'static str {
 }
 
 /// Runs one case; `Err` describes the disagreement.
-pub fn run_case(c: &Case, kernels: &BTreeMap<&str, torchnative_abi::TnKernelFn>) -> Result<(), String> {
-    let kernel = *kernels.get(c.op.as_str()).ok_or_else(|| format!("no kernel registered for {}", c.op))?;
-    let mut v = Views { bufs: vec![], dims: vec![], strings: vec![], lists: vec![] };
+pub fn run_case(
+    c: &Case,
+    kernels: &BTreeMap<&str, torchnative_abi::TnKernelFn>,
+) -> Result<(), String> {
+    let kernel = *kernels
+        .get(c.op.as_str())
+        .ok_or_else(|| format!("no kernel registered for {}", c.op))?;
+    let mut v = Views {
+        bufs: vec![],
+        dims: vec![],
+        strings: vec![],
+        lists: vec![],
+    };
     let mut args = vec![];
     let mut arg_buf: Vec<Option<(usize, TSpec)>> = vec![];
     for a in &c.args {
@@ -398,10 +489,28 @@ pub fn run_case(c: &Case, kernels: &BTreeMap<&str, torchnative_abi::TnKernelFn>)
         }
     }
     let mut core = Core { allocs: vec![] };
-    let ctx = TnKernelCtx { struct_size: std::mem::size_of::<TnKernelCtx>() as u32, core: &mut core as *mut Core as *mut c_void, alloc_output };
+    let ctx = TnKernelCtx {
+        struct_size: std::mem::size_of::<TnKernelCtx>() as u32,
+        core: &mut core as *mut Core as *mut c_void,
+        alloc_output,
+    };
     let mut msg = vec![0u8; 1024];
-    let mut err = TnError { kind: -1, message: msg.as_mut_ptr() as *mut c_char, capacity: msg.len() };
-    let rc = unsafe { kernel(std::ptr::null_mut(), &ctx, args.as_ptr(), args.len(), outs.as_mut_ptr(), outs.len(), &mut err) };
+    let mut err = TnError {
+        kind: -1,
+        message: msg.as_mut_ptr() as *mut c_char,
+        capacity: msg.len(),
+    };
+    let rc = unsafe {
+        kernel(
+            std::ptr::null_mut(),
+            &ctx,
+            args.as_ptr(),
+            args.len(),
+            outs.as_mut_ptr(),
+            outs.len(),
+            &mut err,
+        )
+    };
     let got_msg = || {
         let end = msg.iter().position(|&b| b == 0).unwrap_or(0);
         String::from_utf8_lossy(&msg[..end]).into_owned()
@@ -412,12 +521,18 @@ pub fn run_case(c: &Case, kernels: &BTreeMap<&str, torchnative_abi::TnKernelFn>)
         }
         let (gk, gm) = (kind_name(err.kind), got_msg());
         if gk != kind || &gm != want {
-            return Err(format!("expected {kind}Error `{want}`, got {gk}Error `{gm}`"));
+            return Err(format!(
+                "expected {kind}Error `{want}`, got {gk}Error `{gm}`"
+            ));
         }
         return Ok(());
     }
     if rc != 0 {
-        return Err(format!("kernel failed: {}Error `{}`", kind_name(err.kind), got_msg()));
+        return Err(format!(
+            "kernel failed: {}Error `{}`",
+            kind_name(err.kind),
+            got_msg()
+        ));
     }
     for (i, o) in &c.outs {
         match o {
@@ -428,18 +543,29 @@ pub fn run_case(c: &Case, kernels: &BTreeMap<&str, torchnative_abi::TnKernelFn>)
             OSpec::Alias { arg, bytes } => {
                 let (bi, t) = arg_buf[*arg].clone().unwrap();
                 let got = v.bufs[bi].bytes(bytes.len());
-                compare(t.dtype, &c.tol, &got, bytes).map_err(|e| format!("output {i} (argument {arg}): {e}"))?;
+                compare(t.dtype, &c.tol, &got, bytes)
+                    .map_err(|e| format!("output {i} (argument {arg}): {e}"))?;
             }
-            OSpec::Dyn { dtype, sizes, bytes } => {
+            OSpec::Dyn {
+                dtype,
+                sizes,
+                bytes,
+            } => {
                 let t = &outs[*i];
                 if t.data.is_null() {
-                    return Err(format!("output {i} was not allocated through ctx.alloc_output"));
+                    return Err(format!(
+                        "output {i} was not allocated through ctx.alloc_output"
+                    ));
                 }
                 let gs = unsafe { t.sizes() }.to_vec();
                 if &gs != sizes || t.dtype != *dtype as i32 {
-                    return Err(format!("output {i}: shape {gs:?} dtype {} want {sizes:?} {:?}", t.dtype, dtype));
+                    return Err(format!(
+                        "output {i}: shape {gs:?} dtype {} want {sizes:?} {:?}",
+                        t.dtype, dtype
+                    ));
                 }
-                let got = unsafe { std::slice::from_raw_parts(t.data as *const u8, bytes.len()) }.to_vec();
+                let got = unsafe { std::slice::from_raw_parts(t.data as *const u8, bytes.len()) }
+                    .to_vec();
                 compare(*dtype, &c.tol, &got, bytes).map_err(|e| format!("output {i}: {e}"))?;
             }
         }
@@ -451,7 +577,8 @@ pub fn run_case(c: &Case, kernels: &BTreeMap<&str, torchnative_abi::TnKernelFn>)
 /// The golden directory: `tests/golden`, or `$TN_GOLDEN_DIR` (to replay a regenerated set, e.g.
 /// `gen_expected.py --seed-offset 7 --out /tmp/g`).
 fn golden_dir() -> String {
-    std::env::var("TN_GOLDEN_DIR").unwrap_or_else(|_| format!("{}/tests/golden", env!("CARGO_MANIFEST_DIR")))
+    std::env::var("TN_GOLDEN_DIR")
+        .unwrap_or_else(|_| format!("{}/tests/golden", env!("CARGO_MANIFEST_DIR")))
 }
 
 pub fn run_family(name: &str) -> (usize, Vec<String>) {
@@ -472,12 +599,18 @@ pub fn check_family(name: &str) {
     let (n, failures) = run_family(name);
     assert!(n > 0, "no cases in family {name}");
     if !failures.is_empty() {
-        panic!("{} of {n} golden cases of `{name}` disagree with upstream:\n  {}", failures.len(), failures.join("\n  "));
+        panic!(
+            "{} of {n} golden cases of `{name}` disagree with upstream:\n  {}",
+            failures.len(),
+            failures.join("\n  ")
+        );
     }
 }
 
 /// The golden families, one file each.
-pub const FAMILIES: &[&str] = &["copy", "binary", "unary", "reduce", "linalg", "nn", "index", "sort", "conv"];
+pub const FAMILIES: &[&str] = &[
+    "copy", "binary", "unary", "reduce", "linalg", "nn", "index", "sort", "conv",
+];
 
 /// Every registered kernel has golden cases, and every golden op is registered.
 #[test]
@@ -489,11 +622,20 @@ fn every_kernel_has_golden_cases() {
             covered.insert(c.op);
         }
     }
-    let registered: BTreeSet<String> = crate::kernels().into_iter().map(|(n, _)| n.to_string()).collect();
+    let registered: BTreeSet<String> = crate::kernels()
+        .into_iter()
+        .map(|(n, _)| n.to_string())
+        .collect();
     let missing: Vec<_> = registered.difference(&covered).collect();
-    assert!(missing.is_empty(), "kernels without golden cases: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "kernels without golden cases: {missing:?}"
+    );
     let unknown: Vec<_> = covered.difference(&registered).collect();
-    assert!(unknown.is_empty(), "golden cases for unregistered ops: {unknown:?}");
+    assert!(
+        unknown.is_empty(),
+        "golden cases for unregistered ops: {unknown:?}"
+    );
     let mut names = BTreeSet::new();
     for (n, _) in crate::kernels() {
         assert!(names.insert(n), "{n} registered twice");
@@ -530,7 +672,11 @@ fn harness_detects_disagreement() {
             }
             _ => continue,
         }
-        assert!(run_case(&bad, &kernels).is_err(), "a corrupted {} still passes", c.name);
+        assert!(
+            run_case(&bad, &kernels).is_err(),
+            "a corrupted {} still passes",
+            c.name
+        );
         checked += 1;
     }
     assert!(checked > 100);

@@ -34,7 +34,10 @@ unsafe fn read_indices(t: &Tensor, op: &str) -> KResult<Vec<i64>> {
         TnDtype::Int32 => gather_vec(t, |v: i32| v as i64),
         TnDtype::Int16 => gather_vec(t, |v: i16| v as i64),
         TnDtype::Int8 => gather_vec(t, |v: i8| v as i64),
-        _ => bail!(index_error, "{op}: tensors used as indices must be long, int, byte or bool tensors"),
+        _ => bail!(
+            index_error,
+            "{op}: tensors used as indices must be long, int, byte or bool tensors"
+        ),
     }
 }
 
@@ -42,14 +45,20 @@ unsafe fn read_indices(t: &Tensor, op: &str) -> KResult<Vec<i64>> {
 #[inline]
 unsafe fn copy_run(dst: *mut u8, ds: isize, src: *const u8, ss: isize, n: usize, size: usize) {
     for i in 0..n as isize {
-        std::ptr::copy_nonoverlapping(src.wrapping_offset(i * ss), dst.wrapping_offset(i * ds), size);
+        std::ptr::copy_nonoverlapping(
+            src.wrapping_offset(i * ss),
+            dst.wrapping_offset(i * ds),
+            size,
+        );
     }
 }
 
 /// The view `t` with dim `d` removed, at index `i` along it (a `select`).
 fn select(t: &Tensor, d: usize, i: usize) -> OwnedView {
     let mut v = OwnedView::of(t);
-    v.data = t.data.wrapping_offset(i as isize * t.stride(d) * t.itemsize() as isize);
+    v.data = t
+        .data
+        .wrapping_offset(i as isize * t.stride(d) * t.itemsize() as isize);
     v.sizes.remove(d);
     v.strides.remove(d);
     v
@@ -57,9 +66,15 @@ fn select(t: &Tensor, d: usize, i: usize) -> OwnedView {
 
 /// Bit copy between same-shape, same-dtype views.
 unsafe fn copy_bits(dst: &Tensor, src: &Tensor) -> KResult {
-    let plan = Plan::<2>::new(dst.sizes, [dst.strides, src.strides], [dst.itemsize(), src.itemsize()])?;
+    let plan = Plan::<2>::new(
+        dst.sizes,
+        [dst.strides, src.strides],
+        [dst.itemsize(), src.itemsize()],
+    )?;
     let size = dst.itemsize();
-    plan.run([dst.data, src.data], |p, s, n| copy_run(p[0], s[0], p[1], s[1], n, size));
+    plan.run([dst.data, src.data], |p, s, n| {
+        copy_run(p[0], s[0], p[1], s[1], n, size)
+    });
     Ok(())
 }
 
@@ -72,13 +87,22 @@ fn index_select(c: &mut Call) -> KResult {
     let a = c.tensor(0)?;
     let index = c.tensor(2)?;
     if a.dtype != out.dtype {
-        bail!(runtime, "index_select: output dtype {:?} differs from self {:?}", out.dtype, a.dtype);
+        bail!(
+            runtime,
+            "index_select: output dtype {:?} differs from self {:?}",
+            out.dtype,
+            a.dtype
+        );
     }
     let idx = unsafe { read_indices(&index, "index_select")? };
     if a.ndim() == 0 {
         for &i in &idx {
             if i != 0 {
-                bail!(index_error, "index_select(): Index to scalar can have only 1 value, got {} value(s)", idx.len());
+                bail!(
+                    index_error,
+                    "index_select(): Index to scalar can have only 1 value, got {} value(s)",
+                    idx.len()
+                );
             }
         }
         return unsafe { copy_bits(&out, &a) };
@@ -108,7 +132,11 @@ fn embedding(c: &mut Call) -> KResult {
     let (rows, dsz) = (w.size(0), w.size(1));
     let ni = indices.ndim();
     if out.ndim() != ni + 1 {
-        bail!(runtime, "embedding: output rank {} for indices of rank {ni}", out.ndim());
+        bail!(
+            runtime,
+            "embedding: output rank {} for indices of rank {ni}",
+            out.ndim()
+        );
     }
     let size = w.itemsize();
     let (ws0, ws1) = (w.stride(0) * size as isize, w.stride(1) * size as isize);
@@ -125,7 +153,14 @@ fn embedding(c: &mut Call) -> KResult {
             rem /= s;
         }
         unsafe {
-            copy_run(out.data.wrapping_offset(off * size as isize), os1, w.data.wrapping_offset(i as isize * ws0), ws1, dsz, size);
+            copy_run(
+                out.data.wrapping_offset(off * size as isize),
+                os1,
+                w.data.wrapping_offset(i as isize * ws0),
+                ws1,
+                dsz,
+                size,
+            );
         }
     }
     Ok(())
@@ -137,7 +172,11 @@ fn gather(c: &mut Call) -> KResult {
     let out = c.out(0)?;
     let a = c.tensor(0)?;
     let index = c.tensor(2)?;
-    let d = if a.ndim() == 0 { 0 } else { normalize_dims(&[c.int(1)?], a.ndim())?[0] };
+    let d = if a.ndim() == 0 {
+        0
+    } else {
+        normalize_dims(&[c.int(1)?], a.ndim())?[0]
+    };
     if index.dtype != TnDtype::Int64 {
         bail!(runtime, "gather(): Expected dtype int64 for index");
     }
@@ -149,10 +188,21 @@ fn gather(c: &mut Call) -> KResult {
         sst[d] = 0;
     }
     if index.ndim() != a.ndim().max(index.ndim()) || (a.ndim() > 0 && index.ndim() != a.ndim()) {
-        bail!(runtime, "Index tensor must have the same number of dimensions as input tensor");
+        bail!(
+            runtime,
+            "Index tensor must have the same number of dimensions as input tensor"
+        );
     }
-    let dstride = if a.ndim() > 0 { a.stride(d) * size as isize } else { 0 };
-    let plan = Plan::<3>::new(index.sizes, [out.strides, index.strides, &sst], [size, 8, size])?;
+    let dstride = if a.ndim() > 0 {
+        a.stride(d) * size as isize
+    } else {
+        0
+    };
+    let plan = Plan::<3>::new(
+        index.sizes,
+        [out.strides, index.strides, &sst],
+        [size, 8, size],
+    )?;
     let mut bad: Option<i64> = None;
     unsafe {
         plan.run([out.data, index.data, a.data], |p, s, m| {
@@ -165,12 +215,19 @@ fn gather(c: &mut Call) -> KResult {
                     bad = Some(i);
                     return;
                 }
-                std::ptr::copy_nonoverlapping(p[2].wrapping_offset(k * s[2] + i as isize * dstride), p[0].wrapping_offset(k * s[0]), size);
+                std::ptr::copy_nonoverlapping(
+                    p[2].wrapping_offset(k * s[2] + i as isize * dstride),
+                    p[0].wrapping_offset(k * s[0]),
+                    size,
+                );
             }
         });
     }
     if let Some(i) = bad {
-        bail!(runtime, "index {i} is out of bounds for dimension {d} with size {n}");
+        bail!(
+            runtime,
+            "index {i} is out of bounds for dimension {d} with size {n}"
+        );
     }
     Ok(())
 }
@@ -193,16 +250,27 @@ fn cat(c: &mut Call) -> KResult {
             continue;
         }
         if t.ndim() != out.ndim() {
-            bail!(runtime, "cat: input of rank {} for an output of rank {}", t.ndim(), out.ndim());
+            bail!(
+                runtime,
+                "cat: input of rank {} for an output of rank {}",
+                t.ndim(),
+                out.ndim()
+            );
         }
         let mut dst = OwnedView::of(&out);
-        dst.data = out.data.wrapping_offset(at as isize * out.stride(d) * out.itemsize() as isize);
+        dst.data = out
+            .data
+            .wrapping_offset(at as isize * out.stride(d) * out.itemsize() as isize);
         dst.sizes[d] = t.sizes[d];
         copy_cast(&dst.view(), t)?;
         at += t.size(d);
     }
     if at != out.size(d) {
-        bail!(runtime, "cat: inputs fill {at} of {} along dim {d}", out.size(d));
+        bail!(
+            runtime,
+            "cat: inputs fill {at} of {} along dim {d}",
+            out.size(d)
+        );
     }
     Ok(())
 }
@@ -220,10 +288,12 @@ fn arange(c: &mut Call) -> KResult {
                 let (s0, st) = (start.as_f64(), step.as_f64());
                 write_seq(&out, n, |i| T::from_f64(s0 + st * i as f64))
             }),
-            TnDtype::Float16 | TnDtype::BFloat16 => crate::dispatch_float!(out.dtype, "arange_cpu", T, A => {
-                let (s0, st) = (start.as_f64() as f32, step.as_f64() as f32);
-                write_seq(&out, n, |i| T::from_acc(A::c((s0 + st * i as f32) as f64)))
-            }),
+            TnDtype::Float16 | TnDtype::BFloat16 => {
+                crate::dispatch_float!(out.dtype, "arange_cpu", T, A => {
+                    let (s0, st) = (start.as_f64() as f32, step.as_f64() as f32);
+                    write_seq(&out, n, |i| T::from_acc(A::c((s0 + st * i as f32) as f64)))
+                })
+            }
             dt => dispatch_all!(dt, "arange_cpu", T => {
                 let (s0, st) = (start.to::<i64>(), step.to::<i64>());
                 write_seq(&out, n, |i| T::from_i64(s0.wrapping_add(st.wrapping_mul(i as i64))))
@@ -253,7 +323,11 @@ fn masked_fill(c: &mut Call) -> KResult {
     let mask = c.tensor(1)?;
     let v = c.scalar(2)?;
     if mask.dtype != TnDtype::Bool {
-        bail!(runtime, "masked_fill_ only supports boolean masks, but got mask with dtype {}", crate::dtype::dtype_name(mask.dtype));
+        bail!(
+            runtime,
+            "masked_fill_ only supports boolean masks, but got mask with dtype {}",
+            crate::dtype::dtype_name(mask.dtype)
+        );
     }
     if out.data != a.data {
         copy_cast(&out, &a)?;
@@ -300,7 +374,11 @@ unsafe fn plan_adv(a: &Tensor, indices: &[Option<Tensor>]) -> KResult<AdvIndex> 
             Some(t) if matches!(t.dtype, TnDtype::Bool | TnDtype::UInt8) => {
                 let k = t.ndim();
                 if d + k > a.ndim() {
-                    bail!(index_error, "too many indices for tensor of dimension {}", a.ndim());
+                    bail!(
+                        index_error,
+                        "too many indices for tensor of dimension {}",
+                        a.ndim()
+                    );
                 }
                 for j in 0..k {
                     if t.sizes[j] != a.sizes[d + j] {
@@ -326,7 +404,11 @@ unsafe fn plan_adv(a: &Tensor, indices: &[Option<Tensor>]) -> KResult<AdvIndex> 
             }
             Some(t) => {
                 if d >= a.ndim() {
-                    bail!(index_error, "too many indices for tensor of dimension {}", a.ndim());
+                    bail!(
+                        index_error,
+                        "too many indices for tensor of dimension {}",
+                        a.ndim()
+                    );
                 }
                 let v = read_indices(t, "index")?;
                 per_dim.push((d, v, t.sizes.iter().map(|&s| s as usize).collect()));
@@ -335,7 +417,11 @@ unsafe fn plan_adv(a: &Tensor, indices: &[Option<Tensor>]) -> KResult<AdvIndex> 
         }
     }
     if d > a.ndim() {
-        bail!(index_error, "too many indices for tensor of dimension {}", a.ndim());
+        bail!(
+            index_error,
+            "too many indices for tensor of dimension {}",
+            a.ndim()
+        );
     }
     // Broadcast the index shapes.
     let nb = per_dim.iter().map(|p| p.2.len()).max().unwrap_or(0);
@@ -374,7 +460,10 @@ unsafe fn plan_adv(a: &Tensor, indices: &[Option<Tensor>]) -> KResult<AdvIndex> 
             }
             let mut i = v[src];
             if i < -n || i >= n {
-                bail!(index_error, "index {i} is out of bounds for dimension {pos} with size {n}");
+                bail!(
+                    index_error,
+                    "index {i} is out of bounds for dimension {pos} with size {n}"
+                );
             }
             if i < 0 {
                 i += n;
@@ -386,11 +475,21 @@ unsafe fn plan_adv(a: &Tensor, indices: &[Option<Tensor>]) -> KResult<AdvIndex> 
     let indexed: Vec<usize> = idx.iter().map(|p| p.0).collect();
     let rest: Vec<usize> = (0..a.ndim()).filter(|x| !indexed.contains(x)).collect();
     let adjacent = indexed.windows(2).all(|w| w[1] == w[0] + 1);
-    let pos = if adjacent && !indexed.is_empty() { rest.iter().filter(|&&r| r < indexed[0]).count() } else { 0 };
+    let pos = if adjacent && !indexed.is_empty() {
+        rest.iter().filter(|&&r| r < indexed[0]).count()
+    } else {
+        0
+    };
     let mut result: Vec<usize> = rest[..pos].iter().map(|&r| a.size(r)).collect();
     result.extend(&bshape);
     result.extend(rest[pos..].iter().map(|&r| a.size(r)));
-    Ok(AdvIndex { idx, bshape, rest, pos, result })
+    Ok(AdvIndex {
+        idx,
+        bshape,
+        rest,
+        pos,
+        result,
+    })
 }
 
 impl AdvIndex {
@@ -437,19 +536,32 @@ fn index(c: &mut Call) -> KResult {
             c.out(0)?
         };
         if out.numel() != adv.result.iter().product::<usize>() {
-            bail!(runtime, "index: output of shape {:?} for a result of shape {:?}", out.sizes, adv.result);
+            bail!(
+                runtime,
+                "index: output of shape {:?} for a result of shape {:?}",
+                out.sizes,
+                adv.result
+            );
         }
         let size = a.itemsize();
         // The output in logical order: walk its multi-index alongside.
         let mut offs = Vec::with_capacity(out.numel());
-        let oc = Plan::<2>::new(out.sizes, [&contiguous_strides(out.sizes), out.strides], [1, size])?;
+        let oc = Plan::<2>::new(
+            out.sizes,
+            [&contiguous_strides(out.sizes), out.strides],
+            [1, size],
+        )?;
         oc.run([std::ptr::null_mut(), out.data], |p, s, n| {
             for i in 0..n as isize {
                 offs.push(p[1].wrapping_offset(i * s[1]));
             }
         });
         adv.for_each(&a, |flat, off| {
-            std::ptr::copy_nonoverlapping(a.data.wrapping_offset(off * size as isize), offs[flat], size);
+            std::ptr::copy_nonoverlapping(
+                a.data.wrapping_offset(off * size as isize),
+                offs[flat],
+                size,
+            );
         });
     }
     Ok(())
@@ -467,8 +579,15 @@ fn index_put(c: &mut Call) -> KResult {
     // Upstream sends a single mask index with a one-element value to `masked_fill_`, which
     // refuses uint8 masks.
     let defined: Vec<&Tensor> = indices.iter().flatten().collect();
-    if !accumulate && values.numel() == 1 && defined.len() == 1 && defined[0].dtype == TnDtype::UInt8 {
-        bail!(runtime, "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char");
+    if !accumulate
+        && values.numel() == 1
+        && defined.len() == 1
+        && defined[0].dtype == TnDtype::UInt8
+    {
+        bail!(
+            runtime,
+            "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char"
+        );
     }
     if out.data != a.data {
         copy_cast(&out, &a)?;
@@ -516,9 +635,13 @@ fn index_put(c: &mut Call) -> KResult {
         }
         match out.dtype {
             TnDtype::Bool => put!(bool, |x, y| x || y),
-            dt if crate::dtype::is_int(dt) => crate::dispatch_int!(dt, "index_put", T => put!(T, |x, y| x.wrapping_add(y))),
+            dt if crate::dtype::is_int(dt) => {
+                crate::dispatch_int!(dt, "index_put", T => put!(T, |x, y| x.wrapping_add(y)))
+            }
             // f16/bf16: upstream's `Half + Half` adds in f32 and rounds once.
-            dt => crate::dispatch_float!(dt, "index_put", T, A => put!(T, |x, y| T::from_acc(x.to_acc() + y.to_acc()))),
+            dt => {
+                crate::dispatch_float!(dt, "index_put", T, A => put!(T, |x, y| T::from_acc(x.to_acc() + y.to_acc())))
+            }
         }
     }
     Ok(())
@@ -550,7 +673,12 @@ fn nonzero(c: &mut Call) -> KResult {
         let mut rem = f;
         for d in (0..nd).rev() {
             let s = a.size(d);
-            unsafe { out.write::<i64>(r as isize * out.stride(0) + d as isize * out.stride(1), (rem % s) as i64) };
+            unsafe {
+                out.write::<i64>(
+                    r as isize * out.stride(0) + d as isize * out.stride(1),
+                    (rem % s) as i64,
+                )
+            };
             rem /= s;
         }
     }

@@ -19,7 +19,10 @@ pub struct KernelError {
 pub type KResult<T = ()> = Result<T, KernelError>;
 
 pub fn err(kind: TnErrorKind, msg: impl Into<String>) -> KernelError {
-    KernelError { kind, msg: msg.into() }
+    KernelError {
+        kind,
+        msg: msg.into(),
+    }
 }
 pub fn runtime(msg: impl Into<String>) -> KernelError {
     err(TnErrorKind::Runtime, msg)
@@ -35,7 +38,10 @@ pub fn not_implemented(msg: impl Into<String>) -> KernelError {
 }
 pub fn unsupported_dtype(op: &str, dt: TnDtype) -> KernelError {
     // Upstream's wording for a dtype its dispatch macro does not cover.
-    err(TnErrorKind::NotImplemented, format!("\"{op}\" not implemented for '{}'", dtype_name(dt)))
+    err(
+        TnErrorKind::NotImplemented,
+        format!("\"{op}\" not implemented for '{}'", dtype_name(dt)),
+    )
 }
 
 /// `bail!(kind_fn, "fmt", args)`: return early with an error.
@@ -88,7 +94,10 @@ impl Scalar {
             }
         };
         if overflow {
-            return Err(runtime(format!("value cannot be converted to type {} without overflow", T::CNAME)));
+            return Err(runtime(format!(
+                "value cannot be converted to type {} without overflow",
+                T::CNAME
+            )));
         }
         Ok(self.to::<T>())
     }
@@ -118,11 +127,17 @@ impl<'a> Tensor<'a> {
     /// # Safety
     /// `t` must be a valid view for `'a`.
     pub unsafe fn from_raw(t: &'a TnTensor) -> KResult<Tensor<'a>> {
-        let dtype = TnDtype::from_code(t.dtype).ok_or_else(|| runtime(format!("unknown dtype code {}", t.dtype)))?;
+        let dtype = TnDtype::from_code(t.dtype)
+            .ok_or_else(|| runtime(format!("unknown dtype code {}", t.dtype)))?;
         if t.ndim < 0 {
             return Err(runtime("tensor view with negative ndim"));
         }
-        Ok(Tensor { data: t.data as *mut u8, dtype, sizes: t.sizes(), strides: t.strides() })
+        Ok(Tensor {
+            data: t.data as *mut u8,
+            dtype,
+            sizes: t.sizes(),
+            strides: t.strides(),
+        })
     }
     pub fn ndim(&self) -> usize {
         self.sizes.len()
@@ -180,11 +195,19 @@ impl<'a> Tensor<'a> {
     }
     /// Element offset of a multi-index.
     pub fn offset_of(&self, idx: &[usize]) -> isize {
-        idx.iter().zip(self.strides).map(|(&i, &s)| i as isize * s as isize).sum()
+        idx.iter()
+            .zip(self.strides)
+            .map(|(&i, &s)| i as isize * s as isize)
+            .sum()
     }
     pub fn check_dtype(&self, dt: TnDtype, what: &str) -> KResult {
         if self.dtype != dt {
-            bail!(runtime, "{what}: expected dtype {} but got {}", dtype_name(dt), dtype_name(self.dtype));
+            bail!(
+                runtime,
+                "{what}: expected dtype {} but got {}",
+                dtype_name(dt),
+                dtype_name(self.dtype)
+            );
         }
         Ok(())
     }
@@ -201,10 +224,20 @@ pub struct OwnedView {
 
 impl OwnedView {
     pub fn of(t: &Tensor) -> OwnedView {
-        OwnedView { data: t.data, dtype: t.dtype, sizes: t.sizes.to_vec(), strides: t.strides.to_vec() }
+        OwnedView {
+            data: t.data,
+            dtype: t.dtype,
+            sizes: t.sizes.to_vec(),
+            strides: t.strides.to_vec(),
+        }
     }
     pub fn view(&self) -> Tensor<'_> {
-        Tensor { data: self.data, dtype: self.dtype, sizes: &self.sizes, strides: &self.strides }
+        Tensor {
+            data: self.data,
+            dtype: self.dtype,
+            sizes: &self.sizes,
+            strides: &self.strides,
+        }
     }
     /// Moves dim `d` to the end.
     pub fn move_to_last(mut self, d: usize) -> OwnedView {
@@ -232,14 +265,26 @@ pub struct Call<'a> {
 
 impl<'a> Call<'a> {
     fn arg(&self, i: usize) -> KResult<&'a TnArg> {
-        self.args.get(i).ok_or_else(|| runtime(format!("{}: expected argument {i}, got {} arguments", self.op, self.args.len())))
+        self.args.get(i).ok_or_else(|| {
+            runtime(format!(
+                "{}: expected argument {i}, got {} arguments",
+                self.op,
+                self.args.len()
+            ))
+        })
     }
     fn wrong(&self, i: usize, want: &str) -> KernelError {
         let k = self.args.get(i).map(|a| a.kind).unwrap_or(-1);
-        runtime(format!("{}: argument {i} should be {want} (got kind {k})", self.op))
+        runtime(format!(
+            "{}: argument {i} should be {want} (got kind {k})",
+            self.op
+        ))
     }
     pub fn is_none(&self, i: usize) -> bool {
-        self.args.get(i).map(|a| a.kind == TnArgKind::None as i32).unwrap_or(true)
+        self.args
+            .get(i)
+            .map(|a| a.kind == TnArgKind::None as i32)
+            .unwrap_or(true)
     }
     pub fn tensor(&self, i: usize) -> KResult<Tensor<'a>> {
         let a = self.arg(i)?;
@@ -305,9 +350,13 @@ impl<'a> Call<'a> {
             k if k == TnArgKind::Int as i32 => Ok(Scalar::Int(a.i)),
             k if k == TnArgKind::Float as i32 => Ok(Scalar::Float(a.f)),
             k if k == TnArgKind::Bool as i32 => Ok(Scalar::Bool(a.i != 0)),
-            k if k == TnArgKind::Complex as i32 => {
-                Err(err(TnErrorKind::NotImplemented, format!("{}: complex scalars are not supported by the cpu backend", self.op)))
-            }
+            k if k == TnArgKind::Complex as i32 => Err(err(
+                TnErrorKind::NotImplemented,
+                format!(
+                    "{}: complex scalars are not supported by the cpu backend",
+                    self.op
+                ),
+            )),
             _ => Err(self.wrong(i, "a Scalar")),
         }
     }
@@ -323,7 +372,11 @@ impl<'a> Call<'a> {
         if a.kind != TnArgKind::IntList as i32 {
             return Err(self.wrong(i, "an int list"));
         }
-        Ok(if a.len == 0 { &[] } else { unsafe { std::slice::from_raw_parts(a.ints, a.len) } })
+        Ok(if a.len == 0 {
+            &[]
+        } else {
+            unsafe { std::slice::from_raw_parts(a.ints, a.len) }
+        })
     }
     pub fn opt_int_list(&self, i: usize) -> KResult<Option<&'a [i64]>> {
         if self.is_none(i) {
@@ -337,7 +390,9 @@ impl<'a> Call<'a> {
         if a.kind != TnArgKind::Str as i32 || a.str_.is_null() {
             return Err(self.wrong(i, "a str"));
         }
-        unsafe { CStr::from_ptr(a.str_) }.to_str().map_err(|_| runtime(format!("{}: argument {i} is not UTF-8", self.op)))
+        unsafe { CStr::from_ptr(a.str_) }
+            .to_str()
+            .map_err(|_| runtime(format!("{}: argument {i} is not UTF-8", self.op)))
     }
     pub fn opt_str(&self, i: usize) -> KResult<Option<&'a str>> {
         if self.is_none(i) {
@@ -354,11 +409,17 @@ impl<'a> Call<'a> {
         if a.kind != TnArgKind::Dtype as i32 {
             return Err(self.wrong(i, "a dtype"));
         }
-        TnDtype::from_code(a.i as i32).map(Some).ok_or_else(|| runtime(format!("unknown dtype code {}", a.i)))
+        TnDtype::from_code(a.i as i32)
+            .map(Some)
+            .ok_or_else(|| runtime(format!("unknown dtype code {}", a.i)))
     }
     /// `Tensor[]`.
     pub fn tensor_list(&self, i: usize) -> KResult<Vec<Tensor<'a>>> {
-        Ok(self.opt_tensor_list(i)?.into_iter().map(|t| t.ok_or_else(|| runtime("None in a Tensor[] argument"))).collect::<KResult<_>>()?)
+        Ok(self
+            .opt_tensor_list(i)?
+            .into_iter()
+            .map(|t| t.ok_or_else(|| runtime("None in a Tensor[] argument")))
+            .collect::<KResult<_>>()?)
     }
     /// `Tensor?[]`: an element is None when its `ndim` is negative or its kind-less view has a
     /// null `sizes` pointer with ndim -1 (see KERNELS.md, "conventions this backend assumes").
@@ -367,35 +428,73 @@ impl<'a> Call<'a> {
         if a.kind != TnArgKind::TensorList as i32 {
             return Err(self.wrong(i, "a tensor list"));
         }
-        let raw: &'a [TnTensor] = if a.len == 0 { &[] } else { unsafe { std::slice::from_raw_parts(a.tensors, a.len) } };
-        raw.iter().map(|t| if t.ndim < 0 { Ok(None) } else { unsafe { Tensor::from_raw(t) }.map(Some) }).collect()
+        let raw: &'a [TnTensor] = if a.len == 0 {
+            &[]
+        } else {
+            unsafe { std::slice::from_raw_parts(a.tensors, a.len) }
+        };
+        raw.iter()
+            .map(|t| {
+                if t.ndim < 0 {
+                    Ok(None)
+                } else {
+                    unsafe { Tensor::from_raw(t) }.map(Some)
+                }
+            })
+            .collect()
     }
     pub fn nouts(&self) -> usize {
         self.outs.len()
     }
     pub fn out(&self, i: usize) -> KResult<Tensor<'a>> {
-        let t = self.outs.get(i).ok_or_else(|| runtime(format!("{}: expected output {i}, got {}", self.op, self.outs.len())))?;
+        let t = self.outs.get(i).ok_or_else(|| {
+            runtime(format!(
+                "{}: expected output {i}, got {}",
+                self.op,
+                self.outs.len()
+            ))
+        })?;
         // SAFETY: the views in `outs` live for the call; we hand out a copy of the pointers.
         let t: &'a TnTensor = unsafe { &*(t as *const TnTensor) };
         unsafe { Tensor::from_raw(t) }
     }
     /// True when the core left output `i` for the kernel to allocate (a null, 0-dim view).
     pub fn out_is_unallocated(&self, i: usize) -> bool {
-        self.outs.get(i).map(|t| t.data.is_null() && t.ndim == 0).unwrap_or(false)
+        self.outs
+            .get(i)
+            .map(|t| t.data.is_null() && t.ndim == 0)
+            .unwrap_or(false)
     }
     /// Allocates a data-dependent output through the core (`ctx.alloc_output`).
     pub fn alloc_output(&mut self, i: usize, dtype: TnDtype, sizes: &[i64]) -> KResult<Tensor<'a>> {
         if self.ctx.is_null() {
-            bail!(runtime, "{}: no kernel context to allocate a data-dependent output", self.op);
+            bail!(
+                runtime,
+                "{}: no kernel context to allocate a data-dependent output",
+                self.op
+            );
         }
         if i >= self.outs.len() {
             bail!(runtime, "{}: no output slot {i}", self.op);
         }
         let ctx = unsafe { &*self.ctx };
         let slot: *mut TnTensor = &mut self.outs[i];
-        let rc = unsafe { (ctx.alloc_output)(ctx.core, i, dtype as i32, sizes.len() as i32, sizes.as_ptr(), slot) };
+        let rc = unsafe {
+            (ctx.alloc_output)(
+                ctx.core,
+                i,
+                dtype as i32,
+                sizes.len() as i32,
+                sizes.as_ptr(),
+                slot,
+            )
+        };
         if rc != 0 {
-            bail!(runtime, "{}: the core could not allocate output {i}", self.op);
+            bail!(
+                runtime,
+                "{}: the core could not allocate output {i}",
+                self.op
+            );
         }
         self.out(i)
     }
@@ -417,9 +516,22 @@ pub unsafe fn run(
     body: fn(&mut Call) -> KResult,
 ) -> i32 {
     let result = catch_unwind(AssertUnwindSafe(|| {
-        let args = if nargs == 0 || args.is_null() { &[][..] } else { std::slice::from_raw_parts(args, nargs) };
-        let outs = if nouts == 0 || outs.is_null() { &mut [][..] } else { std::slice::from_raw_parts_mut(outs, nouts) };
-        let mut call = Call { op, args, outs, ctx };
+        let args = if nargs == 0 || args.is_null() {
+            &[][..]
+        } else {
+            std::slice::from_raw_parts(args, nargs)
+        };
+        let outs = if nouts == 0 || outs.is_null() {
+            &mut [][..]
+        } else {
+            std::slice::from_raw_parts_mut(outs, nouts)
+        };
+        let mut call = Call {
+            op,
+            args,
+            outs,
+            ctx,
+        };
         body(&mut call)
     }));
     let e = match result {
@@ -431,7 +543,9 @@ pub unsafe fn run(
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
-            runtime(format!("{op}: internal error in the torchnative-cpu kernel: {what}"))
+            runtime(format!(
+                "{op}: internal error in the torchnative-cpu kernel: {what}"
+            ))
         }
     };
     if !errp.is_null() {

@@ -74,9 +74,9 @@ mod python {
     /// core accepted. Raises ImportError naming both versions on an ABI major mismatch.
     #[pyfunction]
     fn register(capsule: &Bound<'_, PyAny>) -> PyResult<usize> {
-        let capsule = capsule
-            .downcast::<PyCapsule>()
-            .map_err(|_| PyValueError::new_err("register() expects the core's registrar PyCapsule"))?;
+        let capsule = capsule.downcast::<PyCapsule>().map_err(|_| {
+            PyValueError::new_err("register() expects the core's registrar PyCapsule")
+        })?;
         let name = capsule.name()?.map(|n| n.to_owned());
         let expected = CString::new(REGISTRAR_CAPSULE_NAME).unwrap();
         if name.as_deref() != Some(expected.as_c_str()) {

@@ -33,8 +33,16 @@ struct Mat {
 fn mat(t: &Tensor, batch: Option<usize>) -> Mat {
     let nd = t.ndim();
     let (r, c) = (nd - 2, nd - 1);
-    let off = batch.map(|b| b as isize * t.strides[0] as isize * t.itemsize() as isize).unwrap_or(0);
-    Mat { data: t.data.wrapping_offset(off), rows: t.size(r), cols: t.size(c), rs: t.stride(r), cs: t.stride(c) }
+    let off = batch
+        .map(|b| b as isize * t.strides[0] as isize * t.itemsize() as isize)
+        .unwrap_or(0);
+    Mat {
+        data: t.data.wrapping_offset(off),
+        rows: t.size(r),
+        cols: t.size(c),
+        rs: t.stride(r),
+        cs: t.stride(c),
+    }
 }
 
 fn parallelism(m: usize, n: usize, k: usize) -> Parallelism {
@@ -47,10 +55,25 @@ fn parallelism(m: usize, n: usize, k: usize) -> Parallelism {
 
 /// `out = beta_c * out + alpha_p * (a @ b)`; `read_out == false` ignores `out`'s contents
 /// (upstream's `beta == 0` rule: NaN in `self` does not propagate).
-unsafe fn matmul(dt: TnDtype, out: Mat, a: Mat, b: Mat, read_out: bool, beta_c: Scalar, alpha_p: Scalar) -> KResult {
+unsafe fn matmul(
+    dt: TnDtype,
+    out: Mat,
+    a: Mat,
+    b: Mat,
+    read_out: bool,
+    beta_c: Scalar,
+    alpha_p: Scalar,
+) -> KResult {
     let (m, n, k) = (out.rows, out.cols, a.cols);
     if a.rows != m || b.cols != n || b.rows != k {
-        bail!(runtime, "mm: shapes [{}, {}] x [{}, {}] -> [{m}, {n}] do not match", a.rows, a.cols, b.rows, b.cols);
+        bail!(
+            runtime,
+            "mm: shapes [{}, {}] x [{}, {}] -> [{m}, {n}] do not match",
+            a.rows,
+            a.cols,
+            b.rows,
+            b.cols
+        );
     }
     if m == 0 || n == 0 {
         return Ok(());
@@ -67,21 +90,51 @@ unsafe fn matmul(dt: TnDtype, out: Mat, a: Mat, b: Mat, read_out: bool, beta_c: 
         TnDtype::Float16 | TnDtype::BFloat16 => {
             // Widen to f32, multiply, round once.
             let (bc, ap): (f32, f32) = if dt == TnDtype::Float16 {
-                (beta_c.checked::<half::f16>()?.to_f32(), alpha_p.checked::<half::f16>()?.to_f32())
+                (
+                    beta_c.checked::<half::f16>()?.to_f32(),
+                    alpha_p.checked::<half::f16>()?.to_f32(),
+                )
             } else {
-                (beta_c.checked::<half::bf16>()?.to_f32(), alpha_p.checked::<half::bf16>()?.to_f32())
+                (
+                    beta_c.checked::<half::bf16>()?.to_f32(),
+                    alpha_p.checked::<half::bf16>()?.to_f32(),
+                )
             };
             let wa = widen(dt, a);
             let wb = widen(dt, b);
-            let mut wo = if read_out { widen(dt, out) } else { vec![0f32; m * n] };
-            let om = Mat { data: wo.as_mut_ptr() as *mut u8, rows: m, cols: n, rs: n as isize, cs: 1 };
-            let am = Mat { data: wa.as_ptr() as *mut u8, rows: m, cols: k, rs: k as isize, cs: 1 };
-            let bm = Mat { data: wb.as_ptr() as *mut u8, rows: k, cols: n, rs: n as isize, cs: 1 };
+            let mut wo = if read_out {
+                widen(dt, out)
+            } else {
+                vec![0f32; m * n]
+            };
+            let om = Mat {
+                data: wo.as_mut_ptr() as *mut u8,
+                rows: m,
+                cols: n,
+                rs: n as isize,
+                cs: 1,
+            };
+            let am = Mat {
+                data: wa.as_ptr() as *mut u8,
+                rows: m,
+                cols: k,
+                rs: k as isize,
+                cs: 1,
+            };
+            let bm = Mat {
+                data: wb.as_ptr() as *mut u8,
+                rows: k,
+                cols: n,
+                rs: n as isize,
+                cs: 1,
+            };
             gemm_f::<f32>(om, am, bm, read_out, bc, ap, k);
             for i in 0..m {
                 for j in 0..n {
                     let v = wo[i * n + j];
-                    let p = out.data.wrapping_offset((i as isize * out.rs + j as isize * out.cs) * 2);
+                    let p = out
+                        .data
+                        .wrapping_offset((i as isize * out.rs + j as isize * out.cs) * 2);
                     if dt == TnDtype::Float16 {
                         (p as *mut half::f16).write(half::f16::from_f32(v));
                     } else {
@@ -118,22 +171,42 @@ unsafe fn widen(dt: TnDtype, x: Mat) -> Vec<f32> {
     let mut v = Vec::with_capacity(x.rows * x.cols);
     for i in 0..x.rows {
         for j in 0..x.cols {
-            let p = x.data.wrapping_offset((i as isize * x.rs + j as isize * x.cs) * 2);
-            v.push(if dt == TnDtype::Float16 { (p as *const half::f16).read().to_f32() } else { (p as *const half::bf16).read().to_f32() });
+            let p = x
+                .data
+                .wrapping_offset((i as isize * x.rs + j as isize * x.cs) * 2);
+            v.push(if dt == TnDtype::Float16 {
+                (p as *const half::f16).read().to_f32()
+            } else {
+                (p as *const half::bf16).read().to_f32()
+            });
         }
     }
     v
 }
 
 /// The `gemm` call for f32/f64: `dst = beta_c * dst + alpha_p * lhs @ rhs`.
-unsafe fn gemm_f<T: Elem>(out: Mat, a: Mat, b: Mat, read_out: bool, beta_c: T, alpha_p: T, k: usize) {
+unsafe fn gemm_f<T: Elem>(
+    out: Mat,
+    a: Mat,
+    b: Mat,
+    read_out: bool,
+    beta_c: T,
+    alpha_p: T,
+    k: usize,
+) {
     let (m, n) = (out.rows, out.cols);
     if k == 0 {
         // An empty product: dst = beta_c * dst, or 0.
         for i in 0..m {
             for j in 0..n {
-                let p = out.data.wrapping_offset((i as isize * out.rs + j as isize * out.cs) * std::mem::size_of::<T>() as isize) as *mut T;
-                let v = if read_out { scale(p.read(), beta_c) } else { T::default() };
+                let p = out.data.wrapping_offset(
+                    (i as isize * out.rs + j as isize * out.cs) * std::mem::size_of::<T>() as isize,
+                ) as *mut T;
+                let v = if read_out {
+                    scale(p.read(), beta_c)
+                } else {
+                    T::default()
+                };
                 p.write(v);
             }
         }
@@ -171,7 +244,12 @@ fn check_same(op: &str, ts: &[&Tensor]) -> KResult {
     let dt = ts[0].dtype;
     for t in ts {
         if t.dtype != dt {
-            bail!(runtime, "{op}: expected operands of the same dtype, got {:?} and {:?}", dt, t.dtype);
+            bail!(
+                runtime,
+                "{op}: expected operands of the same dtype, got {:?} and {:?}",
+                dt,
+                t.dtype
+            );
         }
     }
     Ok(())
@@ -184,7 +262,17 @@ fn mm(c: &mut Call) -> KResult {
     if a.ndim() != 2 || b.ndim() != 2 || out.ndim() != 2 {
         bail!(runtime, "mm: expected 2-d tensors");
     }
-    unsafe { matmul(out.dtype, mat(&out, None), mat(&a, None), mat(&b, None), false, Scalar::Int(0), Scalar::Int(1)) }
+    unsafe {
+        matmul(
+            out.dtype,
+            mat(&out, None),
+            mat(&a, None),
+            mat(&b, None),
+            false,
+            Scalar::Int(0),
+            Scalar::Int(1),
+        )
+    }
 }
 
 /// `bmm(self, mat2)`: one gemm per batch.
@@ -195,7 +283,17 @@ fn bmm(c: &mut Call) -> KResult {
         bail!(runtime, "bmm: expected 3-d tensors");
     }
     for i in 0..out.size(0) {
-        unsafe { matmul(out.dtype, mat(&out, Some(i)), mat(&a, Some(i)), mat(&b, Some(i)), false, Scalar::Int(0), Scalar::Int(1))? };
+        unsafe {
+            matmul(
+                out.dtype,
+                mat(&out, Some(i)),
+                mat(&a, Some(i)),
+                mat(&b, Some(i)),
+                false,
+                Scalar::Int(0),
+                Scalar::Int(1),
+            )?
+        };
     }
     Ok(())
 }
@@ -207,7 +305,12 @@ fn addmm(c: &mut Call) -> KResult {
     let (beta, alpha) = (c.scalar(3)?, c.scalar(4)?);
     check_same("addmm", &[&out, &s, &a, &b])?;
     if out.ndim() != 2 || s.sizes != out.sizes {
-        bail!(runtime, "addmm: `self` must arrive broadcast to the output shape {:?}, got {:?}", out.sizes, s.sizes);
+        bail!(
+            runtime,
+            "addmm: `self` must arrive broadcast to the output shape {:?}, got {:?}",
+            out.sizes,
+            s.sizes
+        );
     }
     let beta_zero = beta.as_f64() == 0.0;
     unsafe {
@@ -220,6 +323,14 @@ fn addmm(c: &mut Call) -> KResult {
                 _ => crate::strided::map1(&out, &s, |x: u64| x)?,
             }
         }
-        matmul(out.dtype, mat(&out, None), mat(&a, None), mat(&b, None), !beta_zero, beta, alpha)
+        matmul(
+            out.dtype,
+            mat(&out, None),
+            mat(&a, None),
+            mat(&b, None),
+            !beta_zero,
+            beta,
+            alpha,
+        )
     }
 }

@@ -19,12 +19,24 @@ kernels! {
 }
 
 /// Copies a view into a contiguous `Vec` (logical order), converting each element with `conv`.
-pub unsafe fn gather_vec<S: Copy, D: Copy + Default>(t: &Tensor, conv: impl Fn(S) -> D) -> KResult<Vec<D>> {
+pub unsafe fn gather_vec<S: Copy, D: Copy + Default>(
+    t: &Tensor,
+    conv: impl Fn(S) -> D,
+) -> KResult<Vec<D>> {
     let mut v = vec![D::default(); t.numel()];
     let strides = contiguous_strides(t.sizes);
-    let dst = Tensor { data: v.as_mut_ptr() as *mut u8, dtype: t.dtype, sizes: t.sizes, strides: &strides };
+    let dst = Tensor {
+        data: v.as_mut_ptr() as *mut u8,
+        dtype: t.dtype,
+        sizes: t.sizes,
+        strides: &strides,
+    };
     // The destination's itemsize must be D's: describe it through a plan directly.
-    let plan = Plan::<2>::new(t.sizes, [dst.strides, t.strides], [std::mem::size_of::<D>(), t.itemsize()])?;
+    let plan = Plan::<2>::new(
+        t.sizes,
+        [dst.strides, t.strides],
+        [std::mem::size_of::<D>(), t.itemsize()],
+    )?;
     plan.run([dst.data, t.data], |p, s, n| {
         for i in 0..n as isize {
             let x = (p[1].wrapping_offset(i * s[1]) as *const S).read();
@@ -37,10 +49,20 @@ pub unsafe fn gather_vec<S: Copy, D: Copy + Default>(t: &Tensor, conv: impl Fn(S
 /// Writes a contiguous `Vec` (logical order) into a view of element type `O`.
 pub unsafe fn scatter_vec<O: Copy>(out: &Tensor, v: &[O]) -> KResult {
     if v.len() != out.numel() {
-        bail!(runtime, "internal: {} values for an output of {} elements", v.len(), out.numel());
+        bail!(
+            runtime,
+            "internal: {} values for an output of {} elements",
+            v.len(),
+            out.numel()
+        );
     }
     let strides = contiguous_strides(out.sizes);
-    let src = Tensor { data: v.as_ptr() as *mut u8, dtype: out.dtype, sizes: out.sizes, strides: &strides };
+    let src = Tensor {
+        data: v.as_ptr() as *mut u8,
+        dtype: out.dtype,
+        sizes: out.sizes,
+        strides: &strides,
+    };
     map1(out, &src, |x: O| x)
 }
 
@@ -52,16 +74,30 @@ pub unsafe fn scatter_vec<O: Copy>(out: &Tensor, v: &[O]) -> KResult {
 /// (upstream's `_vec_softmax_lastdim` / `_vec_log_softmax_lastdim` order).
 fn softmax(c: &mut Call, log: bool) -> KResult {
     let (out, a) = (c.out(0)?, c.tensor(0)?);
-    let dim = if a.ndim() == 0 { None } else { Some(normalize_dims(&[c.int(1)?], a.ndim())?[0]) };
+    let dim = if a.ndim() == 0 {
+        None
+    } else {
+        Some(normalize_dims(&[c.int(1)?], a.ndim())?[0])
+    };
     if c.bool(2)? {
-        bail!(runtime, "softmax with half to float conversion is not supported on CPU");
+        bail!(
+            runtime,
+            "softmax with half to float conversion is not supported on CPU"
+        );
     }
     if out.dtype != a.dtype {
-        bail!(runtime, "softmax: output dtype {:?} differs from the input {:?}", out.dtype, a.dtype);
+        bail!(
+            runtime,
+            "softmax: output dtype {:?} differs from the input {:?}",
+            out.dtype,
+            a.dtype
+        );
     }
     // Upstream's last-dim log-softmax keeps `log(sum)` in the input dtype (its per-row scratch
     // is `scalar_t[]`), which matters for f16/bf16.
-    let lastdim = dim.map(|d| a.sizes[d + 1..].iter().all(|&s| s == 1)).unwrap_or(true);
+    let lastdim = dim
+        .map(|d| a.sizes[d + 1..].iter().all(|&s| s == 1))
+        .unwrap_or(true);
     unsafe {
         dispatch_float!(a.dtype, "softmax", T, A => {
             let narrow = lastdim && matches!(a.dtype, TnDtype::Float16 | TnDtype::BFloat16);
@@ -113,7 +149,12 @@ fn layer_norm(c: &mut Call) -> KResult {
     let eps = c.float(4)?;
     let l = shape.len();
     if l > a.ndim() || a.sizes[a.ndim() - l..] != *shape {
-        bail!(runtime, "native_layer_norm: normalized_shape {:?} does not match the input {:?}", shape, a.sizes);
+        bail!(
+            runtime,
+            "native_layer_norm: normalized_shape {:?} does not match the input {:?}",
+            shape,
+            a.sizes
+        );
     }
     let n: usize = shape.iter().product::<i64>() as usize;
     let m = if n == 0 { 0 } else { a.numel() / n };
@@ -169,7 +210,11 @@ fn batch_norm_eval(c: &mut Call) -> KResult {
     let (rm, rv) = (c.tensor(3)?, c.tensor(4)?);
     let eps = c.float(6)?;
     if a.ndim() < 2 {
-        bail!(runtime, "batch_norm: expected an input with at least 2 dims, got {:?}", a.sizes);
+        bail!(
+            runtime,
+            "batch_norm: expected an input with at least 2 dims, got {:?}",
+            a.sizes
+        );
     }
     let ch = a.size(1);
     unsafe {
@@ -225,12 +270,18 @@ fn sdpa(c: &mut Call) -> KResult {
         bail!(not_implemented, "_scaled_dot_product_flash_attention_for_cpu: dropout_p > 0 needs the core's RNG; the cpu backend computes dropout_p == 0 only");
     }
     if q.ndim() != 4 || k.ndim() != 4 || v.ndim() != 4 {
-        bail!(runtime, "scaled_dot_product_attention_flash_attention: expected 4-d query, key and value");
+        bail!(
+            runtime,
+            "scaled_dot_product_attention_flash_attention: expected 4-d query, key and value"
+        );
     }
     let (bn, hn, ln, e) = (q.size(0), q.size(1), q.size(2), q.size(3));
     let (sn, ev) = (k.size(2), v.size(3));
     if k.size(3) != e || v.size(3) != e {
-        bail!(runtime, "scaled_dot_product_attention_flash_attention: Q/K/V should have the same head size");
+        bail!(
+            runtime,
+            "scaled_dot_product_attention_flash_attention: Q/K/V should have the same head size"
+        );
     }
     if let Some(m) = &mask {
         if m.dtype != q.dtype {
@@ -246,7 +297,11 @@ fn sdpa(c: &mut Call) -> KResult {
         for d in 0..nd.min(4) {
             let fd = 4 - nd.min(4) + d;
             let md = nd - nd.min(4) + d;
-            st[fd] = if m.size(md) == 1 && full[fd] != 1 { 0 } else { m.stride(md) };
+            st[fd] = if m.size(md) == 1 && full[fd] != 1 {
+                0
+            } else {
+                m.stride(md)
+            };
         }
         (m, st)
     });

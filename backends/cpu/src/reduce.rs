@@ -74,7 +74,12 @@ pub fn normalize_dims(raw: &[i64], ndim: usize) -> KResult<Vec<usize>> {
     for &d in raw {
         let w = if d < 0 { d + ndim as i64 } else { d };
         if w < 0 || w >= ndim as i64 {
-            bail!(index_error, "Dimension out of range (expected to be in range of [{}, {}], but got {d})", -(ndim as i64), ndim as i64 - 1);
+            bail!(
+                index_error,
+                "Dimension out of range (expected to be in range of [{}, {}], but got {d})",
+                -(ndim as i64),
+                ndim as i64 - 1
+            );
         }
         v.push(w as usize);
     }
@@ -100,7 +105,13 @@ impl<'a> Reduction<'a> {
         let kept: Vec<usize> = (0..nd).filter(|d| !red.contains(d)).collect();
         let out_numel = kept.iter().map(|&d| input.size(d)).product();
         let red_numel = red.iter().map(|&d| input.size(d)).product();
-        Reduction { input, kept, red, out_numel, red_numel }
+        Reduction {
+            input,
+            kept,
+            red,
+            out_numel,
+            red_numel,
+        }
     }
 
     /// Visits every input element once, in the input's memory order:
@@ -111,7 +122,10 @@ impl<'a> Reduction<'a> {
     ///
     /// # Safety
     /// The input view must be valid.
-    pub unsafe fn visit(&self, mut f: impl FnMut(usize, isize, *const u8, isize, usize, isize, usize)) -> KResult {
+    pub unsafe fn visit(
+        &self,
+        mut f: impl FnMut(usize, isize, *const u8, isize, usize, isize, usize),
+    ) -> KResult {
         let nd = self.input.ndim();
         let mut idx_strides = vec![0i64; nd];
         let mut acc = 1i64;
@@ -135,9 +149,10 @@ impl<'a> Reduction<'a> {
             2,
             true,
         )?;
-        plan.run([std::ptr::null_mut(), self.input.data, std::ptr::null_mut()], |p, s, n| {
-            f(p[0] as usize, s[0], p[1], s[1], p[2] as usize, s[2], n)
-        });
+        plan.run(
+            [std::ptr::null_mut(), self.input.data, std::ptr::null_mut()],
+            |p, s, n| f(p[0] as usize, s[0], p[1], s[1], p[2] as usize, s[2], n),
+        );
         Ok(())
     }
 
@@ -146,7 +161,11 @@ impl<'a> Reduction<'a> {
     ///
     /// # Safety
     /// `S` must be the input's element type.
-    pub unsafe fn fold<S: Copy, A: Copy>(&self, init: A, mut fold: impl FnMut(&mut A, S, usize)) -> KResult<Vec<A>> {
+    pub unsafe fn fold<S: Copy, A: Copy>(
+        &self,
+        init: A,
+        mut fold: impl FnMut(&mut A, S, usize),
+    ) -> KResult<Vec<A>> {
         let mut accs = vec![init; self.out_numel];
         self.visit(|oi, os, p, s, pos, ps, n| {
             for i in 0..n as isize {
@@ -163,7 +182,11 @@ impl<'a> Reduction<'a> {
     ///
     /// # Safety
     /// `O` must be the output's element type.
-    pub unsafe fn write<O: Copy>(&self, out: &Tensor, mut value: impl FnMut(usize) -> O) -> KResult {
+    pub unsafe fn write<O: Copy>(
+        &self,
+        out: &Tensor,
+        mut value: impl FnMut(usize) -> O,
+    ) -> KResult {
         let (sizes, strides) = self.out_layout(out)?;
         let idx = crate::strided::contiguous_strides(&sizes);
         let plan = Plan::<2>::new(&sizes, [&strides, &idx], [out.itemsize(), 1])?;
@@ -179,14 +202,21 @@ impl<'a> Reduction<'a> {
     /// The output's sizes and strides over the kept dims.
     fn out_layout(&self, out: &Tensor) -> KResult<(Vec<i64>, Vec<i64>)> {
         let sizes: Vec<i64> = self.kept.iter().map(|&d| self.input.sizes[d]).collect();
-        let strides: Vec<i64> = if out.ndim() == self.input.ndim() && out.ndim() != self.kept.len() {
+        let strides: Vec<i64> = if out.ndim() == self.input.ndim() && out.ndim() != self.kept.len()
+        {
             self.kept.iter().map(|&d| out.strides[d]).collect()
         } else if out.ndim() == self.kept.len() {
             out.strides.to_vec()
         } else if out.numel() == self.out_numel && self.out_numel <= 1 {
             vec![0; self.kept.len()]
         } else {
-            bail!(runtime, "reduction output of shape {:?} does not match the input {:?} reduced over {:?}", out.sizes, self.input.sizes, self.red);
+            bail!(
+                runtime,
+                "reduction output of shape {:?} does not match the input {:?} reduced over {:?}",
+                out.sizes,
+                self.input.sizes,
+                self.red
+            );
         };
         Ok((sizes, strides))
     }
@@ -214,7 +244,11 @@ unsafe fn pairwise_f64(p: *const u8, s: isize, n: usize) -> f64 {
 fn sum(c: &mut Call) -> KResult {
     let out = c.out(0)?;
     let a = c.tensor(0)?;
-    let dims = if c.args.len() >= 3 { dims_arg(c, 1, a.ndim())? } else { (0..a.ndim()).collect() };
+    let dims = if c.args.len() >= 3 {
+        dims_arg(c, 1, a.ndim())?
+    } else {
+        (0..a.ndim()).collect()
+    };
     let r = Reduction::new(a, dims);
     unsafe {
         let od = out.dtype;
@@ -225,7 +259,8 @@ fn sum(c: &mut Call) -> KResult {
                     accs[oi] += pairwise_f64(p, s, n);
                 } else {
                     for i in 0..n as isize {
-                        accs[(oi as isize + i * os) as usize] += (p.wrapping_offset(i * s) as *const f64).read();
+                        accs[(oi as isize + i * os) as usize] +=
+                            (p.wrapping_offset(i * s) as *const f64).read();
                     }
                 }
             })?;
@@ -256,7 +291,11 @@ fn as_i64<T: Elem>(x: T) -> i64 {
 fn prod(c: &mut Call) -> KResult {
     let out = c.out(0)?;
     let a = c.tensor(0)?;
-    let dims = if c.args.len() >= 3 { dims_arg(c, 1, a.ndim())? } else { (0..a.ndim()).collect() };
+    let dims = if c.args.len() >= 3 {
+        dims_arg(c, 1, a.ndim())?
+    } else {
+        (0..a.ndim()).collect()
+    };
     let r = Reduction::new(a, dims);
     let od = out.dtype;
     unsafe {
@@ -296,15 +335,25 @@ fn better<A: Real>(is_max: bool, acc: A, x: A) -> bool {
 fn amax_amin(c: &mut Call, is_max: bool) -> KResult {
     let out = c.out(0)?;
     let a = c.tensor(0)?;
-    let dims = if c.args.len() >= 2 { dims_arg(c, 1, a.ndim())? } else { (0..a.ndim()).collect() };
+    let dims = if c.args.len() >= 2 {
+        dims_arg(c, 1, a.ndim())?
+    } else {
+        (0..a.ndim()).collect()
+    };
     if a.numel() == 0 {
-        bail!(runtime, "{}(): Expected reduction dim to have non-zero size.", if is_max { "amax" } else { "amin" });
+        bail!(
+            runtime,
+            "{}(): Expected reduction dim to have non-zero size.",
+            if is_max { "amax" } else { "amin" }
+        );
     }
     let r = Reduction::new(a, dims);
     unsafe {
         match a.dtype {
             TnDtype::Bool => {
-                let accs = r.fold(!is_max, |acc: &mut bool, x: bool, _| *acc = if is_max { *acc || x } else { *acc && x })?;
+                let accs = r.fold(!is_max, |acc: &mut bool, x: bool, _| {
+                    *acc = if is_max { *acc || x } else { *acc && x }
+                })?;
                 r.write(&out, |j| accs[j])
             }
             dt if is_int(dt) => crate::dispatch_int!(dt, "amax", T => {
@@ -332,31 +381,37 @@ unsafe fn arg_reduce<S: Elem>(r: &Reduction, is_max: bool, float: bool) -> KResu
 where
     S: PartialOrd,
 {
-    let accs = r.fold(None::<(S, usize)>, |acc: &mut Option<(S, usize)>, x: S, pos| match *acc {
-        None => *acc = Some((x, pos)),
-        Some((v, vp)) => {
-            let take = if float {
-                let (vf, xf) = (v.to_f64(), x.to_f64());
-                if vf.is_nan() {
-                    xf.is_nan() && pos < vp
-                } else if xf.is_nan() {
-                    true
-                } else if xf == vf {
+    let accs = r.fold(
+        None::<(S, usize)>,
+        |acc: &mut Option<(S, usize)>, x: S, pos| match *acc {
+            None => *acc = Some((x, pos)),
+            Some((v, vp)) => {
+                let take = if float {
+                    let (vf, xf) = (v.to_f64(), x.to_f64());
+                    if vf.is_nan() {
+                        xf.is_nan() && pos < vp
+                    } else if xf.is_nan() {
+                        true
+                    } else if xf == vf {
+                        pos < vp
+                    } else {
+                        (xf > vf) == is_max
+                    }
+                } else if x == v {
                     pos < vp
                 } else {
-                    (xf > vf) == is_max
+                    (x > v) == is_max
+                };
+                if take {
+                    *acc = Some((x, pos));
                 }
-            } else if x == v {
-                pos < vp
-            } else {
-                (x > v) == is_max
-            };
-            if take {
-                *acc = Some((x, pos));
             }
-        }
-    })?;
-    Ok(accs.into_iter().map(|a| a.expect("non-empty reduction")).collect())
+        },
+    )?;
+    Ok(accs
+        .into_iter()
+        .map(|a| a.expect("non-empty reduction"))
+        .collect())
 }
 
 /// `max.dim(self, int dim, bool keepdim=False) -> (values, indices)` and `min.dim`.
@@ -366,7 +421,12 @@ fn max_min_dim(c: &mut Call, is_max: bool) -> KResult {
     let dims = dims_arg(c, 1, a.ndim())?;
     let r = Reduction::new(a, dims);
     if r.red_numel == 0 && r.out_numel > 0 {
-        bail!(index_error, "{}(): Expected reduction dim {} to have non-zero size.", if is_max { "max" } else { "min" }, r.red.first().copied().unwrap_or(0));
+        bail!(
+            index_error,
+            "{}(): Expected reduction dim {} to have non-zero size.",
+            if is_max { "max" } else { "min" },
+            r.red.first().copied().unwrap_or(0)
+        );
     }
     idxs.check_dtype(TnDtype::Int64, "max/min indices")?;
     unsafe {
@@ -384,7 +444,11 @@ fn argmax_argmin(c: &mut Call, is_max: bool) -> KResult {
     let a = c.tensor(0)?;
     let dims = dims_arg(c, 1, a.ndim())?;
     if a.numel() == 0 {
-        bail!(index_error, "{}(): Expected reduction dim to be specified for input.numel() == 0.", if is_max { "argmax" } else { "argmin" });
+        bail!(
+            index_error,
+            "{}(): Expected reduction dim to be specified for input.numel() == 0.",
+            if is_max { "argmax" } else { "argmin" }
+        );
     }
     let r = Reduction::new(a, dims);
     unsafe {
@@ -477,7 +541,11 @@ fn var_std(c: &mut Call, take_sqrt: bool) -> KResult {
 fn all_any(c: &mut Call, is_all: bool) -> KResult {
     let out = c.out(0)?;
     let a = c.tensor(0)?;
-    let dims = if c.args.len() >= 2 { dims_arg(c, 1, a.ndim())? } else { (0..a.ndim()).collect() };
+    let dims = if c.args.len() >= 2 {
+        dims_arg(c, 1, a.ndim())?
+    } else {
+        (0..a.ndim()).collect()
+    };
     let r = Reduction::new(a, dims);
     unsafe {
         dispatch_all!(a.dtype, "all_any", S => {
@@ -499,9 +567,18 @@ fn scan(c: &mut Call, is_prod: bool) -> KResult {
     let out = c.out(0)?;
     let a = c.tensor(0)?;
     let nd = a.ndim();
-    let dim = if nd == 0 { None } else { Some(normalize_dims(&[c.int(1)?], nd)?[0]) };
+    let dim = if nd == 0 {
+        None
+    } else {
+        Some(normalize_dims(&[c.int(1)?], nd)?[0])
+    };
     if out.sizes != a.sizes {
-        bail!(runtime, "cumsum/cumprod: output shape {:?} differs from the input {:?}", out.sizes, a.sizes);
+        bail!(
+            runtime,
+            "cumsum/cumprod: output shape {:?} differs from the input {:?}",
+            out.sizes,
+            a.sizes
+        );
     }
     // Iterate every line along `dim`: a plan over the shape with `dim` collapsed to 1.
     let mut sizes = a.sizes.to_vec();
@@ -509,23 +586,36 @@ fn scan(c: &mut Call, is_prod: bool) -> KResult {
         Some(d) => {
             let l = sizes[d] as usize;
             sizes[d] = 1;
-            (l, a.strides[d] as isize * a.itemsize() as isize, out.strides[d] as isize * out.itemsize() as isize)
+            (
+                l,
+                a.strides[d] as isize * a.itemsize() as isize,
+                out.strides[d] as isize * out.itemsize() as isize,
+            )
         }
         None => (1, 0, 0),
     };
     if len == 0 {
         return Ok(());
     }
-    let plan = Plan::<2>::new(&sizes, [out.strides, a.strides], [out.itemsize(), a.itemsize()])?;
+    let plan = Plan::<2>::new(
+        &sizes,
+        [out.strides, a.strides],
+        [out.itemsize(), a.itemsize()],
+    )?;
     unsafe {
         macro_rules! lines {
             ($D:ty, $S:ty, $acc:ty, $init:expr, |$x:ident| $to:expr, |$v:ident| $from:expr, $op:ident) => {
                 plan.run([out.data, a.data], |p, s, n| {
                     for k in 0..n as isize {
-                        let (po, pi) = (p[0].wrapping_offset(k * s[0]), p[1].wrapping_offset(k * s[1]));
+                        let (po, pi) = (
+                            p[0].wrapping_offset(k * s[0]),
+                            p[1].wrapping_offset(k * s[1]),
+                        );
                         let mut acc: $acc = $init;
                         for i in 0..len as isize {
-                            let $x: $D = (pi.wrapping_offset(i * ins) as *const $S).read().cast::<$D>();
+                            let $x: $D = (pi.wrapping_offset(i * ins) as *const $S)
+                                .read()
+                                .cast::<$D>();
                             acc = $op(acc, $to);
                             let $v = acc;
                             (po.wrapping_offset(i * outs) as *mut $D).write($from);

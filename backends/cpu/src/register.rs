@@ -36,7 +36,9 @@ pub fn version_str(v: u32) -> String {
 /// `reg` must be null or point at a valid registrar whose function pointers are callable.
 pub unsafe fn register_into(reg: *const TnRegistrar) -> Result<Registered, RegisterError> {
     if reg.is_null() {
-        return Err(RegisterError::Invalid("the registrar pointer is null".into()));
+        return Err(RegisterError::Invalid(
+            "the registrar pointer is null".into(),
+        ));
     }
     let reg = &*reg;
     if !abi_compatible(reg.abi_version, ABI_VERSION) {
@@ -54,17 +56,29 @@ pub unsafe fn register_into(reg: *const TnRegistrar) -> Result<Registered, Regis
             std::mem::size_of::<TnRegistrar>()
         )));
     }
-    let plugin = if reg.plugin.is_null() { "cpu".to_string() } else { CStr::from_ptr(reg.plugin).to_string_lossy().into_owned() };
+    let plugin = if reg.plugin.is_null() {
+        "cpu".to_string()
+    } else {
+        CStr::from_ptr(reg.plugin).to_string_lossy().into_owned()
+    };
     let device = CString::new(crate::DEVICE_KEY).unwrap();
     let alloc = crate::alloc::host_allocator();
     let rc = (reg.register_allocator)(reg.core, device.as_ptr(), &alloc);
     if rc != 0 {
-        return Err(RegisterError::Allocator(format!("{plugin}: the core refused the allocator for device 'cpu' ({rc})")));
+        return Err(RegisterError::Allocator(format!(
+            "{plugin}: the core refused the allocator for device 'cpu' ({rc})"
+        )));
     }
     let mut out = Registered::default();
     for (op, kernel) in crate::kernels() {
         let cop = CString::new(op).unwrap();
-        let rc = (reg.register_kernel)(reg.core, cop.as_ptr(), device.as_ptr(), kernel, std::ptr::null_mut());
+        let rc = (reg.register_kernel)(
+            reg.core,
+            cop.as_ptr(),
+            device.as_ptr(),
+            kernel,
+            std::ptr::null_mut(),
+        );
         if rc == 0 {
             out.accepted += 1;
         } else {
@@ -89,24 +103,38 @@ mod tests {
         refuse: Option<&'static str>,
     }
 
-    unsafe extern "C" fn reg_kernel(core: *mut c_void, op: *const c_char, dev: *const c_char, _k: TnKernelFn, _u: *mut c_void) -> i32 {
+    unsafe extern "C" fn reg_kernel(
+        core: *mut c_void,
+        op: *const c_char,
+        dev: *const c_char,
+        _k: TnKernelFn,
+        _u: *mut c_void,
+    ) -> i32 {
         let f = &mut *(core as *mut Fake);
         let op = CStr::from_ptr(op).to_str().unwrap().to_string();
         if Some(op.as_str()) == f.refuse {
             return 3;
         }
-        f.kernels.push((op, CStr::from_ptr(dev).to_str().unwrap().to_string()));
+        f.kernels
+            .push((op, CStr::from_ptr(dev).to_str().unwrap().to_string()));
         0
     }
 
-    unsafe extern "C" fn reg_alloc(core: *mut c_void, dev: *const c_char, a: *const TnAllocator) -> i32 {
+    unsafe extern "C" fn reg_alloc(
+        core: *mut c_void,
+        dev: *const c_char,
+        a: *const TnAllocator,
+    ) -> i32 {
         let f = &mut *(core as *mut Fake);
         // The core copies the table; check it is usable now.
         let a = &*a;
         let p = (a.alloc)(a.user, 10, 8);
         assert_eq!(p as usize % 64, 0);
         (a.free)(a.user, p, 10, 8);
-        f.allocators.push((CStr::from_ptr(dev).to_str().unwrap().to_string(), a.struct_size));
+        f.allocators.push((
+            CStr::from_ptr(dev).to_str().unwrap().to_string(),
+            a.struct_size,
+        ));
         0
     }
 
@@ -128,16 +156,30 @@ mod tests {
         let r = unsafe { register_into(&reg) }.unwrap();
         assert_eq!(r.accepted, crate::kernels().len());
         assert!(r.refused.is_empty());
-        assert_eq!(fake.allocators, vec![("cpu".to_string(), std::mem::size_of::<TnAllocator>() as u32)]);
+        assert_eq!(
+            fake.allocators,
+            vec![("cpu".to_string(), std::mem::size_of::<TnAllocator>() as u32)]
+        );
         assert!(fake.kernels.iter().all(|(_, d)| d == "cpu"));
-        for op in ["aten::add.Tensor", "aten::copy_", "aten::sum.dim_IntList", "aten::mm"] {
-            assert!(fake.kernels.iter().any(|(o, _)| o == op), "{op} not registered");
+        for op in [
+            "aten::add.Tensor",
+            "aten::copy_",
+            "aten::sum.dim_IntList",
+            "aten::mm",
+        ] {
+            assert!(
+                fake.kernels.iter().any(|(o, _)| o == op),
+                "{op} not registered"
+            );
         }
     }
 
     #[test]
     fn a_refused_kernel_is_recorded_not_fatal() {
-        let mut fake = Fake { refuse: Some("aten::mm"), ..Default::default() };
+        let mut fake = Fake {
+            refuse: Some("aten::mm"),
+            ..Default::default()
+        };
         let reg = registrar(&mut fake, ABI_VERSION);
         let r = unsafe { register_into(&reg) }.unwrap();
         assert_eq!(r.refused, vec![("aten::mm", 3)]);
@@ -149,7 +191,9 @@ mod tests {
         let mut fake = Fake::default();
         let reg = registrar(&mut fake, (torchnative_abi::ABI_VERSION_MAJOR + 1) << 16);
         let e = unsafe { register_into(&reg) }.unwrap_err();
-        let RegisterError::AbiMismatch(msg) = e else { panic!("{e:?}") };
+        let RegisterError::AbiMismatch(msg) = e else {
+            panic!("{e:?}")
+        };
         assert!(msg.contains("ABI 1.0") && msg.contains("ABI 2.0"), "{msg}");
         assert!(fake.kernels.is_empty() && fake.allocators.is_empty());
         // A newer minor of the same major is accepted.

@@ -38,7 +38,11 @@ fn key_cmp<T: Elem + PartialOrd>(a: T, b: T) -> Ordering {
 fn sort(c: &mut Call, dim: i64, descending: bool) -> KResult {
     let (vals, idxs) = (c.out(0)?, c.out(1)?);
     let a = c.tensor(0)?;
-    let d = if a.ndim() == 0 { None } else { Some(normalize_dims(&[dim], a.ndim())?[0]) };
+    let d = if a.ndim() == 0 {
+        None
+    } else {
+        Some(normalize_dims(&[dim], a.ndim())?[0])
+    };
     idxs.check_dtype(TnDtype::Int64, "sort indices")?;
     unsafe {
         dispatch_all!(a.dtype, "sort", T => {
@@ -69,7 +73,11 @@ fn topk(c: &mut Call) -> KResult {
     let a = c.tensor(0)?;
     let k = c.int(1)?;
     let largest = c.bool(3)?;
-    let d = if a.ndim() == 0 { None } else { Some(normalize_dims(&[c.int(2)?], a.ndim())?[0]) };
+    let d = if a.ndim() == 0 {
+        None
+    } else {
+        Some(normalize_dims(&[c.int(2)?], a.ndim())?[0])
+    };
     let n = d.map(|d| a.size(d)).unwrap_or(1);
     if k < 0 || k as usize > n {
         bail!(runtime, "selected index k out of range");

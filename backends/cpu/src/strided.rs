@@ -38,17 +38,32 @@ impl<const N: usize> Plan<N> {
     /// sequence: an insertion sort from the innermost dim where, operand by operand, a smaller
     /// stride goes inner, a stride of 0 (a broadcast) is no evidence either way, and equal strides
     /// put the smaller dim inner.
-    pub fn ordered(sizes: &[i64], strides: [&[i64]; N], itemsizes: [usize; N], nsort: usize, reduction: bool) -> KResult<Plan<N>> {
+    pub fn ordered(
+        sizes: &[i64],
+        strides: [&[i64]; N],
+        itemsizes: [usize; N],
+        nsort: usize,
+        reduction: bool,
+    ) -> KResult<Plan<N>> {
         let nd = sizes.len();
         if nd > MAX_DIMS {
-            return Err(runtime(format!("tensors with more than {MAX_DIMS} dims are not supported")));
+            return Err(runtime(format!(
+                "tensors with more than {MAX_DIMS} dims are not supported"
+            )));
         }
         for s in &strides {
             if s.len() != nd {
-                return Err(runtime("strided plan: operand rank differs from the iteration shape"));
+                return Err(runtime(
+                    "strided plan: operand rank differs from the iteration shape",
+                ));
             }
         }
-        let mut plan = Plan { ndim: 0, sizes: [0; MAX_DIMS], strides: [[0; N]; MAX_DIMS], empty: false };
+        let mut plan = Plan {
+            ndim: 0,
+            sizes: [0; MAX_DIMS],
+            strides: [[0; N]; MAX_DIMS],
+            empty: false,
+        };
         if sizes.iter().any(|&s| s == 0) {
             plan.empty = true;
             return Ok(plan);
@@ -60,7 +75,10 @@ impl<const N: usize> Plan<N> {
         }
         let should_swap = |d0: usize, d1: usize| -> i32 {
             for k in 0..nsort.min(N) {
-                let (s0, s1) = (strides[k][d0] * itemsizes[k] as i64, strides[k][d1] * itemsizes[k] as i64);
+                let (s0, s1) = (
+                    strides[k][d0] * itemsizes[k] as i64,
+                    strides[k][d1] * itemsizes[k] as i64,
+                );
                 if reduction && k == 0 && (s0 == 0) != (s1 == 0) {
                     return if s1 == 0 { 1 } else { -1 };
                 }
@@ -105,7 +123,8 @@ impl<const N: usize> Plan<N> {
         let mut m = 0usize;
         for &d in &dims[..n] {
             let size = sizes[d] as usize;
-            let st: [isize; N] = std::array::from_fn(|k| strides[k][d] as isize * itemsizes[k] as isize);
+            let st: [isize; N] =
+                std::array::from_fn(|k| strides[k][d] as isize * itemsizes[k] as isize);
             if m > 0 {
                 let prev = m - 1;
                 // `d` is inner to `prev`.
@@ -138,7 +157,11 @@ impl<const N: usize> Plan<N> {
     /// # Safety
     /// `ptrs` must point at element 0 of views that match the plan.
     #[inline]
-    pub unsafe fn run(&self, ptrs: [*mut u8; N], mut inner: impl FnMut([*mut u8; N], [isize; N], usize)) {
+    pub unsafe fn run(
+        &self,
+        ptrs: [*mut u8; N],
+        mut inner: impl FnMut([*mut u8; N], [isize; N], usize),
+    ) {
         if self.empty {
             return;
         }
@@ -197,7 +220,11 @@ impl<const N: usize> Plan<N> {
     ///
     /// # Safety
     /// As [`Plan::run`].
-    pub unsafe fn par_run(&self, ptrs: [*mut u8; N], inner: impl Fn([*mut u8; N], [isize; N], usize) + Sync) {
+    pub unsafe fn par_run(
+        &self,
+        ptrs: [*mut u8; N],
+        inner: impl Fn([*mut u8; N], [isize; N], usize) + Sync,
+    ) {
         let total = self.numel();
         let threads = rayon::current_num_threads();
         if total < GRAIN_SIZE || threads <= 1 || self.ndim == 0 {
@@ -207,7 +234,10 @@ impl<const N: usize> Plan<N> {
         let s0 = self.strides[0];
         // Chunks of the outermost dim, each at least GRAIN_SIZE elements when possible.
         let per = total / n0;
-        let chunk = GRAIN_SIZE.div_ceil(per).max(n0.div_ceil(threads * 4)).max(1);
+        let chunk = GRAIN_SIZE
+            .div_ceil(per)
+            .max(n0.div_ceil(threads * 4))
+            .max(1);
         let nchunks = n0.div_ceil(chunk);
         let base = Ptrs(ptrs);
         let inner = &inner;
@@ -216,7 +246,8 @@ impl<const N: usize> Plan<N> {
             let b = base;
             let start = ci * chunk;
             let len = chunk.min(n0 - start);
-            let p: [*mut u8; N] = std::array::from_fn(|k| b.0[k].wrapping_offset(start as isize * s0[k]));
+            let p: [*mut u8; N] =
+                std::array::from_fn(|k| b.0[k].wrapping_offset(start as isize * s0[k]));
             let mut sub = self.clone();
             sub.sizes[0] = len;
             sub.run(p, inner);
@@ -229,19 +260,41 @@ impl<const N: usize> Plan<N> {
     ///
     /// # Safety
     /// As [`Plan::run`].
-    pub unsafe fn run2d(&self, ptrs: [*mut u8; N], mut f: impl FnMut([*mut u8; N], [isize; N], usize, [isize; N], usize)) {
+    pub unsafe fn run2d(
+        &self,
+        ptrs: [*mut u8; N],
+        mut f: impl FnMut([*mut u8; N], [isize; N], usize, [isize; N], usize),
+    ) {
         if self.empty {
             return;
         }
         let nd = self.ndim;
         if nd <= 2 {
-            let (is, n) = if nd >= 1 { (self.strides[nd - 1], self.sizes[nd - 1]) } else { ([0; N], 1) };
-            let (os, m) = if nd == 2 { (self.strides[0], self.sizes[0]) } else { ([0; N], 1) };
+            let (is, n) = if nd >= 1 {
+                (self.strides[nd - 1], self.sizes[nd - 1])
+            } else {
+                ([0; N], 1)
+            };
+            let (os, m) = if nd == 2 {
+                (self.strides[0], self.sizes[0])
+            } else {
+                ([0; N], 1)
+            };
             f(ptrs, is, n, os, m);
             return;
         }
-        let outer = Plan::<N> { ndim: nd - 2, sizes: self.sizes, strides: self.strides, empty: false };
-        let (is, n, os, m) = (self.strides[nd - 1], self.sizes[nd - 1], self.strides[nd - 2], self.sizes[nd - 2]);
+        let outer = Plan::<N> {
+            ndim: nd - 2,
+            sizes: self.sizes,
+            strides: self.strides,
+            empty: false,
+        };
+        let (is, n, os, m) = (
+            self.strides[nd - 1],
+            self.sizes[nd - 1],
+            self.strides[nd - 2],
+            self.sizes[nd - 2],
+        );
         // Walk the outer dims one element at a time.
         outer.run(ptrs, |p, s, k| {
             for i in 0..k as isize {
@@ -268,10 +321,21 @@ fn check_same_shape(op: &str, out: &Tensor, ins: &[&Tensor]) -> KResult {
 ///
 /// # Safety
 /// The element types must match the views' dtypes.
-pub unsafe fn map1<A: Copy, O: Copy>(out: &Tensor, a: &Tensor, f: impl Fn(A) -> O + Sync) -> KResult {
+pub unsafe fn map1<A: Copy, O: Copy>(
+    out: &Tensor,
+    a: &Tensor,
+    f: impl Fn(A) -> O + Sync,
+) -> KResult {
     check_same_shape("map1", out, &[a])?;
-    let plan = Plan::<2>::new(out.sizes, [out.strides, a.strides], [out.itemsize(), a.itemsize()])?;
-    let (so, sa) = (std::mem::size_of::<O>() as isize, std::mem::size_of::<A>() as isize);
+    let plan = Plan::<2>::new(
+        out.sizes,
+        [out.strides, a.strides],
+        [out.itemsize(), a.itemsize()],
+    )?;
+    let (so, sa) = (
+        std::mem::size_of::<O>() as isize,
+        std::mem::size_of::<A>() as isize,
+    );
     plan.par_run([out.data, a.data], |p, s, n| {
         if s == [so, sa] {
             let o = std::slice::from_raw_parts_mut(p[0] as *mut O, n);
@@ -293,10 +357,23 @@ pub unsafe fn map1<A: Copy, O: Copy>(out: &Tensor, a: &Tensor, f: impl Fn(A) -> 
 ///
 /// # Safety
 /// As [`map1`].
-pub unsafe fn map2<A: Copy, B: Copy, O: Copy>(out: &Tensor, a: &Tensor, b: &Tensor, f: impl Fn(A, B) -> O + Sync) -> KResult {
+pub unsafe fn map2<A: Copy, B: Copy, O: Copy>(
+    out: &Tensor,
+    a: &Tensor,
+    b: &Tensor,
+    f: impl Fn(A, B) -> O + Sync,
+) -> KResult {
     check_same_shape("map2", out, &[a, b])?;
-    let plan = Plan::<3>::new(out.sizes, [out.strides, a.strides, b.strides], [out.itemsize(), a.itemsize(), b.itemsize()])?;
-    let (so, sa, sb) = (std::mem::size_of::<O>() as isize, std::mem::size_of::<A>() as isize, std::mem::size_of::<B>() as isize);
+    let plan = Plan::<3>::new(
+        out.sizes,
+        [out.strides, a.strides, b.strides],
+        [out.itemsize(), a.itemsize(), b.itemsize()],
+    )?;
+    let (so, sa, sb) = (
+        std::mem::size_of::<O>() as isize,
+        std::mem::size_of::<A>() as isize,
+        std::mem::size_of::<B>() as isize,
+    );
     plan.par_run([out.data, a.data, b.data], |p, s, n| {
         if s == [so, sa, sb] {
             let o = std::slice::from_raw_parts_mut(p[0] as *mut O, n);
@@ -377,7 +454,11 @@ pub unsafe fn fill<O: Copy + Sync>(out: &Tensor, v: O) -> KResult {
 ///
 /// # Safety
 /// The views must be valid.
-pub unsafe fn for_each_line<const N: usize>(ts: [&Tensor; N], dim: Option<usize>, mut f: impl FnMut([*mut u8; N], [isize; N], [usize; N])) -> KResult {
+pub unsafe fn for_each_line<const N: usize>(
+    ts: [&Tensor; N],
+    dim: Option<usize>,
+    mut f: impl FnMut([*mut u8; N], [isize; N], [usize; N]),
+) -> KResult {
     let Some(d) = dim else {
         f(std::array::from_fn(|k| ts[k].data), [0; N], [1; N]);
         return Ok(());
@@ -385,18 +466,26 @@ pub unsafe fn for_each_line<const N: usize>(ts: [&Tensor; N], dim: Option<usize>
     let nd = ts[0].ndim();
     for t in &ts {
         if t.ndim() != nd || (0..nd).any(|e| e != d && t.sizes[e] != ts[0].sizes[e]) {
-            return Err(runtime(format!("line iteration: shapes {:?} and {:?} differ outside dim {d}", ts[0].sizes, t.sizes)));
+            return Err(runtime(format!(
+                "line iteration: shapes {:?} and {:?} differ outside dim {d}",
+                ts[0].sizes, t.sizes
+            )));
         }
     }
     let mut sizes = ts[0].sizes.to_vec();
     sizes[d] = 1;
     let strides: [&[i64]; N] = std::array::from_fn(|k| ts[k].strides);
     let plan = Plan::<N>::new(&sizes, strides, std::array::from_fn(|k| ts[k].itemsize()))?;
-    let ls: [isize; N] = std::array::from_fn(|k| ts[k].strides[d] as isize * ts[k].itemsize() as isize);
+    let ls: [isize; N] =
+        std::array::from_fn(|k| ts[k].strides[d] as isize * ts[k].itemsize() as isize);
     let lens: [usize; N] = std::array::from_fn(|k| ts[k].sizes[d] as usize);
     plan.run(std::array::from_fn(|k| ts[k].data), |p, s, n| {
         for i in 0..n as isize {
-            f(std::array::from_fn(|k| p[k].wrapping_offset(i * s[k])), ls, lens);
+            f(
+                std::array::from_fn(|k| p[k].wrapping_offset(i * s[k])),
+                ls,
+                lens,
+            );
         }
     });
     Ok(())
@@ -421,11 +510,14 @@ mod tests {
         let plan = Plan::<1>::new(sizes, [strides], [1]).unwrap();
         let mut seen = vec![];
         unsafe {
-            plan.run([std::ptr::null_mut::<u8>().wrapping_add(1000)], |p, s, n| {
-                for i in 0..n as isize {
-                    seen.push(p[0] as isize - 1000 + i * s[0]);
-                }
-            })
+            plan.run(
+                [std::ptr::null_mut::<u8>().wrapping_add(1000)],
+                |p, s, n| {
+                    for i in 0..n as isize {
+                        seen.push(p[0] as isize - 1000 + i * s[0]);
+                    }
+                },
+            )
         };
         seen
     }
@@ -465,20 +557,47 @@ mod tests {
         let mut out = vec![0f32; r * c];
         let sizes = [r as i64, c as i64];
         let (cs, ts, bs) = ([c as i64, 1], [1i64, r as i64], [0i64, 1]);
-        let t = |p: *const f32, st: &'static [i64]| Tensor { data: p as *mut u8, dtype: torchnative_abi::TnDtype::Float32, sizes: Box::leak(Box::new(sizes)), strides: st };
+        let t = |p: *const f32, st: &'static [i64]| Tensor {
+            data: p as *mut u8,
+            dtype: torchnative_abi::TnDtype::Float32,
+            sizes: Box::leak(Box::new(sizes)),
+            strides: st,
+        };
         let cs: &'static [i64] = Box::leak(Box::new(cs));
         let ts: &'static [i64] = Box::leak(Box::new(ts));
         let bs: &'static [i64] = Box::leak(Box::new(bs));
         unsafe {
-            map3(&t(out.as_mut_ptr(), cs), &t(a.as_ptr(), cs), &t(bt.as_ptr(), ts), &t(row.as_ptr(), bs), |x: f32, y: f32, z: f32| x + y * z).unwrap();
+            map3(
+                &t(out.as_mut_ptr(), cs),
+                &t(a.as_ptr(), cs),
+                &t(bt.as_ptr(), ts),
+                &t(row.as_ptr(), bs),
+                |x: f32, y: f32, z: f32| x + y * z,
+            )
+            .unwrap();
         }
         for i in 0..r {
             for j in 0..c {
-                assert_eq!(out[i * c + j], a[i * c + j] + bt[j * r + i] * row[j], "({i}, {j})");
+                assert_eq!(
+                    out[i * c + j],
+                    a[i * c + j] + bt[j * r + i] * row[j],
+                    "({i}, {j})"
+                );
             }
         }
         let mut o2 = vec![0u8; r * c];
-        unsafe { fill(&Tensor { data: o2.as_mut_ptr(), dtype: torchnative_abi::TnDtype::UInt8, sizes: Box::leak(Box::new(sizes)), strides: ts }, 7u8).unwrap() };
+        unsafe {
+            fill(
+                &Tensor {
+                    data: o2.as_mut_ptr(),
+                    dtype: torchnative_abi::TnDtype::UInt8,
+                    sizes: Box::leak(Box::new(sizes)),
+                    strides: ts,
+                },
+                7u8,
+            )
+            .unwrap()
+        };
         assert!(o2.iter().all(|&v| v == 7));
     }
 }

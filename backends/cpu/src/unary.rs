@@ -76,7 +76,12 @@ kernels! {
 fn io<'a>(c: &Call<'a>, op: &str) -> KResult<(Tensor<'a>, Tensor<'a>)> {
     let (out, a) = (c.out(0)?, c.tensor(0)?);
     if out.dtype != a.dtype && !matches!(op, "logical_not" | "isnan" | "isinf" | "isfinite") {
-        bail!(runtime, "{op}: input dtype {:?} differs from the output dtype {:?} (the core casts the input)", a.dtype, out.dtype);
+        bail!(
+            runtime,
+            "{op}: input dtype {:?} differs from the output dtype {:?} (the core casts the input)",
+            a.dtype,
+            out.dtype
+        );
     }
     Ok((out, a))
 }
@@ -152,12 +157,17 @@ pub fn erfinv<A: Real>(y: A) -> A {
     }
     let mut x = if ya <= c(0.7) {
         let z = y * y;
-        let num = ((c(-0.140543331) * z + c(0.914624893)) * z + c(-1.645349621)) * z + c(0.886226899);
-        let dem = (((c(0.012229801) * z + c(-0.329097515)) * z + c(1.442710462)) * z + c(-2.118377725)) * z + A::ONE;
+        let num =
+            ((c(-0.140543331) * z + c(0.914624893)) * z + c(-1.645349621)) * z + c(0.886226899);
+        let dem = (((c(0.012229801) * z + c(-0.329097515)) * z + c(1.442710462)) * z
+            + c(-2.118377725))
+            * z
+            + A::ONE;
         y * num / dem
     } else {
         let z = (-((A::ONE - ya) / c(2.0)).ln()).sqrt();
-        let num = ((c(1.641345311) * z + c(3.429567803)) * z + c(-1.624906493)) * z + c(-1.970840454);
+        let num =
+            ((c(1.641345311) * z + c(3.429567803)) * z + c(-1.624906493)) * z + c(-1.970840454);
         let dem = (c(1.637067800) * z + c(3.543889200)) * z + A::ONE;
         num.copysign(y) / dem
     };
@@ -171,7 +181,9 @@ pub fn erfinv<A: Real>(y: A) -> A {
 /// Applies a float function to a float tensor.
 fn float_unary<F: FloatFn>(c: &mut Call) -> KResult {
     let (out, a) = io(c, F::NAME)?;
-    unsafe { dispatch_float!(out.dtype, F::NAME, T, A => map1(&out, &a, |x: T| T::from_acc(F::f::<A>(x.to_acc())))) }
+    unsafe {
+        dispatch_float!(out.dtype, F::NAME, T, A => map1(&out, &a, |x: T| T::from_acc(F::f::<A>(x.to_acc()))))
+    }
 }
 
 /// floor/ceil/trunc/round: the identity on integers.
@@ -207,8 +219,12 @@ fn abs(c: &mut Call) -> KResult {
     unsafe {
         match out.dtype {
             TnDtype::UInt8 => map1(&out, &a, |x: u8| x),
-            dt if is_int(dt) => dispatch_int!(dt, "abs_cpu", T => map1(&out, &a, |x: T| if x < 0 as T { (0 as T).wrapping_sub(x) } else { x })),
-            dt => dispatch_float!(dt, "abs_cpu", T, A => map1(&out, &a, |x: T| T::from_acc(x.to_acc().abs()))),
+            dt if is_int(dt) => {
+                dispatch_int!(dt, "abs_cpu", T => map1(&out, &a, |x: T| if x < 0 as T { (0 as T).wrapping_sub(x) } else { x }))
+            }
+            dt => {
+                dispatch_float!(dt, "abs_cpu", T, A => map1(&out, &a, |x: T| T::from_acc(x.to_acc().abs())))
+            }
         }
     }
 }
@@ -230,7 +246,9 @@ fn sign(c: &mut Call) -> KResult {
     unsafe {
         match out.dtype {
             TnDtype::Bool => map1(&out, &a, |x: bool| x),
-            dt if is_int(dt) => dispatch_int!(dt, "sign_cpu", T => map1(&out, &a, |x: T| ((0 as T) < x) as T - (x < 0 as T) as T)),
+            dt if is_int(dt) => {
+                dispatch_int!(dt, "sign_cpu", T => map1(&out, &a, |x: T| ((0 as T) < x) as T - (x < 0 as T) as T))
+            }
             dt => dispatch_float!(dt, "sign_cpu", T, A => map1(&out, &a, |x: T| {
                 let x = x.to_acc();
                 T::from_acc(A::c(((A::ZERO < x) as i32 - (x < A::ZERO) as i32) as f64))
@@ -245,7 +263,9 @@ fn relu(c: &mut Call) -> KResult {
     unsafe {
         match out.dtype {
             TnDtype::Bool => bail!(runtime, "Boolean inputs not supported for relu"),
-            dt if is_int(dt) => dispatch_int!(dt, "clamp_min_scalar_cpu", T => map1(&out, &a, |x: T| if x < 0 as T { 0 as T } else { x })),
+            dt if is_int(dt) => {
+                dispatch_int!(dt, "clamp_min_scalar_cpu", T => map1(&out, &a, |x: T| if x < 0 as T { 0 as T } else { x }))
+            }
             dt => dispatch_float!(dt, "clamp_min_scalar_cpu", T, A => map1(&out, &a, |x: T| {
                 let v = x.to_acc();
                 if v < A::ZERO { T::from_acc(A::ZERO) } else { x }
@@ -339,7 +359,9 @@ fn hardtanh(c: &mut Call) -> KResult {
 
 fn logical_not(c: &mut Call) -> KResult {
     let (out, a) = io(c, "logical_not")?;
-    unsafe { dispatch_all!(out.dtype, "logical_not_cpu", O => dispatch_all!(a.dtype, "logical_not_cpu", T => map1(&out, &a, |x: T| O::from_bool(!x.to_bool())))) }
+    unsafe {
+        dispatch_all!(out.dtype, "logical_not_cpu", O => dispatch_all!(a.dtype, "logical_not_cpu", T => map1(&out, &a, |x: T| O::from_bool(!x.to_bool()))))
+    }
 }
 
 fn bitwise_not(c: &mut Call) -> KResult {

@@ -237,13 +237,22 @@ pub struct TnAllocator {
     pub user: *mut c_void,
     /// Returns a pointer to `nbytes` bytes aligned to `align`, or null on failure.
     pub alloc: unsafe extern "C" fn(user: *mut c_void, nbytes: usize, align: usize) -> *mut c_void,
-    pub free: unsafe extern "C" fn(user: *mut c_void, ptr: *mut c_void, nbytes: usize, align: usize),
+    pub free:
+        unsafe extern "C" fn(user: *mut c_void, ptr: *mut c_void, nbytes: usize, align: usize),
     /// Copies `nbytes` from host memory into device memory.
-    pub copy_from_host:
-        unsafe extern "C" fn(user: *mut c_void, dst: *mut c_void, src: *const c_void, nbytes: usize) -> i32,
+    pub copy_from_host: unsafe extern "C" fn(
+        user: *mut c_void,
+        dst: *mut c_void,
+        src: *const c_void,
+        nbytes: usize,
+    ) -> i32,
     /// Copies `nbytes` from device memory into host memory.
-    pub copy_to_host:
-        unsafe extern "C" fn(user: *mut c_void, dst: *mut c_void, src: *const c_void, nbytes: usize) -> i32,
+    pub copy_to_host: unsafe extern "C" fn(
+        user: *mut c_void,
+        dst: *mut c_void,
+        src: *const c_void,
+        nbytes: usize,
+    ) -> i32,
 }
 
 /// Handed to a backend at registration. Function pointers take `core` as their first argument.
@@ -266,8 +275,11 @@ pub struct TnRegistrar {
         user: *mut c_void,
     ) -> i32,
     /// Registers the allocator of device key `device` (copied by the core).
-    pub register_allocator:
-        unsafe extern "C" fn(core: *mut c_void, device: *const c_char, alloc: *const TnAllocator) -> i32,
+    pub register_allocator: unsafe extern "C" fn(
+        core: *mut c_void,
+        device: *const c_char,
+        alloc: *const TnAllocator,
+    ) -> i32,
 }
 
 #[cfg(test)]

@@ -58,7 +58,11 @@ pub fn normal_fill_lane_f32(d0: f32, d8: f32, mean: f32, std: f32) -> (f32, f32)
     // ---- radius = sqrt(-2 * log256_ps(1 - d0)) ----
     let u1 = 1.0f32 - d0;
     let invalid = u1 <= 0.0;
-    let mut x = if u1 > f(MIN_NORM_POS) { u1 } else { f(MIN_NORM_POS) }; // vmaxps
+    let mut x = if u1 > f(MIN_NORM_POS) {
+        u1
+    } else {
+        f(MIN_NORM_POS)
+    }; // vmaxps
     let imm0 = (x.to_bits() >> 23) as i32;
     x = f((x.to_bits() & INV_MANT_MASK) | HALF_BITS);
     let mut e = (imm0.wrapping_sub(0x7f)) as f32;

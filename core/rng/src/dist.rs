@@ -25,7 +25,12 @@ fn err<T>(msg: impl Into<String>) -> Result<T, RngError> {
 /// `random()` (24 bits) and compute in float. The scaling is the FMA
 /// `x * (to - from) + from` that upstream's compiler emitted; a value equal to
 /// `to` after the cast to the output dtype is replaced by `from`.
-pub fn uniform_<T: Float>(gen: &mut CpuGenerator, out: &mut [T], from: f64, to: f64) -> Result<(), RngError> {
+pub fn uniform_<T: Float>(
+    gen: &mut CpuGenerator,
+    out: &mut [T],
+    from: f64,
+    to: f64,
+) -> Result<(), RngError> {
     let (min, max) = (T::lowest(), T::max_value());
     if !(from >= min && from <= max) {
         return err(format!("from is out of bounds for {}", T::NAME));
@@ -63,7 +68,11 @@ pub fn uniform_<T: Float>(gen: &mut CpuGenerator, out: &mut [T], from: f64, to: 
                 let x = uniform_f32(gen);
                 let v = T::from_f32(x.mul_add(span, f));
                 // Half/BFloat16 operator== compares the float values
-                *o = if v.to_f32() == to_scalar.to_f32() { from_scalar } else { v };
+                *o = if v.to_f32() == to_scalar.to_f32() {
+                    from_scalar
+                } else {
+                    v
+                };
             }
         }
     }
@@ -82,7 +91,13 @@ pub fn uniform_<T: Float>(gen: &mut CpuGenerator, out: &mut [T], from: f64, to: 
 /// float buffer used for f16/bf16) use the AVX2 Cephes approximations. Every
 /// other case uses `normal_distribution<double>` per element (two `random64()`
 /// per pair, second sample cached in the generator).
-pub fn normal_<T: Float>(gen: &mut CpuGenerator, out: &mut [T], mean: f64, std: f64, contiguous: bool) -> Result<(), RngError> {
+pub fn normal_<T: Float>(
+    gen: &mut CpuGenerator,
+    out: &mut [T],
+    mean: f64,
+    std: f64,
+    contiguous: bool,
+) -> Result<(), RngError> {
     if !(std >= 0.0) {
         return err(format!("normal expects std >= 0.0, but found std {}", std));
     }
@@ -224,10 +239,19 @@ fn check_from_to_in_range<T: Element>(from: i64, to_inc: i64) -> Result<(), RngE
 
 /// The kernel of `random_from_to`: values in `[base, base + range)`; draws
 /// `random64()` when `range >= 2^28`, else `random()`.
-pub fn random_from_to_kernel<T: Element>(gen: &mut CpuGenerator, out: &mut [T], range: u64, base: i64) {
+pub fn random_from_to_kernel<T: Element>(
+    gen: &mut CpuGenerator,
+    out: &mut [T],
+    range: u64,
+    base: i64,
+) {
     let wide = range >= 1u64 << 28;
     for o in out.iter_mut() {
-        let val = if wide { gen.random64() } else { gen.random() as u64 };
+        let val = if wide {
+            gen.random64()
+        } else {
+            gen.random() as u64
+        };
         *o = T::from_i64((val % range).wrapping_add(base as u64) as i64);
     }
 }
@@ -236,7 +260,12 @@ pub fn random_from_to_kernel<T: Element>(gen: &mut CpuGenerator, out: &mut [T], 
 /// `Tensor.random_(from, None)` (to = max of the dtype, inclusive), and
 /// `random_(INT64_MIN, None)` (full 64-bit range). Bounds handling, including
 /// `update_from/update_to` for floating dtypes, follows `random_from_to_impl`.
-pub fn random_from_to_<T: Element>(gen: &mut CpuGenerator, out: &mut [T], from: i64, to: Option<i64>) -> Result<(), RngError> {
+pub fn random_from_to_<T: Element>(
+    gen: &mut CpuGenerator,
+    out: &mut [T],
+    from: i64,
+    to: Option<i64>,
+) -> Result<(), RngError> {
     let mut from = from;
     if let Some(mut to) = to {
         if from >= to {
@@ -264,7 +293,11 @@ pub fn random_from_to_<T: Element>(gen: &mut CpuGenerator, out: &mut [T], from: 
     } else if from != i64::MIN {
         let to_inc = match T::range_kind() {
             RangeKind::Floating { digits, .. } => {
-                let to_inc = if digits >= 63 { i64::MAX } else { 1i64 << digits };
+                let to_inc = if digits >= 63 {
+                    i64::MAX
+                } else {
+                    1i64 << digits
+                };
                 from = update_from::<T>(from, digits);
                 if from >= to_inc {
                     return err(format!(
@@ -309,7 +342,12 @@ pub fn random_<T: Element>(gen: &mut CpuGenerator, out: &mut [T]) -> Result<(), 
     for o in out.iter_mut() {
         match T::uniform_int(gen) {
             Some(v) => *o = v,
-            None => return err(format!("\"random_kernel_cpu\" not implemented for '{}'", T::NAME)),
+            None => {
+                return err(format!(
+                    "\"random_kernel_cpu\" not implemented for '{}'",
+                    T::NAME
+                ))
+            }
         }
     }
     Ok(())
@@ -319,9 +357,16 @@ pub fn random_<T: Element>(gen: &mut CpuGenerator, out: &mut [T]) -> Result<(), 
 
 /// `Tensor.bernoulli_(p)` with a float `p`: one `random64()` per element,
 /// `u < p` in double.
-pub fn bernoulli_scalar_<T: Element>(gen: &mut CpuGenerator, out: &mut [T], p: f64) -> Result<(), RngError> {
+pub fn bernoulli_scalar_<T: Element>(
+    gen: &mut CpuGenerator,
+    out: &mut [T],
+    p: f64,
+) -> Result<(), RngError> {
     if !(0.0..=1.0).contains(&p) {
-        return err(format!("bernoulli_ expects p to be in [0, 1], but got p={}", p));
+        return err(format!(
+            "bernoulli_ expects p to be in [0, 1], but got p={}",
+            p
+        ));
     }
     for o in out.iter_mut() {
         *o = T::from_i64((uniform_f64(gen) < p) as i64);
@@ -333,9 +378,17 @@ pub fn bernoulli_scalar_<T: Element>(gen: &mut CpuGenerator, out: &mut [T], p: f
 /// probability of draw k (same draw order as `out`; broadcast p by repeating).
 /// A double p tensor draws `random64()` and compares in double; a float, half
 /// or bfloat16 p tensor draws `random()` (24 bits) and compares in float.
-pub fn bernoulli_tensor_<T: Element, P: Float>(gen: &mut CpuGenerator, out: &mut [T], p: &[P]) -> Result<(), RngError> {
+pub fn bernoulli_tensor_<T: Element, P: Float>(
+    gen: &mut CpuGenerator,
+    out: &mut [T],
+    p: &[P],
+) -> Result<(), RngError> {
     if p.len() != out.len() {
-        return err(format!("bernoulli_: p has {} elements, output has {}", p.len(), out.len()));
+        return err(format!(
+            "bernoulli_: p has {} elements, output has {}",
+            p.len(),
+            out.len()
+        ));
     }
     for (o, pv) in out.iter_mut().zip(p) {
         let hit = if P::KIND == FloatKind::F64 {
@@ -360,9 +413,16 @@ pub fn bernoulli_tensor_<T: Element, P: Float>(gen: &mut CpuGenerator, out: &mut
 
 /// `Tensor.exponential_(lambda)`: one `random64()` per element,
 /// `(-1/lambda) * log1p(-u)` in double, then cast.
-pub fn exponential_<T: Float>(gen: &mut CpuGenerator, out: &mut [T], lambda: f64) -> Result<(), RngError> {
+pub fn exponential_<T: Float>(
+    gen: &mut CpuGenerator,
+    out: &mut [T],
+    lambda: f64,
+) -> Result<(), RngError> {
     if !(lambda > 0.0) {
-        return err(format!("exponential_ expects lambda > 0.0, but found lambda={}", lambda));
+        return err(format!(
+            "exponential_ expects lambda > 0.0, but found lambda={}",
+            lambda
+        ));
     }
     let k = -1.0 / lambda;
     for o in out.iter_mut() {

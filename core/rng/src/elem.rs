@@ -59,48 +59,96 @@ impl Float for f64 {
     const KIND: FloatKind = FloatKind::F64;
     const DIGITS: u32 = 53;
     const NAME: &'static str = "Double";
-    fn from_f32(v: f32) -> Self { v as f64 }
-    fn from_f64(v: f64) -> Self { v }
-    fn to_f32(self) -> f32 { self as f32 }
-    fn to_f64(self) -> f64 { self }
-    fn lowest() -> f64 { f64::MIN }
-    fn max_value() -> f64 { f64::MAX }
+    fn from_f32(v: f32) -> Self {
+        v as f64
+    }
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+    fn to_f32(self) -> f32 {
+        self as f32
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+    fn lowest() -> f64 {
+        f64::MIN
+    }
+    fn max_value() -> f64 {
+        f64::MAX
+    }
 }
 impl private::Sealed for f32 {}
 impl Float for f32 {
     const KIND: FloatKind = FloatKind::F32;
     const DIGITS: u32 = 24;
     const NAME: &'static str = "Float";
-    fn from_f32(v: f32) -> Self { v }
-    fn from_f64(v: f64) -> Self { v as f32 }
-    fn to_f32(self) -> f32 { self }
-    fn to_f64(self) -> f64 { self as f64 }
-    fn lowest() -> f64 { f32::MIN as f64 }
-    fn max_value() -> f64 { f32::MAX as f64 }
+    fn from_f32(v: f32) -> Self {
+        v
+    }
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+    fn to_f32(self) -> f32 {
+        self
+    }
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    fn lowest() -> f64 {
+        f32::MIN as f64
+    }
+    fn max_value() -> f64 {
+        f32::MAX as f64
+    }
 }
 impl private::Sealed for f16 {}
 impl Float for f16 {
     const KIND: FloatKind = FloatKind::F16;
     const DIGITS: u32 = 11;
     const NAME: &'static str = "Half";
-    fn from_f32(v: f32) -> Self { f16_from_f32(v) }
-    fn from_f64(v: f64) -> Self { f16_from_f32(v as f32) }
-    fn to_f32(self) -> f32 { self.to_f32() }
-    fn to_f64(self) -> f64 { self.to_f32() as f64 }
-    fn lowest() -> f64 { f16::MIN.to_f64() }
-    fn max_value() -> f64 { f16::MAX.to_f64() }
+    fn from_f32(v: f32) -> Self {
+        f16_from_f32(v)
+    }
+    fn from_f64(v: f64) -> Self {
+        f16_from_f32(v as f32)
+    }
+    fn to_f32(self) -> f32 {
+        self.to_f32()
+    }
+    fn to_f64(self) -> f64 {
+        self.to_f32() as f64
+    }
+    fn lowest() -> f64 {
+        f16::MIN.to_f64()
+    }
+    fn max_value() -> f64 {
+        f16::MAX.to_f64()
+    }
 }
 impl private::Sealed for bf16 {}
 impl Float for bf16 {
     const KIND: FloatKind = FloatKind::BF16;
     const DIGITS: u32 = 8;
     const NAME: &'static str = "BFloat16";
-    fn from_f32(v: f32) -> Self { bf16_from_f32(v) }
-    fn from_f64(v: f64) -> Self { bf16_from_f32(v as f32) }
-    fn to_f32(self) -> f32 { self.to_f32() }
-    fn to_f64(self) -> f64 { self.to_f32() as f64 }
-    fn lowest() -> f64 { bf16::MIN.to_f64() }
-    fn max_value() -> f64 { bf16::MAX.to_f64() }
+    fn from_f32(v: f32) -> Self {
+        bf16_from_f32(v)
+    }
+    fn from_f64(v: f64) -> Self {
+        bf16_from_f32(v as f32)
+    }
+    fn to_f32(self) -> f32 {
+        self.to_f32()
+    }
+    fn to_f64(self) -> f64 {
+        self.to_f32() as f64
+    }
+    fn lowest() -> f64 {
+        bf16::MIN.to_f64()
+    }
+    fn max_value() -> f64 {
+        bf16::MAX.to_f64()
+    }
 }
 
 /// How `random_` sees a dtype's value range.
@@ -140,9 +188,15 @@ macro_rules! float_element {
                     max: <$t as Float>::max_value(),
                 }
             }
-            fn from_i64(v: i64) -> Self { ($from_i64)(v) }
-            fn to_f64(self) -> f64 { <$t as Float>::to_f64(self) }
-            fn uniform_int(gen: &mut crate::CpuGenerator) -> Option<Self> { Some(($uniform_int)(gen)) }
+            fn from_i64(v: i64) -> Self {
+                ($from_i64)(v)
+            }
+            fn to_f64(self) -> f64 {
+                <$t as Float>::to_f64(self)
+            }
+            fn uniform_int(gen: &mut crate::CpuGenerator) -> Option<Self> {
+                Some(($uniform_int)(gen))
+            }
             const FULL64: bool = !matches!(<$t as Float>::KIND, FloatKind::F16);
         }
     };
@@ -154,12 +208,16 @@ float_element!(f64, |v: i64| v as f64, |g: &mut crate::CpuGenerator| {
 float_element!(f32, |v: i64| v as f32, |g: &mut crate::CpuGenerator| {
     (g.random() as u64 % ((1u64 << 24) + 1)) as f32
 });
-float_element!(f16, |v: i64| f16_from_f32(v as f32), |g: &mut crate::CpuGenerator| {
-    f16_from_f32((g.random() as u64 % ((1u64 << 11) + 1)) as f32)
-});
-float_element!(bf16, |v: i64| bf16_from_f32(v as f32), |g: &mut crate::CpuGenerator| {
-    bf16_from_f32((g.random() as u64 % ((1u64 << 8) + 1)) as f32)
-});
+float_element!(
+    f16,
+    |v: i64| f16_from_f32(v as f32),
+    |g: &mut crate::CpuGenerator| { f16_from_f32((g.random() as u64 % ((1u64 << 11) + 1)) as f32) }
+);
+float_element!(
+    bf16,
+    |v: i64| bf16_from_f32(v as f32),
+    |g: &mut crate::CpuGenerator| { bf16_from_f32((g.random() as u64 % ((1u64 << 8) + 1)) as f32) }
+);
 
 macro_rules! int_element {
     ($t:ty, $name:expr, $uniform_int:expr, $full64:expr) => {
@@ -167,50 +225,90 @@ macro_rules! int_element {
         impl Element for $t {
             const NAME: &'static str = $name;
             fn range_kind() -> RangeKind {
-                RangeKind::Integral { min: <$t>::MIN as i64, max: <$t>::MAX as i64 }
+                RangeKind::Integral {
+                    min: <$t>::MIN as i64,
+                    max: <$t>::MAX as i64,
+                }
             }
-            fn from_i64(v: i64) -> Self { v as $t }
-            fn to_f64(self) -> f64 { self as f64 }
-            fn uniform_int(gen: &mut crate::CpuGenerator) -> Option<Self> { ($uniform_int)(gen) }
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn uniform_int(gen: &mut crate::CpuGenerator) -> Option<Self> {
+                ($uniform_int)(gen)
+            }
             const FULL64: bool = $full64;
         }
     };
 }
 
-int_element!(i64, "Long", |g: &mut crate::CpuGenerator| {
-    Some((g.random64() % (i64::MAX as u64 + 1)) as i64)
-}, true);
-int_element!(i32, "Int", |g: &mut crate::CpuGenerator| {
-    Some((g.random() as u64 % (i32::MAX as u64 + 1)) as i32)
-}, false);
-int_element!(i16, "Short", |g: &mut crate::CpuGenerator| {
-    Some((g.random() as u64 % (i16::MAX as u64 + 1)) as i16)
-}, false);
-int_element!(i8, "Char", |g: &mut crate::CpuGenerator| {
-    Some((g.random() as u64 % (i8::MAX as u64 + 1)) as i8)
-}, false);
-int_element!(u8, "Byte", |g: &mut crate::CpuGenerator| {
-    Some((g.random() as u64 % (u8::MAX as u64 + 1)) as u8)
-}, false);
+int_element!(
+    i64,
+    "Long",
+    |g: &mut crate::CpuGenerator| { Some((g.random64() % (i64::MAX as u64 + 1)) as i64) },
+    true
+);
+int_element!(
+    i32,
+    "Int",
+    |g: &mut crate::CpuGenerator| { Some((g.random() as u64 % (i32::MAX as u64 + 1)) as i32) },
+    false
+);
+int_element!(
+    i16,
+    "Short",
+    |g: &mut crate::CpuGenerator| { Some((g.random() as u64 % (i16::MAX as u64 + 1)) as i16) },
+    false
+);
+int_element!(
+    i8,
+    "Char",
+    |g: &mut crate::CpuGenerator| { Some((g.random() as u64 % (i8::MAX as u64 + 1)) as i8) },
+    false
+);
+int_element!(
+    u8,
+    "Byte",
+    |g: &mut crate::CpuGenerator| { Some((g.random() as u64 % (u8::MAX as u64 + 1)) as u8) },
+    false
+);
 int_element!(u16, "UInt16", |_g: &mut crate::CpuGenerator| None, false);
 int_element!(u32, "UInt32", |_g: &mut crate::CpuGenerator| None, false);
 
 impl private::Sealed for u64 {}
 impl Element for u64 {
     const NAME: &'static str = "UInt64";
-    fn range_kind() -> RangeKind { RangeKind::UInt64 }
-    fn from_i64(v: i64) -> Self { v as u64 }
-    fn to_f64(self) -> f64 { self as f64 }
-    fn uniform_int(_g: &mut crate::CpuGenerator) -> Option<Self> { None }
+    fn range_kind() -> RangeKind {
+        RangeKind::UInt64
+    }
+    fn from_i64(v: i64) -> Self {
+        v as u64
+    }
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    fn uniform_int(_g: &mut crate::CpuGenerator) -> Option<Self> {
+        None
+    }
     const FULL64: bool = false;
 }
 
 impl private::Sealed for bool {}
 impl Element for bool {
     const NAME: &'static str = "Bool";
-    fn range_kind() -> RangeKind { RangeKind::Integral { min: 0, max: 1 } }
-    fn from_i64(v: i64) -> Self { v != 0 }
-    fn to_f64(self) -> f64 { self as u8 as f64 }
-    fn uniform_int(g: &mut crate::CpuGenerator) -> Option<Self> { Some(g.random() & 1 != 0) }
+    fn range_kind() -> RangeKind {
+        RangeKind::Integral { min: 0, max: 1 }
+    }
+    fn from_i64(v: i64) -> Self {
+        v != 0
+    }
+    fn to_f64(self) -> f64 {
+        self as u8 as f64
+    }
+    fn uniform_int(g: &mut crate::CpuGenerator) -> Option<Self> {
+        Some(g.random() & 1 != 0)
+    }
     const FULL64: bool = false;
 }

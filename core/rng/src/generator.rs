@@ -151,12 +151,18 @@ impl CpuGenerator {
         }
         self.engine = engine;
         self.next_float_normal_sample = if bytes[OFF_FLOAT_VALID] != 0 {
-            Some(f32::from_le_bytes(bytes[OFF_FLOAT_SAMPLE..OFF_FLOAT_SAMPLE + 4].try_into().unwrap()))
+            Some(f32::from_le_bytes(
+                bytes[OFF_FLOAT_SAMPLE..OFF_FLOAT_SAMPLE + 4]
+                    .try_into()
+                    .unwrap(),
+            ))
         } else {
             None
         };
         self.next_double_normal_sample = if i32_at(OFF_NORMAL_VALID) != 0 {
-            Some(f64::from_le_bytes(bytes[OFF_NORMAL_Y..OFF_NORMAL_Y + 8].try_into().unwrap()))
+            Some(f64::from_le_bytes(
+                bytes[OFF_NORMAL_Y..OFF_NORMAL_Y + 8].try_into().unwrap(),
+            ))
         } else {
             None
         };

@@ -35,7 +35,13 @@ impl Mt19937 {
                 .wrapping_mul(prev ^ (prev >> 30))
                 .wrapping_add(j as u32);
         }
-        Mt19937 { seed, left: 1, seeded: true, next: 0, state }
+        Mt19937 {
+            seed,
+            left: 1,
+            seeded: true,
+            next: 0,
+            state,
+        }
     }
 
     /// Upstream's `is_valid()` check used when loading a state.

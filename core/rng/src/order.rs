@@ -8,7 +8,11 @@
 /// upstream's serial kernel writes with that draw. `sizes` and `strides` (in
 /// elements) describe the destination tensor.
 pub fn draw_order(sizes: &[usize], strides: &[isize]) -> Vec<usize> {
-    assert_eq!(sizes.len(), strides.len(), "sizes and strides differ in length");
+    assert_eq!(
+        sizes.len(),
+        strides.len(),
+        "sizes and strides differ in length"
+    );
     let ndim = sizes.len();
     let numel: usize = sizes.iter().product();
     if numel == 0 {

@@ -50,13 +50,17 @@ pub fn multinomial<T: Float>(
     replacement: bool,
 ) -> Result<Vec<i64>, RngError> {
     if probs.len() != n_dist * n_categories {
-        return Err(RngError::new("multinomial: probs length != n_dist * n_categories"));
+        return Err(RngError::new(
+            "multinomial: probs length != n_dist * n_categories",
+        ));
     }
     if n_sample == 0 {
         return Err(RngError::new("cannot sample n_sample <= 0 samples"));
     }
     if !replacement && n_sample > n_categories {
-        return Err(RngError::new("cannot sample n_sample > prob_dist.size(-1) samples without replacement"));
+        return Err(RngError::new(
+            "cannot sample n_sample > prob_dist.size(-1) samples without replacement",
+        ));
     }
     if n_categories > (1 << 24) {
         return Err(RngError::new("number of categories cannot exceed 2^24"));
@@ -70,11 +74,15 @@ pub fn multinomial<T: Float>(
             (0.0..f64::INFINITY).contains(&v)
         });
         if !valid {
-            return Err(RngError::new("probability tensor contains either `inf`, `nan` or element < 0"));
+            return Err(RngError::new(
+                "probability tensor contains either `inf`, `nan` or element < 0",
+            ));
         }
         for row in probs.chunks(n_categories) {
             if row.iter().all(|p| p.to_f64() == 0.0) {
-                return Err(RngError::new("invalid multinomial distribution (sum of probabilities <= 0)"));
+                return Err(RngError::new(
+                    "invalid multinomial distribution (sum of probabilities <= 0)",
+                ));
             }
         }
         let mut q: Vec<T> = vec![T::from_f64(0.0); probs.len()];
@@ -125,7 +133,9 @@ pub fn multinomial<T: Float>(
     for row in probs.chunks(n_categories) {
         // f64 accumulates in double; f32 in float; f16/bf16 in float too
         let mut cum: Vec<f64> = match T::KIND {
-            FloatKind::F64 => cumulative(row.iter().map(|p| p.to_f64()), |s, v| s + v, |c, s| c / s)?,
+            FloatKind::F64 => {
+                cumulative(row.iter().map(|p| p.to_f64()), |s, v| s + v, |c, s| c / s)?
+            }
             _ => cumulative(row.iter().map(|p| p.to_f32()), |s, v| s + v, |c, s| c / s)?,
         };
         for _ in 0..n_sample {
@@ -148,7 +158,11 @@ pub fn multinomial<T: Float>(
 
 /// Normalised running sum in the accumulation type `A`, widened to f64 for the
 /// comparisons (`cum_prob < uniform_sample` promotes the float to double).
-fn cumulative<A>(vals: impl Iterator<Item = A>, add: impl Fn(A, A) -> A, div: impl Fn(A, A) -> A) -> Result<Vec<f64>, RngError>
+fn cumulative<A>(
+    vals: impl Iterator<Item = A>,
+    add: impl Fn(A, A) -> A,
+    div: impl Fn(A, A) -> A,
+) -> Result<Vec<f64>, RngError>
 where
     A: Copy + Into<f64> + PartialOrd + Default,
 {
@@ -157,7 +171,9 @@ where
     for v in vals {
         let vf: f64 = v.into();
         if !(vf >= 0.0) {
-            return Err(RngError::new("invalid multinomial distribution (encountering probability entry < 0)"));
+            return Err(RngError::new(
+                "invalid multinomial distribution (encountering probability entry < 0)",
+            ));
         }
         if !vf.is_finite() {
             return Err(RngError::new("invalid multinomial distribution (encountering probability entry = infinity or NaN)"));
@@ -166,7 +182,9 @@ where
         cum.push(sum);
     }
     if !(sum.into() > 0.0) {
-        return Err(RngError::new("invalid multinomial distribution (sum of probabilities <= 0)"));
+        return Err(RngError::new(
+            "invalid multinomial distribution (sum of probabilities <= 0)",
+        ));
     }
     Ok(cum.into_iter().map(|c| div(c, sum).into()).collect())
 }
@@ -183,15 +201,26 @@ pub fn dropout_mask(gen: &mut CpuGenerator, n: usize, p: f64) -> Result<Vec<bool
 /// `noise = empty_like(input).bernoulli_(1 - p); noise.div_(1 - p); input * noise`.
 /// `input` is in draw order (memory order of the input tensor). No draws
 /// happen when `p == 0`, `p == 1`, `!train` or the input is empty.
-pub fn dropout<T: Float>(gen: &mut CpuGenerator, input: &[T], p: f64, train: bool) -> Result<Vec<T>, RngError> {
+pub fn dropout<T: Float>(
+    gen: &mut CpuGenerator,
+    input: &[T],
+    p: f64,
+    train: bool,
+) -> Result<Vec<T>, RngError> {
     if !(0.0..=1.0).contains(&p) {
-        return Err(RngError::new(format!("dropout probability has to be between 0 and 1, but got {}", p)));
+        return Err(RngError::new(format!(
+            "dropout probability has to be between 0 and 1, but got {}",
+            p
+        )));
     }
     if p == 0.0 || !train || input.is_empty() {
         return Ok(input.to_vec());
     }
     if p == 1.0 {
-        return Ok(input.iter().map(|&x| mul::<T>(x, T::from_f64(0.0))).collect());
+        return Ok(input
+            .iter()
+            .map(|&x| mul::<T>(x, T::from_f64(0.0)))
+            .collect());
     }
     let q = 1.0 - p;
     let mask = dropout_mask(gen, input.len(), p)?;

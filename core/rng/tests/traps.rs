@@ -19,7 +19,11 @@ fn trap_mt19937_init_genrand_seeding() {
     for _ in 0..10 {
         assert_eq!(a.random(), b.random());
     }
-    assert_ne!(a.get_state()[..8], b.get_state()[..8], "seed field differs in the state bytes");
+    assert_ne!(
+        a.get_state()[..8],
+        b.get_state()[..8],
+        "seed field differs in the state bytes"
+    );
 }
 
 /// After seeding `left == 1`: the first draw decrements it to 0 and twists first.
@@ -36,7 +40,10 @@ fn trap_twist_runs_before_first_draw() {
         y ^ (y >> 18)
     };
     let first = g.random();
-    assert_ne!(first, untwisted_first, "first draw must come from the twisted state");
+    assert_ne!(
+        first, untwisted_first,
+        "first draw must come from the twisted state"
+    );
     assert_eq!((g.engine().left, g.engine().next), (624, 1));
     // 623 more draws stay in this block, the next one twists again
     for _ in 0..623 {
@@ -48,7 +55,10 @@ fn trap_twist_runs_before_first_draw() {
 }
 
 fn first_case(file: &str, pred: impl Fn(&J) -> bool) -> J {
-    cases(file).into_iter().find(|c| pred(c)).expect("case present")
+    cases(file)
+        .into_iter()
+        .find(|c| pred(c))
+        .expect("case present")
 }
 
 /// f32 uniform: 24 low bits of one u32; f64: 53 low bits of one random64, whose
@@ -56,7 +66,10 @@ fn first_case(file: &str, pred: impl Fn(&J) -> bool) -> J {
 #[test]
 fn trap_uniform_mask_bits_and_random64_order() {
     let c = first_case("uniform", |c| {
-        c.get("dtype").s() == "f64" && c.get("seed").u() == 0 && c.get("lo").f() == 0.0 && c.get("n").u() == 7
+        c.get("dtype").s() == "f64"
+            && c.get("seed").u() == 0
+            && c.get("lo").f() == 0.0
+            && c.get("n").u() == 7
     });
     let want = f64::from_bytes(&unhex(c.get("bytes").s()));
     let mut g = CpuGenerator::new(0);
@@ -65,16 +78,30 @@ fn trap_uniform_mask_bits_and_random64_order() {
     let right = (((hi << 32) | lo) & mask) as f64 / (1u64 << 53) as f64;
     let swapped = (((lo << 32) | hi) & mask) as f64 / (1u64 << 53) as f64;
     assert_eq!(right.to_bits(), want[0].to_bits());
-    assert_ne!(swapped.to_bits(), want[0].to_bits(), "random64 = (first << 32) | second");
+    assert_ne!(
+        swapped.to_bits(),
+        want[0].to_bits(),
+        "random64 = (first << 32) | second"
+    );
 
     let c = first_case("uniform", |c| {
-        c.get("dtype").s() == "f32" && c.get("seed").u() == 0 && c.get("lo").f() == 0.0 && c.get("n").u() == 7
+        c.get("dtype").s() == "f32"
+            && c.get("seed").u() == 0
+            && c.get("lo").f() == 0.0
+            && c.get("n").u() == 7
     });
     let want = f32::from_bytes(&unhex(c.get("bytes").s()));
     let mut g = CpuGenerator::new(0);
     let r = g.random();
-    assert_eq!(((r & 0x00ff_ffff) as f32 / (1u32 << 24) as f32).to_bits(), want[0].to_bits());
-    assert_ne!(((r >> 8) as f32 / (1u32 << 24) as f32).to_bits(), want[0].to_bits(), "low bits, not high bits");
+    assert_eq!(
+        ((r & 0x00ff_ffff) as f32 / (1u32 << 24) as f32).to_bits(),
+        want[0].to_bits()
+    );
+    assert_ne!(
+        ((r >> 8) as f32 / (1u32 << 24) as f32).to_bits(),
+        want[0].to_bits(),
+        "low bits, not high bits"
+    );
 }
 
 /// `x * (to - from) + from` is one FMA in upstream's compiled kernel. A
@@ -102,7 +129,10 @@ fn trap_uniform_scaling_is_fused() {
         }
     }
     assert!(checked > 1000);
-    assert!(unfused_mismatch > 0, "a non-FMA scaling must disagree with upstream somewhere");
+    assert!(
+        unfused_mismatch > 0,
+        "a non-FMA scaling must disagree with upstream somewhere"
+    );
 }
 
 /// The f32 block path pairs element j with j + 8 (not j with j + 1), and uses
@@ -110,7 +140,10 @@ fn trap_uniform_scaling_is_fused() {
 #[test]
 fn trap_normal_block_pairing_and_avx2_math() {
     let c = first_case("normal", |c| {
-        c.get("dtype").s() == "f32" && c.get("seed").u() == 0 && c.get("n").u() == 16 && c.get("mean").f() == 0.0
+        c.get("dtype").s() == "f32"
+            && c.get("seed").u() == 0
+            && c.get("n").u() == 16
+            && c.get("mean").f() == 0.0
     });
     let want = f32::from_bytes(&unhex(c.get("bytes").s()));
     let mut g = CpuGenerator::new(0);
@@ -132,8 +165,11 @@ fn trap_normal_block_pairing_and_avx2_math() {
     // in at least one of the f32 block cases
     let mut libm_mismatch = 0;
     for c in cases("normal").iter().filter(|c| {
-        c.get("dtype").s() == "f32" && c.get("mean").f() == 0.0 && c.get("std").f() == 1.0
-            && c.get("n").u() == 1000 && c.opt("sizes").is_none()
+        c.get("dtype").s() == "f32"
+            && c.get("mean").f() == 0.0
+            && c.get("std").f() == 1.0
+            && c.get("n").u() == 1000
+            && c.opt("sizes").is_none()
     }) {
         let want = f32::from_bytes(&unhex(c.get("bytes").s()));
         let mut g = CpuGenerator::new(c.get("seed").u());
@@ -159,14 +195,21 @@ fn trap_normal_block_pairing_and_avx2_math() {
 fn trap_normal_tail_redraw_draw_counts() {
     for (dt, draws) in [("f32", 33u32), ("f16", 32), ("f64", 66)] {
         let c = first_case("normal", |c| {
-            c.get("dtype").s() == dt && c.get("seed").u() == 0 && c.get("n").u() == 17 && c.opt("sizes").is_none()
+            c.get("dtype").s() == dt
+                && c.get("seed").u() == 0
+                && c.get("n").u() == 17
+                && c.opt("sizes").is_none()
                 && c.get("mean").f() == 0.0
         });
         let mut probe = CpuGenerator::new(0);
         for _ in 0..draws {
             probe.random();
         }
-        assert_eq!(probe.engine().next as u64, c.get("next").u(), "{dt}: u32 draws consumed");
+        assert_eq!(
+            probe.engine().next as u64,
+            c.get("next").u(),
+            "{dt}: u32 draws consumed"
+        );
     }
 }
 
@@ -174,17 +217,37 @@ fn trap_normal_tail_redraw_draw_counts() {
 /// `normal_distribution<double>` with the cached second sample.
 #[test]
 fn trap_normal_noncontiguous_uses_scalar_path_and_cache() {
-    let c = first_case("normal", |c| c.get("dtype").s() == "f32" && c.opt("sizes").is_some());
+    let c = first_case("normal", |c| {
+        c.get("dtype").s() == "f32" && c.opt("sizes").is_some()
+    });
     let n = c.get("n").u() as usize;
     let mut g = CpuGenerator::new(c.get("seed").u());
     let mut as_contig = vec![0f32; n];
-    normal_(&mut g, &mut as_contig, c.get("mean").f(), c.get("std").f(), true).unwrap();
+    normal_(
+        &mut g,
+        &mut as_contig,
+        c.get("mean").f(),
+        c.get("std").f(),
+        true,
+    )
+    .unwrap();
     let mut g = CpuGenerator::new(c.get("seed").u());
     let mut scalar = vec![0f32; n];
-    normal_(&mut g, &mut scalar, c.get("mean").f(), c.get("std").f(), false).unwrap();
+    normal_(
+        &mut g,
+        &mut scalar,
+        c.get("mean").f(),
+        c.get("std").f(),
+        false,
+    )
+    .unwrap();
     assert!(n >= 16);
     assert_ne!(as_contig.bytes(), scalar.bytes());
-    assert_eq!(scalar.bytes(), unhex(c.get("bytes").s()), "(1-D strided case: draw order = logical)");
+    assert_eq!(
+        scalar.bytes(),
+        unhex(c.get("bytes").s()),
+        "(1-D strided case: draw order = logical)"
+    );
     assert_eq!(g.next_double_normal_sample().is_some(), n % 2 == 1);
 }
 
@@ -193,8 +256,11 @@ fn trap_normal_noncontiguous_uses_scalar_path_and_cache() {
 fn trap_random_from_to_draw_width() {
     for (hi, per_elem) in [(1i64 << 28) - 1, 1 << 28].into_iter().zip([1u64, 2]) {
         let c = first_case("random", |c| {
-            c.get("op").s() == "from_to" && c.get("dtype").s() == "i64" && c.get("lo").s() == "0"
-                && c.get("hi").i() == hi && c.get("seed").u() == 0
+            c.get("op").s() == "from_to"
+                && c.get("dtype").s() == "i64"
+                && c.get("lo").s() == "0"
+                && c.get("hi").i() == hi
+                && c.get("seed").u() == 0
         });
         assert_eq!(c.get("next").u(), 37 * per_elem, "range {hi}");
         let mut g = CpuGenerator::new(0);
@@ -223,11 +289,18 @@ fn trap_reduced_precision_casts_via_float() {
 fn trap_draw_order_follows_strides() {
     assert_eq!(draw_order(&[2, 3], &[3, 1]), vec![0, 1, 2, 3, 4, 5]);
     assert_eq!(draw_order(&[3, 2], &[1, 3]), vec![0, 2, 4, 1, 3, 5]);
-    let c = first_case("uniform", |c| c.opt("sizes").is_some() && c.get("dtype").s() == "f32");
+    let c = first_case("uniform", |c| {
+        c.opt("sizes").is_some() && c.get("dtype").s() == "f32"
+    });
     let mut g = CpuGenerator::new(c.get("seed").u());
     let mut draws = vec![0f32; c.get("n").u() as usize];
     uniform_(&mut g, &mut draws, c.get("lo").f(), c.get("hi").f()).unwrap();
-    let strides: Vec<isize> = c.get("strides").arr().iter().map(|v| v.i() as isize).collect();
+    let strides: Vec<isize> = c
+        .get("strides")
+        .arr()
+        .iter()
+        .map(|v| v.i() as isize)
+        .collect();
     let order = draw_order(&c.get("sizes").usizes(), &strides);
     let mut logical = draws.clone();
     scatter_draws(&draws, &order, &mut logical);
@@ -238,8 +311,16 @@ fn trap_draw_order_follows_strides() {
 /// bernoulli_(p) draws one random64 per element, whatever the output dtype.
 #[test]
 fn trap_bernoulli_one_draw_per_element() {
-    let c = first_case("bernoulli", |c| c.get("op").s() == "scalar" && c.get("dtype").s() == "bool" && c.get("n").u() == 100);
+    let c = first_case("bernoulli", |c| {
+        c.get("op").s() == "scalar" && c.get("dtype").s() == "bool" && c.get("n").u() == 100
+    });
     assert_eq!(c.get("next").u(), 200);
-    let c = first_case("bernoulli", |c| c.get("op").s() == "tensor" && c.get("pdtype").s() == "f32");
-    assert_eq!(c.get("next").u(), 50, "float p tensor: one 32-bit draw per element");
+    let c = first_case("bernoulli", |c| {
+        c.get("op").s() == "tensor" && c.get("pdtype").s() == "f32"
+    });
+    assert_eq!(
+        c.get("next").u(),
+        50,
+        "float p tensor: one 32-bit draw per element"
+    );
 }

@@ -154,10 +154,18 @@ fn value(b: &[u8], i: &mut usize) -> J {
 }
 
 pub fn load(name: &str) -> J {
-    let path = format!("{}/tests/expected/{}.json", env!("CARGO_MANIFEST_DIR"), name);
+    let path = format!(
+        "{}/tests/expected/{}.json",
+        env!("CARGO_MANIFEST_DIR"),
+        name
+    );
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let j = parse(&text);
-    assert_eq!(j.get("torch").s(), "2.13.0+cu130", "expected data comes from upstream 2.13.0");
+    assert_eq!(
+        j.get("torch").s(),
+        "2.13.0+cu130",
+        "expected data comes from upstream 2.13.0"
+    );
     j
 }
 
@@ -166,7 +174,9 @@ pub fn cases(name: &str) -> Vec<J> {
 }
 
 pub fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len() / 2).map(|k| u8::from_str_radix(&s[2 * k..2 * k + 2], 16).unwrap()).collect()
+    (0..s.len() / 2)
+        .map(|k| u8::from_str_radix(&s[2 * k..2 * k + 2], 16).unwrap())
+        .collect()
 }
 
 pub fn hex(b: &[u8]) -> String {
@@ -192,12 +202,16 @@ impl Bytes for [bool] {
 }
 impl Bytes for [half::f16] {
     fn bytes(&self) -> Vec<u8> {
-        self.iter().flat_map(|v| v.to_bits().to_le_bytes()).collect()
+        self.iter()
+            .flat_map(|v| v.to_bits().to_le_bytes())
+            .collect()
     }
 }
 impl Bytes for [half::bf16] {
     fn bytes(&self) -> Vec<u8> {
-        self.iter().flat_map(|v| v.to_bits().to_le_bytes()).collect()
+        self.iter()
+            .flat_map(|v| v.to_bits().to_le_bytes())
+            .collect()
     }
 }
 
@@ -218,12 +232,16 @@ macro_rules! impl_from_bytes {
 impl_from_bytes!(f64, f32, i64);
 impl FromBytes for half::f16 {
     fn from_bytes(b: &[u8]) -> Vec<Self> {
-        b.chunks(2).map(|c| half::f16::from_bits(u16::from_le_bytes([c[0], c[1]]))).collect()
+        b.chunks(2)
+            .map(|c| half::f16::from_bits(u16::from_le_bytes([c[0], c[1]])))
+            .collect()
     }
 }
 impl FromBytes for half::bf16 {
     fn from_bytes(b: &[u8]) -> Vec<Self> {
-        b.chunks(2).map(|c| half::bf16::from_bits(u16::from_le_bytes([c[0], c[1]]))).collect()
+        b.chunks(2)
+            .map(|c| half::bf16::from_bits(u16::from_le_bytes([c[0], c[1]])))
+            .collect()
     }
 }
 
@@ -234,9 +252,18 @@ pub fn check_pos(g: &mut CpuGenerator, c: &J, what: &str) {
     let next = u64::from_le_bytes(st[16..24].try_into().unwrap());
     assert_eq!(left, c.get("left").i(), "{what}: generator `left` after op");
     assert_eq!(next, c.get("next").u(), "{what}: generator `next` after op");
-    assert_eq!(hex(&st[5016..5056]), c.get("tail").s(), "{what}: normal caches after op");
+    assert_eq!(
+        hex(&st[5016..5056]),
+        c.get("tail").s(),
+        "{what}: normal caches after op"
+    );
     let probe: Vec<String> = (0..2).map(|_| format!("{:016x}", g.random64())).collect();
-    let want: Vec<String> = c.get("probe").arr().iter().map(|v| v.s().to_string()).collect();
+    let want: Vec<String> = c
+        .get("probe")
+        .arr()
+        .iter()
+        .map(|v| v.s().to_string())
+        .collect();
     assert_eq!(probe, want, "{what}: probe draws after op");
 }
 
@@ -246,7 +273,10 @@ pub fn first_diff(a: &[u8], b: &[u8], width: usize) -> String {
         return format!("length {} vs {}", a.len(), b.len());
     }
     for k in 0..a.len() / width {
-        let (x, y) = (&a[k * width..(k + 1) * width], &b[k * width..(k + 1) * width]);
+        let (x, y) = (
+            &a[k * width..(k + 1) * width],
+            &b[k * width..(k + 1) * width],
+        );
         if x != y {
             return format!("element {k}: got {} want {}", hex(x), hex(y));
         }
