@@ -367,10 +367,45 @@ def _linspace_out(start, end, steps, out):
 
 @impl("view.dtype")
 def view_dtype(self, dtype):
+    """Reinterpret the bytes (TensorConversions.cpp view_dtype): a size change scales the last
+    dimension, which must be contiguous, and every other stride and the offset."""
     old = B.dtype_of(self)
-    if old.itemsize != dtype.itemsize:
-        raise NotImplementedError("torchnative: view(dtype) between dtypes of different sizes is not supported yet")
-    return self._tn_reinterpret(dtype._tn_code, list(self._tn_sizes), list(self._tn_strides), self.storage_offset())
+    sizes, strides, off = list(self._tn_sizes), list(self._tn_strides), self.storage_offset()
+    a, b = old.itemsize, dtype.itemsize
+    if a != b:
+        if not sizes:
+            raise RuntimeError(
+                "self.dim() cannot be 0 to view " + _tn(old) + " as " + _tn(dtype) + " (different element sizes)")
+        if strides[-1] != 1:
+            raise RuntimeError("self.stride(-1) must be 1 to view " + _tn(old) + " as " + _tn(dtype)
+                               + " (different element sizes), but got " + str(strides[-1]))
+        if b < a:
+            r = a // b
+            sizes[-1] *= r
+            strides = [st * r for st in strides[:-1]] + [1]
+            off *= r
+        else:
+            r = b // a
+            if sizes[-1] % r:
+                raise RuntimeError(f"self.size(-1) must be divisible by {r} to view {_tn(old)} as {_tn(dtype)} "
+                                   f"(different element sizes), but got {sizes[-1]}")
+            if off % r:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {r} to view {_tn(old)} as "
+                                   f"{_tn(dtype)} (different element sizes), but got {off}")
+            for st in strides[:-1]:
+                if st % r:
+                    raise RuntimeError(f"self.stride(i) must be divisible by {r} to view {_tn(old)} as {_tn(dtype)} "
+                                       f"(different element sizes), but got {st}")
+            sizes[-1] //= r
+            strides = [st // r for st in strides[:-1]] + [1]
+            off //= r
+    return self._tn_reinterpret(dtype._tn_code, sizes, strides, off)
+
+
+def _tn(d):
+    from .elementwise import _type_name
+
+    return _type_name(d)
 
 
 @impl("result_type.Tensor")
