@@ -131,3 +131,13 @@ def finfo_iinfo():
     b = torch.finfo(torch.bfloat16)
     i = torch.iinfo(torch.int8)
     return f.eps, f.max, f.tiny, b.eps, b.max, i.min, i.max, torch.finfo().eps
+
+
+@case(exact=True)
+def reduced_precision_scalar_mul_div():
+    # upstream reads the Python number at float precision for mul/div (not rounded to the dtype)
+    h = torch.linspace(-3, 3, 200).half()
+    b = torch.linspace(-3, 3, 200).bfloat16()
+    hh = h.clone()
+    hh *= 0.1
+    return (h * 0.1, h / 3.3, b * 0.1, b / 3.3, torch.div(b, 0.3, rounding_mode="floor"), hh, h + 0.1)

@@ -123,13 +123,22 @@ def _check_devices(a, b):
                 )
 
 
-def _prepare(a, b, compute_dtype):
+# Upstream's CPU mul/div on float16/bfloat16 read a 0-dim `other` at float precision from its
+# original value (TensorIterator's cpu_scalar path) rather than rounding it to the dtype first;
+# the cpu kernels apply that rule when `other` arrives uncast (docs/design/kernel-conventions.md).
+_OPMATH_SCALAR_OPS = {"mul.Tensor", "div.Tensor", "div.Tensor_mode"}
+
+
+def _prepare(a, b, compute_dtype, kernel=None):
     _check_devices(a, b)
     shape = B.broadcast_shapes(a._tn_sizes, b._tn_sizes)
     dev = B.device_of(_device_operand(a, b))
+    keep_b = (kernel in _OPMATH_SCALAR_OPS and compute_dtype._tn_name in ("float16", "bfloat16")
+              and not b._tn_sizes and b._tn_device_key == "cpu" and B.dtype_of(b).is_floating_point)
     ops = []
     for t in (a, b):
-        t = cast(t, compute_dtype)
+        if not (keep_b and t is b):
+            t = cast(t, compute_dtype)
         if B.device_of(t) != dev:
             t = _to_device(t, dev)
         ops.append(B.expand_to(t, shape))
@@ -139,7 +148,7 @@ def _prepare(a, b, compute_dtype):
 def binary(kernel, a, b, *extra, compute=None, out_dtype=None):
     common = B.result_type(a, b)
     compute_dtype = compute(common) if compute else common
-    x, y, shape, dev = _prepare(a, b, compute_dtype)
+    x, y, shape, dev = _prepare(a, b, compute_dtype, kernel)
     out = B.empty(shape, out_dtype or compute_dtype, dev)
     if B.numel(shape):
         B.launch(kernel, (x, y, *extra), (out,))
@@ -159,7 +168,9 @@ def binary_(kernel, self, other, *extra, compute=None):
             f"output with shape {list(self._tn_sizes)} doesn't match the broadcast shape {list(shape)}"
         )
     if compute_dtype is mine:
-        y = B.expand_to(cast(other, mine), shape)
+        keep = (kernel in _OPMATH_SCALAR_OPS and mine._tn_name in ("float16", "bfloat16") and not other._tn_sizes
+                and other._tn_device_key == "cpu" and B.dtype_of(other).is_floating_point)
+        y = B.expand_to(other if keep else cast(other, mine), shape)
         if B.device_of(y) != B.device_of(self):
             y = _to_device(y, B.device_of(self))
         if B.numel(shape):
