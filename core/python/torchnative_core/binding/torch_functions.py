@@ -106,7 +106,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         out = _door("_to_copy", data, dtype, None, _dev(device), None, False, None)
         out = _door("detach", out) if out is data else out
     elif _is_numpy(data):
-        out = from_numpy(data.copy() if not data.flags.writeable else data.copy())
+        import numpy as np
+
+        out = from_numpy(np.array(data))  # a copy; numpy scalars become 0-dim arrays of their dtype
         out = _door("_to_copy", out, dtype, None, _dev(device), None, False, None)
     else:
         flat, shape = _flatten(data)
@@ -130,7 +132,9 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, C.TensorBase):
         return _door("to.dtype_layout", data, dtype, None, _dev(device), None, False, False, None)
     if _is_numpy(data):
-        t = from_numpy(data)
+        import numpy as np
+
+        t = from_numpy(np.asarray(data))
         return _door("to.dtype_layout", t, dtype, None, _dev(device), None, False, False, None)
     return tensor(data, dtype=dtype, device=device)
 

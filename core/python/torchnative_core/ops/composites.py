@@ -733,3 +733,20 @@ def adaptive_avg_pool2d(self, output_size):
     if h % oh or w % ow:
         raise NotImplementedError("aten.adaptive_avg_pool2d with non-divisible sizes has no kernel for device 'cpu' yet")
     return avg_pool2d(self, [h // oh, w // ow], [h // oh, w // ow], [0, 0])
+
+
+@impl("trace")
+def trace(self):
+    if len(self._tn_sizes) != 2:
+        raise RuntimeError("trace: expected a matrix, but got tensor with dim " + str(len(self._tn_sizes)))
+    return D("sum", D("diagonal", self, 0, 0, 1), None)
+
+
+@impl("norm.Scalar")
+def norm_scalar(self, p=2):
+    return D("linalg_vector_norm", self, p, None, False, None)
+
+
+@impl("norm.ScalarOpt_dim")
+def norm_dim(self, p, dim, keepdim=False):
+    return D("linalg_vector_norm", self, 2 if p is None else p, dim, keepdim, None)
