@@ -260,6 +260,15 @@ def install(C) -> None:
     def _are_functorch_transforms_active():
         return False
 
+    # torch.backends.mps probes these; a build without Metal answers False.
+    @export
+    def _mps_is_available():
+        return False
+
+    @export
+    def _mps_is_on_macos_or_newer(major, minor):
+        return False
+
     @export
     def _c10d_init():
         # torch._C._distributed_c10d is built at _C import from the stubs; its process groups
