@@ -13,9 +13,17 @@ def dtype_of(t):
     return T.BY_CODE[t._tn_dtype_code]
 
 
+_DEVICES: dict = {}
+
+
 def device_of(t):
-    key = t._tn_device_key
-    return T.device(key) if key in ("cpu", "meta") else T.device(key, t._tn_device_index)
+    """The tensor's torch.device (one cached object per device; they are immutable)."""
+    key = (t._tn_device_key, t._tn_device_index)
+    dev = _DEVICES.get(key)
+    if dev is None:
+        dev = T.device(key[0]) if key[0] in ("cpu", "meta") else T.device(key[0], key[1])
+        _DEVICES[key] = dev
+    return dev
 
 
 def default_dtype():
