@@ -136,11 +136,6 @@ def _slice_int(v):
 def _index_list(result, advanced):
     indices = [None] * len(result._tn_sizes)
     for dim, t in advanced:
-        dt = T.BY_CODE[t._tn_dtype_code]
-        if dt is T.BY_NAME["bool"] or dt is T.BY_NAME["uint8"]:
-            if not len(t._tn_sizes):
-                indices[dim] = t
-                continue
         indices[dim] = t
     # trailing Nones are dropped, as upstream's index list ends at the last indexed dim
     while indices and indices[-1] is None:

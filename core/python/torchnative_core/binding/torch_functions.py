@@ -219,8 +219,7 @@ def install(C_, VF) -> None:
     global C
     C = C_
     for fn in (_is_functional_tensor, _is_functional_tensor_base, is_conj, is_neg, _is_zerotensor, is_inference):
-        setattr(C_.TensorBase, fn.__name__.lstrip("_") if fn.__name__ in ("is_conj", "is_neg") else fn.__name__,
-                lambda self, fn=fn: fn(self))
+        setattr(C_.TensorBase, fn.__name__, lambda self, fn=fn: fn(self))
     for fn in (tensor, as_tensor, asarray, from_numpy, nonzero, numel, _is_functional_tensor,
                _is_functional_tensor_base, is_conj, is_neg, _is_zerotensor, is_inference):
         fn.__module__ = "torch._C._VariableFunctions"

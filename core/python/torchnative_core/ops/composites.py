@@ -68,10 +68,6 @@ def leaky_relu(self, negative_slope=0.01):
     return out
 
 
-for _n in ("hardtanh", "elu", "softplus"):
-    pass
-
-
 @impl("fmax")
 def fmax(self, other):
     # NaN-ignoring maximum: where one side is NaN take the other
@@ -166,9 +162,7 @@ def promote_types(type1, type2):
 @impl("bernoulli")
 def bernoulli(self, generator=None):
     # upstream: a fresh tensor filled with bernoulli(self) element-wise probabilities
-    u = D("rand_like", self, None, None, None, None, None, generator) if generator is None else None
-    if u is None:
-        raise NotImplementedError("aten.bernoulli.default with a generator is not implemented yet")
+    u = D("rand_like", self, None, None, None, None, None, generator)
     return D("_to_copy", D("lt.Tensor", u, self), B.dtype_of(self), None, None, None, False, None)
 
 

@@ -113,13 +113,12 @@ def _device_operand(a, b):
 
 
 def _check_devices(a, b):
-    if a._tn_device_key != b._tn_device_key and not (a._tn_wrapped_number or b._tn_wrapped_number):
-        if a._tn_sizes and b._tn_sizes or True:
-            da, db = B.device_of(a), B.device_of(b)
-            if len(a._tn_sizes) and len(b._tn_sizes):
-                raise RuntimeError(
-                    f"Expected all tensors to be on the same device, but found at least two devices, {da} and {db}!"
-                )
+    # 0-dim operands (and wrapped numbers) may live on the CPU beside a device tensor, as upstream allows
+    if a._tn_device_key != b._tn_device_key and a._tn_sizes and b._tn_sizes:
+        raise RuntimeError(
+            "Expected all tensors to be on the same device, but found at least two devices, "
+            f"{B.device_of(a)} and {B.device_of(b)}!"
+        )
 
 
 # Upstream's CPU mul/div on float16/bfloat16 read a 0-dim `other` at float precision from its

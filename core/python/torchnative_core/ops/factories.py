@@ -103,9 +103,7 @@ def ones(size, dtype=None, layout=None, device=None, pin_memory=None):
 @impl("full")
 def full(size, fill_value, dtype=None, layout=None, device=None, pin_memory=None):
     if dtype is None:
-        dtype = B.result_type(fill_value) if not isinstance(fill_value, bool) else B.BOOL
-        if isinstance(fill_value, int) and not isinstance(fill_value, bool):
-            dtype = B.I64
+        dtype = B.result_type(fill_value)  # bool -> bool, int -> int64, float -> default dtype
     return _filled(size, fill_value, dtype, device)
 
 

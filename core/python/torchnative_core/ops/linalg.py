@@ -17,7 +17,7 @@ def _same_dtype(a, b, name):
 
 
 def _n(d):
-    from .reductions import _type_name
+    from .elementwise import _type_name
 
     return _type_name(d).lower() if d._tn_name not in ("float32", "float64", "int64") else {"float32": "float", "float64": "double", "int64": "long int"}[d._tn_name]
 

@@ -80,11 +80,6 @@ def bernoulli_(self, p=0.5, generator=None):
     return _fill(self, "bernoulli", generator, a=float(p))
 
 
-def _rand_like(fill, size, generator, dtype, device, **params):
-    t = B.empty(size, dtype or B.default_dtype(), device)
-    return fill(t, generator=generator, **params)
-
-
 @impl("rand", "rand.names")
 def rand(size, dtype=None, layout=None, device=None, pin_memory=None, names=None):
     return uniform_(B.empty(size, dtype or B.default_dtype(), device))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import base as B
 from . import impl
+from .elementwise import _type_name
 
 
 _door = B.door
@@ -302,10 +303,3 @@ def logsumexp(self, dim, keepdim=False):
     dims = norm_dims(dim, len(self._tn_sizes))
     return _reduce("logsumexp", x, dims, keepdim, B.dtype_of(x))
 
-
-_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool", "uint8": "Byte",
-          "int8": "Char", "int16": "Short", "float16": "Half", "bfloat16": "BFloat16"}
-
-
-def _type_name(d):
-    return _NAMES.get(d._tn_name, d._tn_name)

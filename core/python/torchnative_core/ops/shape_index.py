@@ -31,8 +31,7 @@ def cat(tensors, dim=0):
     if nd == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     d = B.wrap_dim(dim, nd)
-    out_dtype = B.result_type(*tensors) if len(tensors) > 1 else B.dtype_of(tensors[0])
-    # result_type treats 0-dim specially; cat promotes as if all are dimensioned
+    # cat promotes as if every input were dimensioned (no 0-dim/wrapped-number tiers)
     out_dtype = None
     for t in tensors:
         out_dtype = B.promote_types(out_dtype, B.dtype_of(t))

@@ -25,10 +25,6 @@ ABSENT = re.compile(
 )
 
 
-class NotImplementedPlaceholder(NotImplementedError):
-    pass
-
-
 def _refusing_function(qualname: str):
     def placeholder(*args, **kwargs):
         raise NotImplementedError(f"{qualname} is not implemented by torchnative yet")

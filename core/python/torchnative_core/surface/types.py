@@ -148,7 +148,7 @@ class device:
 
     # Device types upstream knows without a backend; plugins add theirs (see registry).
     _known_types = {"cpu", "cuda", "mps", "meta", "xpu", "mtia", "hpu", "xla", "lazy", "ipu", "ve", "fpga", "maia",
-                    "vulkan", "privateuseone", "npu", "mkldnn", "opengl", "opencl", "ideep", "hip", "msnpu", "xla"}
+                    "vulkan", "privateuseone", "npu", "mkldnn", "opengl", "opencl", "ideep", "hip", "msnpu"}
 
     def __new__(cls, type=None, index=None):
         if isinstance(type, device):
