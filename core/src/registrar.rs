@@ -133,6 +133,109 @@ pub fn _tn_register_python_kernel(plugin: &str, op: &str, device: &str, f: Py<Py
     }
 }
 
+/// A Python allocator object behind a `TnAllocator`: `user` points at a leaked `Py<PyAny>` whose
+/// methods `alloc(nbytes, align) -> int address`, `free(address, nbytes)`,
+/// `copy_from_host(dst, src, nbytes)` and `copy_to_host(dst, src, nbytes)` do the work. An
+/// exception in one of them is reported through `sys.unraisablehook` and turns into the C
+/// failure value (null, or a nonzero code) that the core turns into its own error.
+mod py_alloc {
+    use super::*;
+
+    unsafe fn obj<'a>(user: *mut c_void) -> &'a Py<PyAny> {
+        &*(user as *const Py<PyAny>)
+    }
+
+    fn report(py: Python<'_>, e: PyErr, obj: &Py<PyAny>) {
+        e.write_unraisable(py, Some(obj.bind(py)));
+    }
+
+    pub unsafe extern "C" fn alloc(user: *mut c_void, nbytes: usize, align: usize) -> *mut c_void {
+        let o = obj(user);
+        Python::with_gil(|py| {
+            match o
+                .call_method1(py, "alloc", (nbytes, align))
+                .and_then(|r| r.extract::<usize>(py))
+            {
+                Ok(p) => p as *mut c_void,
+                Err(e) => {
+                    report(py, e, o);
+                    std::ptr::null_mut()
+                }
+            }
+        })
+    }
+
+    pub unsafe extern "C" fn free(user: *mut c_void, ptr: *mut c_void, nbytes: usize, _align: usize) {
+        // Storages freed while the interpreter shuts down leak rather than call into Python.
+        if pyo3::ffi::Py_IsInitialized() == 0 {
+            return;
+        }
+        let o = obj(user);
+        Python::with_gil(|py| {
+            if let Err(e) = o.call_method1(py, "free", (ptr as usize, nbytes)) {
+                report(py, e, o);
+            }
+        })
+    }
+
+    fn copy(user: *mut c_void, method: &str, dst: usize, src: usize, nbytes: usize) -> i32 {
+        let o = unsafe { obj(user) };
+        Python::with_gil(|py| match o.call_method1(py, method, (dst, src, nbytes)) {
+            Ok(_) => 0,
+            Err(e) => {
+                report(py, e, o);
+                1
+            }
+        })
+    }
+
+    pub unsafe extern "C" fn copy_from_host(
+        user: *mut c_void,
+        dst: *mut c_void,
+        src: *const c_void,
+        nbytes: usize,
+    ) -> i32 {
+        copy(user, "copy_from_host", dst as usize, src as usize, nbytes)
+    }
+
+    pub unsafe extern "C" fn copy_to_host(
+        user: *mut c_void,
+        dst: *mut c_void,
+        src: *const c_void,
+        nbytes: usize,
+    ) -> i32 {
+        copy(user, "copy_to_host", dst as usize, src as usize, nbytes)
+    }
+}
+
+/// Registers a Python object as the allocator of `device` (see `py_alloc` for its methods).
+/// The object is kept alive for the rest of the process, as native allocators are.
+#[pyfunction]
+pub fn _tn_register_python_allocator(plugin: &str, device: &str, allocator: Py<PyAny>) {
+    let user = Box::into_raw(Box::new(allocator)) as *mut c_void;
+    let a = TnAllocator {
+        struct_size: std::mem::size_of::<TnAllocator>() as u32,
+        user,
+        alloc: py_alloc::alloc,
+        free: py_alloc::free,
+        copy_from_host: py_alloc::copy_from_host,
+        copy_to_host: py_alloc::copy_to_host,
+    };
+    let mut r = registry().write().unwrap();
+    let key = r.device_key(device);
+    r.allocators.insert(key, Allocator(a));
+    let devs = r.plugins.entry(plugin.to_string()).or_default();
+    if !devs.iter().any(|d| d == device) {
+        devs.push(device.to_string());
+    }
+}
+
+/// `{plugin: [device keys]}`: what each plugin registered anything (kernel or allocator) for.
+#[pyfunction]
+pub fn _tn_registered_devices() -> std::collections::HashMap<String, Vec<String>> {
+    registry().read().unwrap().plugins.clone()
+}
+
 /// `{plugin: {device: [ops...]}}` of everything registered, for the CLI and tests.
 #[pyfunction]
 pub fn _tn_registered_kernels(py: Python<'_>) -> PyResult<PyObject> {

@@ -1,19 +1,25 @@
-"""Backend discovery at `import torch`: the `torchnative.backends` entry-point group.
+"""Backend discovery at `import torch`: the `torchnative.backends` entry-point group, via pluggy.
 
-A plugin object offers a cheap descriptor (`name`, `device_keys`, `priority`, `abi_version`,
-`is_available()`) and `register(registrar_capsule) -> int`. A plugin that fails to load, fails
-its handshake or is unavailable is recorded and skipped, so `import torch` still works; under
-`TORCHNATIVE_STRICT=1`, or when named in `TORCHNATIVE_BACKENDS` (an allow-list), it fails loudly.
-`TORCHNATIVE_BLOCK` lists plugins never to load.
+The contract (hook names, the descriptor, the registrar, the environment variables) is
+documented in `torchnative.hookspecs`. Here: read the entry points with importlib.metadata,
+register each plugin object with a pluggy PluginManager under its entry-point name, call
+`torchnative_describe` on each, then `torchnative_register` on the usable ones in increasing
+priority order. Each failure is recorded in RECORDS (what `torchnative backends list` shows) and
+skipped, unless strict mode or the allow-list asks for it by name: then ImportError, chained to
+the root cause.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 from dataclasses import dataclass, field
 from importlib import metadata
 
-GROUP = "torchnative.backends"
+import pluggy
+from torchnative import hookspecs
+
+GROUP = hookspecs.GROUP
 
 
 @dataclass
@@ -33,40 +39,146 @@ class PluginRecord:
 RECORDS: dict[str, PluginRecord] = {}
 
 
+class PluginManager(pluggy.PluginManager):
+    """pluggy's manager, also accepting unmarked methods named like a hook (as pytest does), so a
+    backend needs neither pluggy nor torchnative to be importable."""
+
+    def __init__(self):
+        super().__init__(hookspecs.PROJECT)
+        self.add_hookspecs(hookspecs)
+
+    def parse_hookimpl_opts(self, plugin, name):
+        opts = super().parse_hookimpl_opts(plugin, name)
+        if opts is None and name.startswith("torchnative_") and inspect.isroutine(getattr(plugin, name, None)):
+            opts = {}
+        return opts
+
+
+class Registrar:
+    """What `torchnative_register` receives: one per plugin, bound to its declared device keys."""
+
+    def __init__(self, C, name: str, device_keys):
+        self._C = C
+        self.name = name
+        self.device_keys = tuple(device_keys)
+        self.abi_version = C._tn_abi_version()
+        self._capsule = None
+
+    @property
+    def capsule(self):
+        """The C `TnRegistrar` in a PyCapsule named "torchnative.registrar" (native backends)."""
+        if self._capsule is None:
+            self._capsule = self._C._tn_make_registrar(self.name)
+        return self._capsule
+
+    def _check_key(self, device_key):
+        if device_key not in self.device_keys:
+            raise ValueError(
+                f"plugin '{self.name}' registered for device key '{device_key}', which its descriptor does not "
+                f"declare (declared: {', '.join(self.device_keys)})"
+            )
+
+    def register_allocator(self, device_key: str, allocator) -> None:
+        self._check_key(device_key)
+        for method in ("alloc", "free", "copy_from_host", "copy_to_host"):
+            if not callable(getattr(allocator, method, None)):
+                raise TypeError(f"allocator for '{device_key}' has no method {method}()")
+        self._C._tn_register_python_allocator(self.name, device_key, allocator)
+
+    def register_kernel(self, op: str, device_key: str, fn) -> None:
+        self._check_key(device_key)
+        if not callable(fn):
+            raise TypeError(f"kernel for {op} on '{device_key}' is not callable")
+        self._C._tn_register_python_kernel(self.name, op, device_key, fn)
+
+    def kernel(self, op: str, device_key: str):
+        """Decorator form of register_kernel."""
+
+        def deco(fn):
+            self.register_kernel(op, device_key, fn)
+            return fn
+
+        return deco
+
+
 def _env_list(name):
     v = os.environ.get(name, "")
     return {x.strip() for x in v.split(",") if x.strip()}
 
 
+def _abi_text(v):
+    return f"{v >> 16}.{v & 0xFFFF}"
+
+
+def _describe(pm, plugin, rec, core_abi):
+    """Fills `rec` from the plugin's descriptor; raises on a missing or incompatible one."""
+    hook = pm.subset_hook_caller("torchnative_describe", [p for p in pm.get_plugins() if p is not plugin])
+    d = hook()
+    if d is None:
+        raise TypeError("the plugin implements no torchnative_describe hook")
+    if d.name != rec.name:
+        raise ValueError(f"descriptor name '{d.name}' differs from the entry-point name '{rec.name}'")
+    rec.device_keys = tuple(d.device_keys)
+    if not rec.device_keys or not all(isinstance(k, str) and k.isidentifier() for k in rec.device_keys):
+        raise ValueError(f"device_keys must be a non-empty sequence of identifiers, got {d.device_keys!r}")
+    rec.priority = int(getattr(d, "priority", 0))
+    rec.extra = dict(getattr(d, "extra", {}) or {})
+    if not getattr(d, "available", True):
+        # An unavailable backend may not know its ABI version (its native module did not load).
+        rec.status, rec.reason = "unavailable", str(getattr(d, "reason", "") or "reported unavailable")
+        return
+    rec.abi_version = int(d.abi_version)
+    if rec.abi_version >> 16 != core_abi >> 16:
+        raise ImportError(f"built for torchnative ABI {_abi_text(rec.abi_version)}, core speaks {_abi_text(core_abi)}")
+
+
+def _fail(rec, e, loud):
+    rec.status, rec.reason = "error", f"{type(e).__name__}: {e}"
+    if loud:
+        raise ImportError(f"torchnative backend '{rec.name}' failed to load: {rec.reason}") from e
+
+
 def load_backends(C) -> None:
+    """Discovers, describes and registers every backend plugin (called once by torch._C init)."""
+    from .surface import types as T
+
     strict = os.environ.get("TORCHNATIVE_STRICT", "") not in ("", "0")
     allow = _env_list("TORCHNATIVE_BACKENDS")
     block = _env_list("TORCHNATIVE_BLOCK")
+    core_abi = C._tn_abi_version()
+    pm = PluginManager()
+    described = []
     for ep in sorted(metadata.entry_points(group=GROUP), key=lambda e: e.name):
+        if ep.name in RECORDS:  # the same distribution seen twice on sys.path
+            continue
         dist = getattr(ep, "dist", None)
         rec = PluginRecord(name=ep.name, distribution=dist.name if dist else None, version=dist.version if dist else None)
         RECORDS[ep.name] = rec
-        asked = ep.name in allow
-        if ep.name in block or (allow and not asked):
-            rec.status, rec.reason = "blocked", "blocked by TORCHNATIVE_BLOCK" if ep.name in block else "not in TORCHNATIVE_BACKENDS"
+        loud = strict or ep.name in allow
+        if ep.name in block or (allow and ep.name not in allow):
+            rec.status = "blocked"
+            rec.reason = "blocked by TORCHNATIVE_BLOCK" if ep.name in block else "not in TORCHNATIVE_BACKENDS"
             continue
         try:
             plugin = ep.load()
-            rec.device_keys = tuple(plugin.device_keys)
-            rec.priority = int(getattr(plugin, "priority", 0))
-            rec.abi_version = int(plugin.abi_version)
-            if rec.abi_version >> 16 != C._tn_abi_version() >> 16:
-                raise ImportError(
-                    f"built for torchnative ABI {rec.abi_version >> 16}.{rec.abi_version & 0xFFFF}, "
-                    f"core speaks {C._tn_abi_version() >> 16}.{C._tn_abi_version() & 0xFFFF}"
-                )
-            ok, why = plugin.is_available()
-            if not ok:
-                rec.status, rec.reason = "unavailable", why
-                continue
-            rec.kernels = int(plugin.register(C._tn_make_registrar(ep.name)))
-            rec.status = "ok"
+            pm.register(plugin, name=ep.name)
+            _describe(pm, plugin, rec, core_abi)
         except Exception as e:  # noqa: BLE001 - a broken plugin must not break import torch
-            rec.status, rec.reason = "error", f"{type(e).__name__}: {e}"
-            if strict or asked:
-                raise ImportError(f"torchnative backend '{ep.name}' failed to load: {rec.reason}") from e
+            _fail(rec, e, loud)
+            continue
+        # A declared key is a valid torch.device type even when its plugin is unavailable, as
+        # upstream accepts "cuda" without a GPU; using it then names the missing allocator.
+        T.device._known_types.update(rec.device_keys)
+        if rec.status == "unavailable":
+            if loud:
+                raise ImportError(f"torchnative backend '{rec.name}' is unavailable: {rec.reason}")
+            continue
+        described.append((rec, plugin))
+    for rec, plugin in sorted(described, key=lambda x: (x[0].priority, x[0].name)):
+        try:
+            hook = pm.subset_hook_caller("torchnative_register", [p for p in pm.get_plugins() if p is not plugin])
+            n = hook(registrar=Registrar(C, rec.name, rec.device_keys))
+            rec.kernels = int(n or 0)
+            rec.status = "ok"
+        except Exception as e:  # noqa: BLE001
+            _fail(rec, e, strict or rec.name in allow)

@@ -1,8 +1,10 @@
 """torchnative-cpu: the CPU backend of torchnative (device key ``"cpu"``).
 
-The entry point ``torchnative.backends: cpu = "torchnative_cpu:plugin"`` names :data:`plugin`, a
-cheap descriptor: reading it imports nothing native. ``abi_version`` and ``register`` load the
-compiled module ``torchnative_cpu._native`` on first use.
+The entry point ``torchnative.backends: cpu = "torchnative_cpu:plugin"`` names :data:`plugin`,
+which implements the two hooks of ``torchnative.hookspecs`` by name (no pluggy import needed):
+``torchnative_describe`` loads the compiled module ``torchnative_cpu._native`` to read its ABI
+version (its failure to load is reported as unavailability), and ``torchnative_register`` hands
+the C registrar capsule to it.
 """
 
 from __future__ import annotations
@@ -35,6 +37,18 @@ class CpuPlugin:
         except Exception as e:  # noqa: BLE001 - the reason is reported, not raised
             return False, "torchnative_cpu._native failed to import: %s: %s" % (type(e).__name__, e)
         return True, ""
+
+    def torchnative_describe(self):
+        """The descriptor hook: name, device keys, priority, ABI version, availability."""
+        from types import SimpleNamespace
+
+        ok, why = self.is_available()
+        return SimpleNamespace(name=self.name, device_keys=self.device_keys, priority=self.priority,
+                               abi_version=self.abi_version if ok else None, available=ok, reason=why)
+
+    def torchnative_register(self, registrar) -> int:
+        """The register hook: the host allocator and every kernel, through the C registrar."""
+        return self.register(registrar.capsule)
 
     def register(self, registrar_capsule) -> int:
         """Registers the host allocator and every kernel with the core's registrar (a PyCapsule

@@ -115,9 +115,11 @@ def _device_operand(a, b):
 def _check_devices(a, b):
     # 0-dim operands (and wrapped numbers) may live on the CPU beside a device tensor, as upstream allows
     if a._tn_device_key != b._tn_device_key and a._tn_sizes and b._tn_sizes:
+        # TensorIterator names its common device (the first non-CPU operand's) first.
+        first, other = (b, a) if a._tn_device_key == "cpu" else (a, b)
         raise RuntimeError(
             "Expected all tensors to be on the same device, but found at least two devices, "
-            f"{B.device_of(a)} and {B.device_of(b)}!"
+            f"{B.device_of(first)} and {B.device_of(other)}!"
         )
 
 

@@ -1,0 +1,44 @@
+"""mydev: a torchnative backend in pure Python (device key "mydev").
+
+`plugin` is what the entry point names. torchnative calls its two hooks (documented in
+`torchnative.hookspecs`) at `import torch`: `torchnative_describe`, which must be cheap, then
+`torchnative_register`, which registers the allocator and the kernels. Methods named like the
+hooks are found without importing pluggy or torchnative.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from . import kernels
+from .memory import HostAllocator
+
+# The backend ABI this plugin was written for: major << 16 | minor. A core with another major
+# skips the plugin and records why (`torchnative backends list`).
+ABI_VERSION = 1 << 16
+
+
+class Backend:
+    """One backend object; `name` must equal the entry-point name."""
+
+    def __init__(self, name: str = "mydev", device_keys=("mydev",), priority: int = 0):
+        self.name = name
+        self.device_keys = tuple(device_keys)
+        self.priority = priority
+        self.allocators = {key: HostAllocator() for key in self.device_keys}
+
+    def torchnative_describe(self):
+        return SimpleNamespace(name=self.name, device_keys=self.device_keys, priority=self.priority,
+                               abi_version=ABI_VERSION, available=True, reason="")
+
+    def torchnative_register(self, registrar) -> int:
+        n = 0
+        for key in self.device_keys:
+            registrar.register_allocator(key, self.allocators[key])
+            for op, fn in kernels.KERNELS.items():
+                registrar.register_kernel(op, key, fn)
+                n += 1
+        return n
+
+
+plugin = Backend()

@@ -1,0 +1,208 @@
+"""Backend plugins end to end: throwaway distributions installed beside torchnative, discovered
+through the `torchnative.backends` entry points at `import torch`.
+
+The working device is templates/python-backend (pure Python, device key "mydev"), pip-installed
+into a temporary directory; "alpha" and "beta" are two more devices built from its Backend class
+in hand-made distributions. The broken plugins each fail one step of discovery."""
+
+import json
+
+import pytest
+
+from plugin_dists import install_template, run_torch, write_dist
+
+pytestmark = pytest.mark.runtime
+
+TWO_MORE_DEVICES = {
+    "tn_alphabeta.py": """
+        from mydev_backend import Backend
+        alpha = Backend("alpha", ("alpha",))
+        beta = Backend("beta", ("beta",))
+    """,
+}
+
+BROKEN = {
+    "tn_broken.py": """
+        raise RuntimeError("boom at import")
+    """,
+    "tn_misfits.py": """
+        from types import SimpleNamespace
+        from mydev_backend import Backend
+
+        class Misfit(Backend):
+            def __init__(self, name, **descriptor):
+                super().__init__(name, (name,))
+                self.descriptor = descriptor
+
+            def torchnative_describe(self):
+                d = vars(super().torchnative_describe()) | self.descriptor
+                return SimpleNamespace(**d)
+
+            def torchnative_register(self, registrar):
+                if self.descriptor.get("register_for"):
+                    registrar.register_allocator(self.descriptor["register_for"], self.allocators[self.name])
+                return super().torchnative_register(registrar)
+
+        oldabi = Misfit("oldabi", abi_version=2 << 16)
+        absent = Misfit("absent", available=False, reason="no absent hardware here")
+        greedy = Misfit("greedy", register_for="cpu")
+    """,
+}
+
+BROKEN_EPS = {"broken": "tn_broken:plugin", "oldabi": "tn_misfits:oldabi", "absent": "tn_misfits:absent",
+              "greedy": "tn_misfits:greedy"}
+
+RECORDS = """
+import json, torch
+from torchnative_core.plugins import RECORDS
+print(json.dumps({n: {"status": r.status, "reason": r.reason, "keys": list(r.device_keys)} for n, r in RECORDS.items()}))
+"""
+
+
+@pytest.fixture(scope="module")
+def good(tmp_path_factory):
+    site = install_template(tmp_path_factory.mktemp("good") / "site")
+    return write_dist(site, "tn-alphabeta", {"alpha": "tn_alphabeta:alpha", "beta": "tn_alphabeta:beta"},
+                      TWO_MORE_DEVICES)
+
+
+@pytest.fixture(scope="module")
+def broken(tmp_path_factory):
+    return write_dist(tmp_path_factory.mktemp("broken") / "site", "tn-broken", BROKEN_EPS, BROKEN)
+
+
+def _json(r):
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_python_device_end_to_end(good):
+    out = _json(run_torch("""
+        import json, torch, mydev_backend
+        e = torch.empty(3, device="mydev")
+        a = torch.ones(2, 3, device="mydev")
+        b = torch.full((3,), 2.0, device="mydev")
+        c = a + b * 3                                   # broadcast; the 3 is a CPU number moved to mydev
+        back = torch.arange(6.).reshape(2, 3).to("mydev")
+        print(json.dumps({
+            "device": str(e.device), "type": torch.device("mydev").type, "c_device": str(c.device),
+            "c": c.cpu().tolist(), "roundtrip": back.cpu().tolist(), "t": back.t().cpu().tolist(),
+            "allocated": mydev_backend.plugin.allocators["mydev"].allocated,
+            "kernels": sorted(torch._C._tn_registered_kernels()["mydev"]["mydev"]),
+        }))
+    """, good))
+    assert out["device"] == "mydev:0" and out["type"] == "mydev" and out["c_device"] == "mydev:0"
+    assert out["c"] == [[7.0, 7.0, 7.0]] * 2
+    assert out["roundtrip"] == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert out["t"] == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]  # non-contiguous: cloned on mydev by copy_
+    assert out["allocated"] >= 5  # every mydev tensor above came from the plugin's allocator
+    assert out["kernels"] == ["aten::add.Tensor", "aten::copy_", "aten::fill_.Scalar", "aten::mul.Tensor"]
+
+
+def test_several_devices_at_once(good):
+    out = _json(run_torch("""
+        import json, torch
+        a = torch.arange(3.).to("alpha")
+        b = a.to("beta")                               # device to device, through the host
+        m = torch.ones(3, device="mydev")
+        errors = []
+        for x, y in ((a, b), (m, torch.ones(3)), (torch.ones(3), m)):
+            try:
+                x + y
+            except RuntimeError as e:
+                errors.append(str(e))
+        print(json.dumps({"devices": [str(t.device) for t in (a, b, m)], "b": (b + b).cpu().tolist(),
+                          "errors": errors}))
+    """, good))
+    assert out["devices"] == ["alpha:0", "beta:0", "mydev:0"]
+    assert out["b"] == [0.0, 2.0, 4.0]
+    prefix = "Expected all tensors to be on the same device, but found at least two devices, "
+    assert out["errors"] == [prefix + "alpha:0 and beta:0!", prefix + "mydev:0 and cpu!", prefix + "mydev:0 and cpu!"]
+
+
+def test_undeclared_device_is_rejected_as_upstream_does():
+    r = run_torch("""
+        import torch
+        torch.device("mydev")
+    """)
+    assert r.returncode != 0
+    assert r.stderr.strip().splitlines()[-1] == (
+        "RuntimeError: Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, "
+        "lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type at start of device string: mydev")
+
+
+def test_broken_plugins_are_recorded_and_skipped(good, broken):
+    r = run_torch(RECORDS + "assert (torch.ones(2) + 1).tolist() == [2.0, 2.0]\n", good, broken)
+    recs = _json(r)
+    assert recs["broken"]["status"] == "error"
+    assert recs["broken"]["reason"] == "RuntimeError: boom at import"
+    assert recs["oldabi"] == {"status": "error", "reason": "ImportError: built for torchnative ABI 2.0, core speaks 1.0",
+                              "keys": ["oldabi"]}
+    assert recs["absent"] == {"status": "unavailable", "reason": "no absent hardware here", "keys": ["absent"]}
+    assert recs["greedy"]["status"] == "error"
+    assert recs["greedy"]["reason"].startswith("ValueError: plugin 'greedy' registered for device key 'cpu'")
+    for name in ("cpu", "mydev", "alpha", "beta"):
+        assert recs[name]["status"] == "ok", (name, recs[name])
+
+
+def test_unavailable_device_is_valid_but_names_what_is_missing(good, broken):
+    r = run_torch("""
+        import torch
+        assert torch.device("absent").type == "absent"
+        torch.empty(2, device="absent")
+    """, good, broken)
+    assert r.returncode != 0
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("NotImplementedError: no allocator registered for device 'absent'"), last
+
+
+@pytest.mark.parametrize("env,needle", [
+    ({"TORCHNATIVE_STRICT": "1", "TORCHNATIVE_BLOCK": "absent"}, "ImportError: torchnative backend 'broken' failed to load: RuntimeError: boom at import"),
+    ({"TORCHNATIVE_BACKENDS": "cpu,oldabi"},
+     "ImportError: torchnative backend 'oldabi' failed to load: ImportError: built for torchnative ABI 2.0, core speaks 1.0"),
+    ({"TORCHNATIVE_BACKENDS": "cpu,absent"}, "ImportError: torchnative backend 'absent' is unavailable: no absent hardware here"),
+])
+def test_strict_or_named_plugins_fail_loudly(good, broken, env, needle):
+    r = run_torch("import torch", good, broken, env=env)
+    assert r.returncode != 0
+    assert r.stderr.strip().splitlines()[-1] == needle, r.stderr[-2000:]
+    if "STRICT" in env:
+        assert "Traceback" in r.stderr and "boom at import" in r.stderr  # the root cause is chained
+
+
+def test_allow_and_block_lists(good, broken):
+    recs = _json(run_torch(RECORDS, good, broken, env={"TORCHNATIVE_BACKENDS": "cpu,mydev,alpha",
+                                                       "TORCHNATIVE_BLOCK": "alpha"}))
+    assert recs["mydev"]["status"] == "ok"
+    assert recs["alpha"] == {"status": "blocked", "reason": "blocked by TORCHNATIVE_BLOCK", "keys": []}
+    for name in ("beta", "broken", "oldabi"):
+        assert recs[name] == {"status": "blocked", "reason": "not in TORCHNATIVE_BACKENDS", "keys": []}
+    r = run_torch("import torch; torch.device('alpha')", good, env={"TORCHNATIVE_BLOCK": "alpha"})
+    assert "device type at start of device string: alpha" in r.stderr  # a blocked plugin's key stays unknown
+
+
+def test_pluggy_marked_module_plugin_and_priority(tmp_path, good):
+    # A module as the plugin, hooks marked with torchnative.hookspecs.hookimpl; it declares
+    # "mydev" too, with a higher priority than the template, so its add.Tensor wins there.
+    site = write_dist(tmp_path / "site", "tn-override", {"override": "tn_override"}, {"tn_override.py": """
+        from torchnative.hookspecs import Descriptor, hookimpl
+        import mydev_backend.kernels as K
+
+        @hookimpl
+        def torchnative_describe():
+            return Descriptor(name="override", device_keys=("mydev",), abi_version=1 << 16, priority=10)
+
+        @hookimpl
+        def torchnative_register(registrar):
+            registrar.register_kernel("add.Tensor", "mydev", lambda args, outs: K.mul(args[:2], outs))
+            return 1
+    """})
+    out = _json(run_torch("""
+        import json, torch
+        x = torch.full((2,), 3.0, device="mydev")
+        owners = {p: sorted(d.get("mydev", [])) for p, d in torch._C._tn_registered_kernels().items()}
+        print(json.dumps({"sum": (x + x).cpu().tolist(), "owners": owners}))
+    """, site, good))
+    assert out["sum"] == [9.0, 9.0]  # the override's "add" multiplies
+    assert out["owners"]["override"] == ["aten::add.Tensor"]
+    assert "aten::add.Tensor" not in out["owners"]["mydev"]

@@ -1,0 +1,116 @@
+"""The backend plugin hooks: the reference documentation of the plugin contract.
+
+A torchnative backend is a Python object (usually a module or an instance) named by an entry
+point in the ``torchnative.backends`` group::
+
+    [project.entry-points."torchnative.backends"]
+    mydev = "mydev_backend:plugin"
+
+At ``import torch`` the core reads every entry point with :mod:`importlib.metadata`, registers
+each object with a :class:`pluggy.PluginManager` (project name ``"torchnative"``) under its
+entry-point name, and calls the two hooks below, one plugin at a time so that one broken plugin
+never stops another:
+
+1. :func:`torchnative_describe` on every plugin: cheap, it must not allocate device memory or
+   register anything. Plugins whose descriptor cannot be read, whose ABI major differs from the
+   core's, that report themselves unavailable, or that are blocked by the environment are
+   recorded (``torchnative backends list`` shows why) and skipped.
+2. :func:`torchnative_register` on the remaining plugins, in increasing ``priority`` order, so
+   that when two plugins register the same operator for the same device key the one with the
+   higher priority wins.
+
+A method counts as a hook implementation when it is marked with :data:`hookimpl` or when its
+name is one of the hook names below (so a backend need not import pluggy or torchnative).
+
+Device keys are plain names (``"cpu"``, ``"vulkan"``, ``"mydev"``): once a plugin that declares a
+key is discovered and available, ``torch.device("mydev")`` is valid and factories such as
+``torch.empty(3, device="mydev")`` allocate through that plugin's allocator. Several plugins may
+declare several keys; nothing is limited to upstream's single ``privateuse1`` slot.
+
+Environment variables (comma-separated plugin names):
+
+``TORCHNATIVE_BACKENDS``
+    an allow-list: only these plugins load, and each must load or ``import torch`` fails with
+    the root cause.
+``TORCHNATIVE_BLOCK``
+    plugins never to load (recorded as ``blocked``).
+``TORCHNATIVE_STRICT=1``
+    any plugin that fails (error or unavailable) makes ``import torch`` fail with the root cause.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pluggy
+
+PROJECT = "torchnative"
+GROUP = "torchnative.backends"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@dataclass(frozen=True)
+class Descriptor:
+    """What a backend says about itself before it registers anything.
+
+    ``name``
+        the plugin's name; it must equal its entry-point name.
+    ``device_keys``
+        the device keys it provides (``("mydev",)``); a key is any lowercase identifier.
+    ``abi_version``
+        the backend ABI it was built for, ``major << 16 | minor`` (``torch._C._tn_abi_version()``
+        is the core's; a Python-only backend passes the core's own value). A different major is
+        refused with a recorded reason, never loaded.
+    ``priority``
+        higher wins when two plugins register the same operator for the same device key.
+    ``available`` / ``reason``
+        False with a human-readable reason when the backend cannot work here (no driver, no
+        device); the plugin is then recorded as ``unavailable`` and not registered.
+    """
+
+    name: str
+    device_keys: tuple[str, ...]
+    abi_version: int | None
+    priority: int = 0
+    available: bool = True
+    reason: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+@hookspec(firstresult=True)
+def torchnative_describe() -> Descriptor:
+    """Return the plugin's :class:`Descriptor` (or any object with the same attributes).
+
+    Called once per plugin at ``import torch``, before anything is registered. Keep it cheap:
+    importing the backend's native module to read its ABI version and probing whether a device
+    exists are fine; allocating memory, compiling kernels or registering them are not.
+    """
+
+
+@hookspec(firstresult=True)
+def torchnative_register(registrar) -> int | None:
+    """Register the plugin's allocators and kernels; return how many kernels (or None).
+
+    ``registrar`` is the core's registrar for this plugin (``torchnative_core.plugins.Registrar``):
+
+    ``registrar.capsule``
+        a PyCapsule named ``"torchnative.registrar"`` holding the C ``TnRegistrar``
+        (``core/abi/include/torchnative_abi.h``): native backends hand it to their extension
+        module, which checks ``abi_version``/``struct_size`` and calls ``register_allocator`` and
+        ``register_kernel`` with ``extern "C"`` functions.
+    ``registrar.register_allocator(device_key, allocator)``
+        a Python allocator: an object with ``alloc(nbytes, align) -> int`` (an address aligned
+        to ``align``), ``free(address, nbytes)``, ``copy_from_host(dst, src, nbytes)`` and
+        ``copy_to_host(dst, src, nbytes)`` (addresses as ints; host memory is the CPU's).
+    ``registrar.register_kernel(op, device_key, fn)`` / ``@registrar.kernel(op, device_key)``
+        a Python kernel for one operator overload (``"add.Tensor"``, ``"aten::fill_.Scalar"``):
+        called as ``fn(args, outs)`` with the schema-ordered arguments (tensors, numbers, lists)
+        and the outputs the core already allocated on ``device_key``, which it must fill.
+    ``registrar.abi_version``, ``registrar.name``
+        the core's ABI version and this plugin's name.
+
+    Only the device keys declared in the descriptor may be registered (ValueError otherwise).
+    An exception here records the plugin as ``error`` (and is raised under strict mode).
+    """
