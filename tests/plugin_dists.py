@@ -46,11 +46,16 @@ def install_template(site: Path, template: str = "python-backend") -> Path:
     return site
 
 
-def run_torch(code: str, *sites: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    """Runs `code` in a fresh interpreter with `sites` first on the path (and no plugin
-    environment variables unless `env` sets them)."""
+def run_python(argv: list[str], *sites: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Runs the venv's interpreter with `argv` in a fresh process, `sites` first on the path, and
+    no plugin environment variables unless `env` sets them."""
     e = {k: v for k, v in os.environ.items() if not k.startswith("TORCHNATIVE_")}
     e["PYTHONPATH"] = os.pathsep.join([*map(str, sites), *filter(None, [os.environ.get("PYTHONPATH")])])
     e.update(env or {})
-    return subprocess.run([str(VENV_PY if VENV_PY.exists() else sys.executable), "-c", textwrap.dedent(code)],
+    return subprocess.run([str(VENV_PY if VENV_PY.exists() else sys.executable), *argv],
                           capture_output=True, text=True, timeout=300, env=e)
+
+
+def run_torch(code: str, *sites: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Runs `code` (backends are discovered once, at `import torch`, hence a fresh process)."""
+    return run_python(["-c", textwrap.dedent(code)], *sites, env=env)

@@ -1,19 +1,30 @@
-"""`torchnative backends list --json`: the cpu plugin is discovered through its entry point and
-registered its kernels; first-party plugins that are not installed name the extra to install."""
+"""`torchnative backends list [--json]` and `torchnative backends show NAME [--json]`: the cpu
+plugin is discovered through its entry point and registered its kernels; first-party plugins that
+are not installed name the extra to install; a throwaway plugin shows its operators per device key."""
 
 import json
-import subprocess
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from plugin_dists import install_template, run_python, write_dist
+
+pytestmark = pytest.mark.runtime
 
 
-@pytest.mark.runtime
+@pytest.fixture(scope="module")
+def sites(tmp_path_factory):
+    good = install_template(tmp_path_factory.mktemp("good") / "site")
+    bad = write_dist(tmp_path_factory.mktemp("bad") / "site", "tn-bad", {"bad": "tn_bad:plugin"},
+                     {"tn_bad.py": "raise RuntimeError('no [bad] hardware')\n"})
+    return good, bad
+
+
+def cli(*args, sites=()):
+    return run_python(["-m", "torchnative", "backends", *args], *sites)
+
+
 def test_backends_list_json():
-    r = subprocess.run([str(REPO / ".venv/bin/python"), "-m", "torchnative", "backends", "list", "--json"],
-                       capture_output=True, text=True, timeout=300)
+    r = cli("list", "--json")
     assert r.returncode == 0, r.stderr
     rows = {row["name"]: row for row in json.loads(r.stdout)}
     cpu = rows["cpu"]
@@ -21,3 +32,34 @@ def test_backends_list_json():
     assert cpu["device_keys"] == ["cpu"]
     assert rows["vulkan"]["status"] == "not installed"
     assert rows["vulkan"]["reason"] == "pip install torchnative[gpu]"
+
+
+def test_backends_list_table_names_every_plugin_and_reason(sites):
+    r = cli("list", sites=sites)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    row = {line.split()[0]: line.split() for line in lines if line.split() and line.split()[0] in ("cpu", "mydev", "bad")}
+    assert row["cpu"][:3] == ["cpu", "cpu", "ok"] and row["mydev"][:3] == ["mydev", "mydev", "ok"]
+    assert row["bad"][1] == "error"  # no device keys: its descriptor was never read
+    # reasons below the table, verbatim (square brackets are not taken for markup)
+    assert "vulkan: pip install torchnative[gpu]" in lines
+    assert "bad: RuntimeError: no [bad] hardware" in lines
+
+
+def test_backends_show_lists_operators_per_device_key(sites):
+    r = cli("show", "mydev", "--json", sites=sites)
+    assert r.returncode == 0, r.stderr
+    mydev = json.loads(r.stdout)
+    assert mydev["status"] == "ok" and mydev["distribution"] == "mydev-backend"
+    assert mydev["operators"] == {"mydev": ["aten::add.Tensor", "aten::copy_", "aten::fill_.Scalar", "aten::mul.Tensor"]}
+    cpu = json.loads(cli("show", "cpu", "--json").stdout)
+    assert len(cpu["operators"]["cpu"]) == cpu["kernels"] > 100 and "aten::add.Tensor" in cpu["operators"]["cpu"]
+    table = cli("show", "mydev", sites=sites).stdout
+    assert "operators of mydev: 4" in table and "aten::fill_.Scalar" in table
+
+
+def test_backends_show_unknown_and_not_installed():
+    r = cli("show", "nope")
+    assert r.returncode == 1 and r.stdout.startswith("torchnative: no backend named 'nope' (known: cpu")
+    vulkan = json.loads(cli("show", "vulkan", "--json").stdout)
+    assert vulkan["status"] == "not installed" and vulkan["operators"] == {"vulkan": []}

@@ -85,51 +85,10 @@ def demo(_args) -> int:
     return 0 if ok else 1
 
 
-def _first_party_plugins() -> list[dict]:
-    """plugins.toml, the table of first-party plugins (shipped beside the package in a checkout)."""
-    import tomllib
+def _backends():
+    from . import backends
 
-    path = Path(__file__).resolve().parents[1] / "plugins.toml"
-    return tomllib.loads(path.read_text())["plugin"] if path.exists() else []
-
-
-def backend_rows() -> list[dict]:
-    import torch  # noqa: F401  (loading torch runs backend discovery)
-    from torchnative_core.plugins import RECORDS
-
-    kernels = torch._C._tn_registered_kernels()
-    rows = []
-    for name, rec in sorted(RECORDS.items()):
-        n = sum(len(v) for v in kernels.get(name, {}).values())
-        rows.append({"name": name, "distribution": rec.distribution, "version": rec.version,
-                     "device_keys": list(rec.device_keys), "status": rec.status, "priority": rec.priority,
-                     "kernels": n, "reason": rec.reason})
-    for p in _first_party_plugins():
-        if p["name"] not in RECORDS:
-            rows.append({"name": p["name"], "distribution": p["distribution"], "version": None,
-                         "device_keys": p["device_keys"], "status": "not installed", "priority": p["priority"],
-                         "kernels": 0, "reason": f"pip install torchnative[{p['extra']}]"})
-    return rows
-
-
-def backends_list(args) -> int:
-    import json
-
-    rows = backend_rows()
-    if args.json:
-        print(json.dumps(rows, indent=1))
-        return 0
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title="torchnative backends")
-    for col in ("name", "distribution", "version", "device keys", "status", "priority", "kernels", "reason"):
-        table.add_column(col)
-    for r in rows:
-        table.add_row(r["name"], r["distribution"] or "", r["version"] or "", ", ".join(r["device_keys"]), r["status"],
-                      str(r["priority"]), str(r["kernels"]), r["reason"] or "")
-    Console().print(table)
-    return 0
+    return backends
 
 
 def main(argv=None) -> int:
@@ -139,6 +98,10 @@ def main(argv=None) -> int:
     backends = sub.add_parser("backends", help="backend plugins").add_subparsers(dest="sub", required=True)
     lst = backends.add_parser("list", help="every discovered and first-party plugin, with its status")
     lst.add_argument("--json", action="store_true")
-    lst.set_defaults(fn=backends_list)
+    lst.set_defaults(fn=lambda a: _backends().backends_list(a))
+    show = backends.add_parser("show", help="one plugin: its status and the operators it implements per device key")
+    show.add_argument("name")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(fn=lambda a: _backends().backends_show(a))
     args = parser.parse_args(argv)
     return args.fn(args)
