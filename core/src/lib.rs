@@ -172,7 +172,10 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registrar::_tn_make_registrar, m)?)?;
     m.add_function(wrap_pyfunction!(registrar::_tn_register_python_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(registrar::_tn_registered_kernels, m)?)?;
-    m.add_function(wrap_pyfunction!(registrar::_tn_register_python_allocator, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        registrar::_tn_register_python_allocator,
+        m
+    )?)?;
     m.add_function(wrap_pyfunction!(registrar::_tn_registered_devices, m)?)?;
     m.add_function(wrap_pyfunction!(door::_aten_dispatch, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_call_impl, m)?)?;

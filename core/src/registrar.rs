@@ -165,7 +165,12 @@ mod py_alloc {
         })
     }
 
-    pub unsafe extern "C" fn free(user: *mut c_void, ptr: *mut c_void, nbytes: usize, _align: usize) {
+    pub unsafe extern "C" fn free(
+        user: *mut c_void,
+        ptr: *mut c_void,
+        nbytes: usize,
+        _align: usize,
+    ) {
         // Storages freed while the interpreter shuts down leak rather than call into Python.
         if pyo3::ffi::Py_IsInitialized() == 0 {
             return;

@@ -1,0 +1,51 @@
+"""The backend templates of docs/plugins.md, built and installed as a third party would (a wheel
+or `pip install`, never an editable tree), then used from a torch program.
+
+templates/python-backend is exercised at length by test_plugins.py; here it is the Rust one:
+templates/rust-backend, built with maturin against the C ABI."""
+
+import subprocess
+
+import pytest
+
+from plugin_dists import REPO, VENV_PY, run_torch
+
+pytestmark = pytest.mark.runtime
+
+
+@pytest.fixture(scope="module")
+def rust_site(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("rust")
+    build = subprocess.run([str(REPO / ".venv/bin/maturin"), "build", "--release", "-q", "-m",
+                            str(REPO / "templates/rust-backend/Cargo.toml"), "-o", str(tmp / "dist")],
+                           capture_output=True, text=True, timeout=900)
+    assert build.returncode == 0, build.stderr[-3000:]
+    (wheel,) = (tmp / "dist").glob("rustdev_backend-*-abi3-*.whl")
+    site = tmp / "site"
+    pip = subprocess.run([str(VENV_PY), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
+                          "--target", str(site), str(wheel)], capture_output=True, text=True, timeout=300)
+    assert pip.returncode == 0, pip.stderr
+    return site
+
+
+def test_rust_template_device(rust_site):
+    r = run_torch("""
+        import torch
+        from torchnative_core.plugins import RECORDS
+        assert RECORDS["rustdev"].status == "ok", RECORDS["rustdev"]
+        a = torch.ones(2, 3, device="rustdev")
+        b = torch.arange(3.).to("rustdev")
+        print((a + b).device, torch.add(a, b, alpha=2).cpu().tolist(), (a + b).t().cpu().tolist())
+        torch.zeros(2, dtype=torch.int64, device="rustdev")
+    """, rust_site)
+    assert r.stdout.split(" ", 1) == ["rustdev:0", "[[1.0, 3.0, 5.0], [1.0, 3.0, 5.0]] [[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]]\n"]
+    assert r.stderr.strip().splitlines()[-1] == "NotImplementedError: rustdev: fill_ supports float32 tensors only"
+
+
+def test_rust_template_refuses_another_abi_major(rust_site):
+    r = run_torch("""
+        import torch
+        from rustdev_backend import _native
+        _native.register(torch._C._tn_make_registrar("rustdev", abi_version=2 << 16))
+    """, rust_site)
+    assert r.stderr.strip().splitlines()[-1] == "ImportError: rustdev was built for ABI 1.0, the core speaks 2.0"
