@@ -7,6 +7,10 @@ torch 2.13.0 wheel, using upstream's own code generator (`torchgen`) where it ex
                     Python argument-parser signatures upstream generates for ``torch.*``,
                     ``Tensor.*``, ``torch._C._nn``, ``_linalg``, ``_special``, ``_fft``, grouped and
                     ordered exactly as ``gen_python_functions.py`` orders them.
+* ``autograd.json`` per operator overload with a `derivatives.yaml` entry (in-place and out=
+                    variants matched to their functional entry by torchgen): the backward node's
+                    class name (``AddBackward0``), the inputs it differentiates, and which outputs
+                    are differentiable.
 * ``surface.json``  the names ``torch/_C/*.pyi`` declares: functions, classes with their methods,
                     and annotated constants, per ``torch._C`` submodule.
 
@@ -89,6 +93,34 @@ def _overload_name(func) -> str:
     return name if "." in name else name
 
 
+def gen_autograd(vendored: Path) -> dict:
+    from torchgen.api.autograd import match_differentiability_info
+    from torchgen.gen import parse_native_yaml
+    from torchgen.packaged.autograd.load_derivatives import load_derivatives
+
+    packaged = vendored / "torchgen" / "packaged"
+    native_yaml = str(packaged / "ATen" / "native" / "native_functions.yaml")
+    tags_yaml = str(packaged / "ATen" / "native" / "tags.yaml")
+    parsed = parse_native_yaml(native_yaml, tags_yaml)
+    infos, _ = load_derivatives(str(packaged / "autograd" / "derivatives.yaml"), native_yaml, tags_yaml)
+    table = {}
+    for fi in match_differentiability_info(parsed.native_functions, infos):
+        if not fi.info or fi.func.func.is_out_fn():
+            continue
+        info = fi.info.get("Default")
+        if info is None:
+            continue  # only a dispatch-key-specific (e.g. sparse) formula
+        table[_overload_name(fi.func.func)] = {
+            "node": info.op,
+            "inputs": [a.name for a in info.args_with_derivatives],
+            "output_differentiability": info.output_differentiability,
+        }
+    from torchgen.packaged.autograd.gen_variable_type import DONT_REQUIRE_DERIVATIVE
+
+    # Operators without an entry are "not implemented" for autograd upstream, except these.
+    return {"ops": table, "dont_require": sorted(DONT_REQUIRE_DERIVATIVE)}
+
+
 # --- surface from the .pyi stubs --------------------------------------------------------------
 
 def gen_surface(vendored: Path) -> dict:
@@ -156,7 +188,8 @@ def main(argv: list[str]) -> int:
         return 2
     vendored, out = Path(argv[1]), Path(argv[2])
     out.mkdir(parents=True, exist_ok=True)
-    tables = {"ops.json": gen_ops(vendored), "surface.json": gen_surface(vendored)}
+    tables = {"ops.json": gen_ops(vendored), "surface.json": gen_surface(vendored),
+              "autograd.json": gen_autograd(vendored)}
     for name, data in tables.items():
         tmp = out / (name + ".tmp")
         tmp.write_text(json.dumps(data, indent=0, sort_keys=True))

@@ -1,8 +1,10 @@
 //! The single door: every ATen operator call enters through `_aten_dispatch`.
 //!
-//! In order: dispatch modes (TorchDispatchMode stack), then the operator's implementation (its
-//! meta step plus a kernel launch, or a composition of other operators through this door), or a
-//! refusal by name. Implementations are registered per overload name by the core's Python layer
+//! In order: autograd (when grad mode is on and an input requires grad, the autograd handler
+//! records the graph around the rest of the call, as upstream's Autograd key sits above the
+//! Python key), dispatch modes (TorchDispatchMode stack), then the operator's implementation
+//! (its meta step plus a kernel launch, or a composition of other operators through this door),
+//! or a refusal by name. Implementations are registered per overload name by the core's Python layer
 //! today (`torchnative_core.ops`); hot ones move here into Rust as the benchmarks demand.
 
 use std::collections::HashMap;
@@ -19,11 +21,14 @@ use crate::tensor::TensorBase;
 struct DoorState {
     impls: Py<PyDict>,
     mode_handler: Option<Py<PyAny>>,
+    autograd_handler: Option<Py<PyAny>>,
 }
 
 static STATE: GILOnceCell<DoorState> = GILOnceCell::new();
 
 thread_local! {
+    /// Grad mode (`torch.is_grad_enabled()`): thread-local, as upstream's GradMode.
+    static GRAD_ENABLED: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
     /// The TorchDispatchMode stack (upstream keeps it in C++ thread-local state too).
     static MODES: std::cell::RefCell<Vec<Py<PyAny>>> = const { std::cell::RefCell::new(Vec::new()) };
 }
@@ -34,24 +39,59 @@ fn state(py: Python<'_>) -> &DoorState {
     STATE.get_or_init(py, || DoorState {
         impls: PyDict::new(py).unbind(),
         mode_handler: None,
+        autograd_handler: None,
     })
 }
 
-/// Installs the implementation table (op overload name -> callable) and the mode handler.
+/// Installs the implementation table (op overload name -> callable), the mode handler and the
+/// autograd handler.
 #[pyfunction]
+#[pyo3(signature = (impls, mode_handler, autograd_handler=None))]
 pub fn _tn_install_door(
     py: Python<'_>,
     impls: Py<PyDict>,
     mode_handler: Py<PyAny>,
+    autograd_handler: Option<Py<PyAny>>,
 ) -> PyResult<()> {
     let _ = STATE.set(
         py,
         DoorState {
             impls,
             mode_handler: Some(mode_handler),
+            autograd_handler,
         },
     );
     Ok(())
+}
+
+#[pyfunction]
+pub fn is_grad_enabled() -> bool {
+    GRAD_ENABLED.with(|g| g.get())
+}
+
+#[pyfunction]
+pub fn _set_grad_enabled(enabled: bool) {
+    GRAD_ENABLED.with(|g| g.set(enabled));
+}
+
+/// Whether any tensor argument (or tensor in a list argument) requires grad.
+fn any_requires_grad(args: &Bound<'_, PyTuple>) -> bool {
+    for a in args.iter() {
+        if let Ok(t) = a.downcast::<TensorBase>() {
+            if t.borrow().requires_grad {
+                return true;
+            }
+        } else if let Ok(l) = a.downcast::<PyList>() {
+            for x in l.iter() {
+                if let Ok(t) = x.downcast::<TensorBase>() {
+                    if t.borrow().requires_grad {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+    false
 }
 
 /// Turns per-op call counting on (`_tn_op_counts()` reads it); used by the coverage report.
@@ -94,6 +134,33 @@ pub fn _aten_dispatch(
     if let Some(c) = CALLS.lock().unwrap().as_mut() {
         *c.entry(op.to_string()).or_default() += 1;
     }
+    let st = state(py);
+    if let Some(h) = &st.autograd_handler {
+        if GRAD_ENABLED.with(|g| g.get()) && any_requires_grad(args) {
+            return h.call(py, (op, args.clone()), kwargs);
+        }
+    }
+    below_autograd(py, op, args, kwargs)
+}
+
+/// What runs below the autograd step: dispatch modes, then the implementation.
+#[pyfunction]
+#[pyo3(signature = (op, *args, **kwargs))]
+pub fn _tn_below_autograd(
+    py: Python<'_>,
+    op: &str,
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<PyObject> {
+    below_autograd(py, op, args, kwargs)
+}
+
+fn below_autograd(
+    py: Python<'_>,
+    op: &str,
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<PyObject> {
     let st = state(py);
     let has_mode = MODES.with(|m| !m.borrow().is_empty());
     if has_mode {

@@ -179,6 +179,9 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registrar::_tn_registered_devices, m)?)?;
     m.add_function(wrap_pyfunction!(door::_aten_dispatch, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_call_impl, m)?)?;
+    m.add_function(wrap_pyfunction!(door::_tn_below_autograd, m)?)?;
+    m.add_function(wrap_pyfunction!(door::is_grad_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(door::_set_grad_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_install_door, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_count_ops, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_op_counts, m)?)?;

@@ -297,6 +297,13 @@ impl TensorBase {
         Arc::as_ptr(&self.storage) as usize
     }
 
+    /// How many tensor objects share this storage (autograd steals a gradient buffer only when
+    /// nothing else can see it, as upstream's AccumulateGrad checks use_count).
+    #[getter]
+    fn _tn_storage_use_count(&self) -> usize {
+        Arc::strong_count(&self.storage)
+    }
+
     fn _tn_is_contiguous(&self) -> bool {
         is_contiguous(&self.meta.sizes, &self.meta.strides)
     }

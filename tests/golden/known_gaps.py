@@ -4,16 +4,7 @@ They run as strict xfails: a case listed here that starts passing fails the suit
 must be removed when the gap closes (and the list can only shrink honestly). When ours is the
 reference interpreter (TORCHNATIVE_GOLDEN_OURS=ref) the list does not apply."""
 
-AUTOGRAD = "autograd (issue #6): no graph recording, grad_fn or backward yet"
-
 GAPS = {
-    "errors.backward_on_non_scalar": AUTOGRAD,
-    "errors.inplace_on_leaf_requiring_grad": AUTOGRAD,
-    "misc.repr_requires_grad_and_grad_fn": AUTOGRAD,
-    "misc.requires_grad_flags": AUTOGRAD,
-    "misc.simple_backward": AUTOGRAD,
-    "nn.linear_backward_grads": AUTOGRAD,
-    "nn.batchnorm2d_train_updates_running_stats": "aten._native_batch_norm_legit (training-mode batch statistics) has no kernel",
     "joining.flip_roll_repeat_tile": "aten.repeat_interleave has no kernel",
     "linalg.einsum": "aten.einsum is not implemented",
     "linalg.baddbmm_tensordot": "aten.tensordot is not implemented",

@@ -102,7 +102,10 @@ def _apply_slicing(self, items):
             step = 1 if step is None else step
             if step <= 0:
                 raise ValueError("step must be greater than zero")
-            result = _door("slice.Tensor", result, dim, start, stop, step)
+            size = result._tn_sizes[dim] if dim < len(result._tn_sizes) else None
+            # upstream's applySlice skips a slice that keeps the whole dimension
+            if not (step == 1 and start in (None, 0) and size is not None and (stop is None or stop >= size)):
+                result = _door("slice.Tensor", result, dim, start, stop, step)
             dim += 1
         elif _is_tensor(it):
             dt = T.BY_CODE[it._tn_dtype_code]

@@ -134,7 +134,7 @@ def install(C_) -> None:
         strides = self._tn_strides
         return tuple(sorted(range(len(strides)), key=lambda i: -strides[i]))
 
-    def requires_grad_(self, requires_grad=True):
+    def requires_grad_(self, requires_grad=True):  # autograd/tensor.py installs the checked one
         self._tn_requires_grad = bool(requires_grad)
         return self
 
@@ -207,13 +207,6 @@ def install(C_) -> None:
         "is_lazy": property(lambda self: False),
         "_is_zerotensor": lambda self: False,
         "names": property(lambda self: (None,) * len(self._tn_sizes)),
-        "requires_grad": property(lambda self: self._tn_requires_grad,
-                                  lambda self, v: setattr(self, "_tn_requires_grad", bool(v))),
-        "is_leaf": property(lambda self: True),
-        "grad_fn": property(lambda self: None),
-        "output_nr": property(lambda self: 0),
-        "_backward_hooks": property(lambda self: None),
-        "_post_accumulate_grad_hooks": property(lambda self: None),
         "itemsize": property(lambda self: T.BY_CODE[self._tn_dtype_code].itemsize),
         "nbytes": property(lambda self: T.BY_CODE[self._tn_dtype_code].itemsize * self.numel()),
     }
@@ -253,7 +246,6 @@ def install(C_) -> None:
     methods["cfloat"] = _make_cast(T.BY_NAME["complex64"])
     methods["cdouble"] = _make_cast(T.BY_NAME["complex128"])
     props["grad_dtype"] = property(lambda self: None)
-    props["retains_grad"] = property(lambda self: False)
     props["real"] = property(_real)
     props["imag"] = property(_imag)
     for dev in ("cuda", "xpu", "mtia", "ipu", "hpu", "mps"):
@@ -261,11 +253,7 @@ def install(C_) -> None:
     for name, value in {**props, **methods}.items():
         setattr(TB, name, value)
 
-    # torch.Tensor grad slots: plain attributes until autograd lands (issue 6).
-    TB.grad = property(lambda self: self.__dict__.get("_tn_grad"), lambda self, v: self.__dict__.__setitem__("_tn_grad", v))
     TB.data = property(lambda self: self._tn_alias(), _set_data)
-    TB._grad = TB.grad
-    TB._grad_fn = property(lambda self: None)
 
 
 def _set_data(self, new):

@@ -20,11 +20,14 @@ def impl(*names):
     return deco
 
 
-def install(C) -> None:
+def install(C, autograd_handler=None) -> None:
     from . import base
 
     base.C = C
     from . import elementwise, factories, composites, linalg, losses, nn_ops, random_ops, reductions, shape_index, views  # noqa: F401  (registration by import)
-    from . import modes
+    from . import foreach, inplace, modes
 
-    C._tn_install_door(IMPLS, modes.handle)
+    inplace.install()
+    foreach.install()
+
+    C._tn_install_door(IMPLS, modes.handle, autograd_handler)

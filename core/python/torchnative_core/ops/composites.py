@@ -40,6 +40,11 @@ def is_floating_point(self):
     return B.dtype_of(self).is_floating_point
 
 
+@impl("is_complex")
+def is_complex(self):
+    return B.dtype_of(self).is_complex
+
+
 @impl("equal")
 def equal(self, other):
     if list(self._tn_sizes) != list(other._tn_sizes):
@@ -719,7 +724,15 @@ def avg_pool2d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, coun
     return D("squeeze.dim", out, 0) if unbatched else out
 
 
-@impl("adaptive_avg_pool2d", "_adaptive_avg_pool2d")
+@impl("adaptive_avg_pool2d")
+def adaptive_avg_pool2d_composite(self, output_size):
+    # upstream (AdaptiveAveragePooling.cpp): a global pool is a mean, anything else the kernel
+    if list(output_size) in ([1, 1], [1]):
+        return D("mean.dim", self, [-1, -2], True, None)
+    return D("_adaptive_avg_pool2d", self, list(output_size))
+
+
+@impl("_adaptive_avg_pool2d")
 def adaptive_avg_pool2d(self, output_size):
     oh, ow = (list(output_size) * 2)[:2] if len(output_size) == 1 else list(output_size)
     h, w = self._tn_sizes[-2:]
@@ -743,3 +756,27 @@ def norm_scalar(self, p=2):
 @impl("norm.ScalarOpt_dim")
 def norm_dim(self, p, dim, keepdim=False):
     return D("linalg_vector_norm", self, 2 if p is None else p, dim, keepdim, None)
+
+
+@impl("sum_to_size")
+def sum_to_size(self, size):
+    """at::sum_to: sum away the leading dimensions, then keep-dim sums where `size` has a 1."""
+    size = list(size)
+    sizes = list(self._tn_sizes)
+    if not _expandable_to(size, sizes):
+        raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size {{{', '.join(map(str, sizes))}}}.")
+    lead = len(sizes) - len(size)
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(size) if s == 1 and sizes[lead + i] != 1]
+    if not dims:
+        return self
+    out = D("sum.dim_IntList", self, dims, True, None)
+    return D("view", out, size) if lead else out
+
+
+def _expandable_to(size, target):
+    if len(size) > len(target):
+        return False
+    for a, b in zip(reversed(size), reversed(target)):
+        if a != b and a != 1:
+            return False
+    return True

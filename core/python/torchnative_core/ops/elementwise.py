@@ -409,6 +409,16 @@ def div_scalar(self, other):
     return div(self, B.C._tn_scalar_to_tensor(other))
 
 
+@impl("mul_.Scalar")
+def mul_scalar_(self, other):
+    return binary_("mul.Tensor", self, B.C._tn_scalar_to_tensor(other))
+
+
+@impl("div_.Scalar")
+def div_scalar_(self, other):
+    return binary_("div.Tensor", self, B.C._tn_scalar_to_tensor(other))
+
+
 @impl("where.self")
 def where(condition, self, other):
     if B.dtype_of(condition) is not B.BOOL:

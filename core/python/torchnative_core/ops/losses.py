@@ -53,9 +53,42 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     return out, total
 
 
-@impl("nll_loss", "nll_loss_nd")
+@impl("nll_loss2d_forward")
+def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
+    """Images (N, C, H, W): the class dimension moved last, then the 2-D loss."""
+    if len(self._tn_sizes) != 4:
+        raise ValueError(f"only batches of spatial inputs supported (4D tensors), but got input of size: {list(self._tn_sizes)}")
+    n, c, h, w = self._tn_sizes
+    flat = D("reshape", D("permute", self, [0, 2, 3, 1]), [-1, c])
+    out, total = D("nll_loss_forward", flat, D("reshape", target, [-1]), weight, reduction, ignore_index)
+    if reduction not in (MEAN, SUM):
+        out = D("view", out, [n, h, w])
+    return out, total
+
+
+@impl("nll_loss")
 def nll_loss(self, target, weight=None, reduction=MEAN, ignore_index=-100):
     return D("nll_loss_forward", self, target, weight, reduction, ignore_index)[0]
+
+
+@impl("nll_loss_nd")
+def nll_loss_nd(self, target, weight=None, reduction=MEAN, ignore_index=-100):
+    """upstream's nll_loss_nd: 1-2 dims -> nll_loss, 4 -> nll_loss2d, others reshaped to 4."""
+    nd = len(self._tn_sizes)
+    if nd < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {nd})")
+    if nd <= 2:
+        return D("nll_loss_forward", self, target, weight, reduction, ignore_index)[0]
+    if nd == 4:
+        return D("nll_loss2d_forward", self, target, weight, reduction, ignore_index)[0]
+    sizes = list(self._tn_sizes)
+    n, c = sizes[0], sizes[1]
+    x = D("reshape", D("contiguous", self, None), [n, c, 1, -1])
+    t = D("reshape", D("contiguous", target, None), [n, 1, -1])
+    out = D("nll_loss2d_forward", x, t, weight, reduction, ignore_index)[0]
+    if reduction not in (MEAN, SUM):
+        out = D("view", out, [n] + sizes[2:])
+    return out
 
 
 @impl("cross_entropy_loss")

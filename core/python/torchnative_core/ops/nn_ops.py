@@ -99,12 +99,38 @@ def _bn_no_training(input, weight, bias, running_mean, running_var, momentum, ep
 
 @impl("batch_norm")
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
-    if training or running_mean is None:
-        raise NotImplementedError(
-            "aten._native_batch_norm_legit.default has no kernel for device 'cpu' (batch statistics in training "
-            "mode are not implemented yet)"
-        )
-    return _door("_native_batch_norm_legit_no_training", input, weight, bias, running_mean, running_var, momentum, eps)[0]
+    # upstream: batch_norm -> _batch_norm_impl_index -> native_batch_norm on CPU
+    return _door("native_batch_norm", input, weight, bias, running_mean, running_var, training, momentum, eps)[0]
+
+
+@impl("native_batch_norm")
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """Inference uses the backend's kernel; training computes batch statistics by composition
+    (biased variance to normalise, unbiased to update the running variance, as upstream)."""
+    if not training:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+        return _door("_native_batch_norm_legit_no_training", input, weight, bias, running_mean, running_var, momentum, eps)
+    sizes = list(input._tn_sizes)
+    nd = len(sizes)
+    dims = [0] + list(range(2, nd))
+    shape = [1, sizes[1]] + [1] * (nd - 2)
+    n = B.numel(sizes) // max(sizes[1], 1)
+    if n <= 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {sizes}")
+    var, mean = _door("var_mean.correction", input, dims, 0, False)
+    invstd = _door("rsqrt", _door("add.Scalar", var, eps, 1))
+    out = _door("mul.Tensor", _door("sub.Tensor", input, _door("view", mean, shape), 1), _door("view", invstd, shape))
+    if weight is not None:
+        out = _door("mul.Tensor", out, _door("view", weight, shape))
+    if bias is not None:
+        out = _door("add.Tensor", out, _door("view", bias, shape), 1)
+    if running_mean is not None:
+        _door("add_.Tensor", _door("mul_.Scalar", running_mean, 1 - momentum), mean, momentum)
+    if running_var is not None:
+        unbiased = _door("mul.Scalar", var, n / (n - 1))
+        _door("add_.Tensor", _door("mul_.Scalar", running_var, 1 - momentum), unbiased, momentum)
+    return out, mean, invstd
 
 
 def _conv_out(size, k, s, p, d):

@@ -173,7 +173,14 @@ def dropout(input, p, train):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not train or p == 0:
         return input
-    return _door("native_dropout", input, p, train)[0]
+    if p == 1:
+        return _door("mul.Tensor", input, _door("zeros_like", input, None, None, None, None, None))
+    # upstream's CPU path (_dropout_impl in Dropout.cpp): a bernoulli(1 - p) noise tensor scaled
+    # by 1 / (1 - p), multiplied in, so autograd records MulBackward0 as upstream does
+    noise = _door("empty_like", input, None, None, None, None, None)
+    _door("bernoulli_.float", noise, 1 - p, None)
+    _door("div_.Scalar", noise, 1 - p)
+    return _door("mul.Tensor", input, noise)
 
 
 @impl("multinomial")

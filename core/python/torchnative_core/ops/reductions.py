@@ -223,22 +223,22 @@ def std(self, dim=None, correction=None, keepdim=False):
 
 @impl("var.dim")
 def var_dim(self, dim, unbiased=True, keepdim=False):
-    return var(self, dim, 1 if unbiased else 0, keepdim)
+    return _door("var.correction", self, dim, 1 if unbiased else 0, keepdim)
 
 
 @impl("std.dim")
 def std_dim(self, dim, unbiased=True, keepdim=False):
-    return std(self, dim, 1 if unbiased else 0, keepdim)
+    return _door("std.correction", self, dim, 1 if unbiased else 0, keepdim)
 
 
 @impl("var")
 def var_all(self, unbiased=True):
-    return var(self, None, 1 if unbiased else 0, False)
+    return _door("var.correction", self, None, 1 if unbiased else 0, False)
 
 
 @impl("std")
 def std_all(self, unbiased=True):
-    return std(self, None, 1 if unbiased else 0, False)
+    return _door("std.correction", self, None, 1 if unbiased else 0, False)
 
 
 def _bool_out(self):

@@ -30,9 +30,9 @@ def install(C) -> None:
     distributed.install(C)
     dynamo.install(C)
     op_registry.install(C)
-    from .. import ops
+    from .. import autograd, ops
 
-    ops.install(C)
+    ops.install(C, autograd.install(C))
     placeholders.install(C, surface, skip_modules=("torch._C._VariableFunctions",))
     flags.check_complete(surface)
     # PyO3 writes an __all__ listing only native members; upstream's _C has none, and

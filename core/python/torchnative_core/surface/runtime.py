@@ -55,15 +55,28 @@ def install(C) -> None:
 
         plugins.load_backends(C)
 
-    # grad mode (autograd lands in its own issue; the flags are real thread-local state)
-    @export
-    def is_grad_enabled():
-        return _tls("grad", True)
+    # grad mode itself is native (the door reads it on every call): torch._C.is_grad_enabled
 
     @export
-    def _set_grad_enabled(enabled):
-        _state.grad = bool(enabled)
+    def _accelerator_getAccelerator():
+        # no accelerator device is registered by a backend yet (what a CPU-only upstream build says)
+        return None
 
+    @export
+    def _group_tensors_by_device_and_dtype(tensorlistlist, with_indices=False):
+        """Groups position i of every list by the (device, dtype) of tensorlistlist[0][i]
+        (optimizers and clip_grad_norm_ use it to batch per device and dtype)."""
+        groups = {}
+        for i, t in enumerate(tensorlistlist[0]):
+            if t is None:
+                continue
+            key = (t.device, t.dtype)
+            lists, idx = groups.setdefault(key, ([[] for _ in tensorlistlist], []))
+            for j, tl in enumerate(tensorlistlist):
+                lists[j].append(tl[i])
+            if with_indices:
+                idx.append(i)
+        return groups
     @export
     def is_inference_mode_enabled():
         return _tls("inference", False)
@@ -156,8 +169,8 @@ def install(C) -> None:
 
     @export
     def _autograd_init():
-        # torch._C._autograd is built at _C import (its members are placeholders until the
-        # autograd issue lands); upstream's init only reports success.
+        # torch._C._autograd is built at _C import (torchnative_core.autograd); upstream's init
+        # only reports success.
         return True
 
     _opaque_types = {}

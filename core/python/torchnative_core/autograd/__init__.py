@@ -1,0 +1,68 @@
+"""Autograd: the graph recorded at the door, the engine upstream's `torch.autograd` calls, and
+`torch.autograd.Function` support.
+
+    graph.py     nodes, edges, saved tensors, per-tensor autograd metadata
+    record.py    the door's autograd step (records a node per differentiable operator call)
+    formula.py   how backward formulas are declared; formulas/ holds them, by family
+    engine.py    torch._C._ImperativeEngine (run_backward)
+    function.py  torch._C._FunctionBase (custom autograd.Function)
+    tensor.py    the Tensor members autograd owns (grad, grad_fn, is_leaf, retain_grad, ...)
+"""
+
+from __future__ import annotations
+
+
+def install(C):
+    """Publishes autograd's _C names; returns the door's autograd handler."""
+    from ..surface.placeholders import module_for
+    from . import engine, formulas, function, graph, record, tensor  # noqa: F401  (formulas register by import)
+
+    record.C = engine.C = function.C = C
+    functions = module_for(C, "torch._C._functions")
+    graph.AccumulateGrad.__module__ = "builtins"
+    functions.AccumulateGrad = graph.AccumulateGrad
+    for name in formulas.node_names():
+        graph.node_class(name, functions)
+
+    engine.ImperativeEngine.__module__ = "torch._C"
+    engine.ImperativeEngine.__name__ = engine.ImperativeEngine.__qualname__ = "_ImperativeEngine"
+    C._ImperativeEngine = engine.ImperativeEngine
+    function.FunctionBase.__module__ = "torch._C"
+    function.FunctionBase.__name__ = function.FunctionBase.__qualname__ = "_FunctionBase"
+    C._FunctionBase = function.FunctionBase
+
+    C._current_graph_task_id = engine.current_graph_task_id
+    C._current_autograd_node = engine.current_node
+    C._will_engine_execute_node = lambda node: True
+    C._increment_version = lambda t: t._tn_bump_version()
+    _tls_objs: dict = {}
+    C._stash_obj_in_tls = lambda key, obj: _tls_objs.__setitem__(key, obj)
+    C._remove_obj_from_tls = lambda key: _tls_objs.pop(key, None)
+    C._is_key_in_tls = lambda key: key in _tls_objs
+    C._get_obj_in_tls = lambda key: _tls_objs[key]
+    C._InferenceMode = _inference_mode_class(C)
+    C._autograd._get_sequence_nr = lambda: next(graph._SEQ)
+    tensor.install(C)
+    return record.handle
+
+
+def _inference_mode_class(C):
+    class _InferenceMode:
+        """c10::InferenceMode: on entry grad mode is `not mode`, inference mode is `mode`."""
+
+        def __init__(self, mode=True):
+            self.mode = bool(mode)
+
+        def __enter__(self):
+            self.prev = (C.is_grad_enabled(), C.is_inference_mode_enabled())
+            C._set_grad_enabled(not self.mode)
+            C._set_inference_mode(self.mode)
+            return self
+
+        def __exit__(self, *exc):
+            C._set_grad_enabled(self.prev[0])
+            C._set_inference_mode(self.prev[1])
+            return False
+
+    _InferenceMode.__module__ = "torch._C"
+    return _InferenceMode

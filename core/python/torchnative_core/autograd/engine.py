@@ -1,0 +1,353 @@
+"""The backward engine: `torch._C._ImperativeEngine`, which upstream's `torch.autograd` calls.
+
+Same contract as upstream's engine (torch/csrc/autograd/engine.cpp), single-threaded:
+dependencies are counted over the nodes reachable from the roots; a node runs once all its
+gradients have arrived, the most recently created first among those ready (sequence numbers);
+incoming gradients are checked against the forward output's metadata and reduced or cast as
+upstream's `validate_outputs` does; saved values are freed after a node runs unless the graph
+is retained; tensor, node and post-accumulate hooks run where upstream runs them.
+"""
+
+from __future__ import annotations
+
+import heapq
+import sys
+import threading
+
+from ..ops import base as B
+from . import graph as G
+
+C = None  # torch._C, set by install
+
+_local = threading.local()
+
+
+def _task_stack():
+    st = getattr(_local, "tasks", None)
+    if st is None:
+        st = _local.tasks = []
+    return st
+
+
+class GraphTask:
+    _ids = 0
+
+    def __init__(self, keep_graph, create_graph):
+        GraphTask._ids += 1
+        self.id = GraphTask._ids
+        self.keep_graph = keep_graph
+        self.create_graph = create_graph
+        self.callbacks = []
+        self.current_node = None
+
+
+class ImperativeEngine:
+    """`torch._C._ImperativeEngine`."""
+
+    def run_backward(self, tensors, grad_tensors, keep_graph, create_graph, inputs=(), allow_unreachable=True,
+                     accumulate_grad=True):
+        roots = []
+        for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
+            edge = _edge_of(t)
+            if edge[0] is None:
+                raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+            roots.append((edge, g))
+        targets = []
+        for i, t in enumerate(inputs or ()):
+            edge = _edge_of(t)
+            if edge[0] is None:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            targets.append(edge)
+        task = GraphTask(keep_graph, create_graph)
+        stack = _task_stack()
+        stack.append(task)
+        try:
+            captured = _execute(task, roots, targets, accumulate_grad, inputs)
+            for cb in task.callbacks:
+                cb()
+        finally:
+            stack.pop()
+        if accumulate_grad:
+            return ()
+        out = []
+        for i, edge in enumerate(targets):
+            g = captured.get(i)
+            if g is None and not allow_unreachable:
+                raise RuntimeError(
+                    "One of the differentiated Tensors appears to not have been used in the graph. "
+                    "Set allow_unused=True if this is the desired behavior."
+                )
+            out.append(g)
+        return tuple(out)
+
+    def queue_callback(self, callback):
+        stack = _task_stack()
+        if not stack:
+            raise RuntimeError("Final callbacks can only be installed during backward pass.")
+        stack[-1].callbacks.append(callback)
+
+    def is_checkpoint_valid(self):
+        return True
+
+
+def _edge_of(t):
+    from torch.autograd.graph import GradientEdge
+
+    if isinstance(t, GradientEdge):
+        return (t.node, t.output_nr)
+    return G.gradient_edge(t)
+
+
+def current_graph_task_id():
+    st = _task_stack()
+    return st[-1].id if st else -1
+
+
+def current_node():
+    st = _task_stack()
+    return st[-1].current_node if st else None
+
+
+def _execute(task, roots, targets, accumulate_grad, inputs):
+    # reachability and dependency counts
+    deps: dict = {}
+    order = []
+    seen = set()
+    todo = [e[0] for e, _ in roots]
+    while todo:
+        n = todo.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        order.append(n)
+        for nxt, _ in n._tn_edges:
+            if nxt is not None:
+                deps[id(nxt)] = deps.get(id(nxt), 0) + 1
+                if id(nxt) not in seen:
+                    todo.append(nxt)
+
+    # which nodes must run: all of them, or those on a path to a target
+    captures: dict = {}  # id(node) -> [(slot, target index)]
+    needed = None
+    if targets:
+        target_ids = set()
+        for i, (n, nr) in enumerate(targets):
+            captures.setdefault(id(n), []).append((nr, i))
+            target_ids.add(id(n))
+        needed = set()
+        # reverse topological sweep: a node is needed if it is a target or feeds a needed node
+        for n in _postorder([e[0] for e, _ in roots]):
+            if id(n) in target_ids or any(nxt is not None and id(nxt) in needed for nxt, _ in n._tn_edges):
+                needed.add(id(n))
+
+    buffers: dict = {}
+    nodes: dict = {}
+    ready = []
+
+    def add(node, nr, g):
+        if needed is not None and id(node) not in needed:
+            return
+        buf = buffers.get(id(node))
+        if buf is None:
+            buf = buffers[id(node)] = [None] * max(len(node._tn_out_meta), 1)
+            nodes[id(node)] = node
+        if g is not None:
+            buf[nr] = g if buf[nr] is None else _accumulate(buf[nr], g)
+
+    def arrived(node):
+        k = id(node)
+        deps[k] = deps.get(k, 0) - 1
+        if deps[k] <= 0 and (needed is None or k in needed):
+            nodes[k] = node
+            buffers.setdefault(k, [None] * max(len(node._tn_out_meta), 1))
+            heapq.heappush(ready, (-node._tn_seq, k))
+
+    for (node, nr), g in roots:
+        add(node, nr, g)
+        deps[id(node)] = deps.get(id(node), 0) + 1
+    for (node, nr), g in roots:
+        arrived(node)
+
+    captured: dict = {}
+    prev_grad = C.is_grad_enabled()
+    try:
+        C._set_grad_enabled(task.create_graph)
+        while ready:
+            _, k = heapq.heappop(ready)
+            node = nodes.pop(k)
+            grads = buffers.pop(k)
+            task.current_node = node
+            grads = _tensor_pre_hooks(node, grads)
+            for nr, i in captures.get(k, ()):
+                captured[i] = grads[nr]
+            if isinstance(node, G.AccumulateGrad):
+                if accumulate_grad:
+                    _accumulate_into_leaf(node, grads[0], task.create_graph)
+                continue
+            if not accumulate_grad and targets and k in captures and not any(
+                nxt is not None and id(nxt) in needed for nxt, _ in node._tn_edges
+            ):
+                continue  # a target reached: nothing below it is needed
+            grads = _pre_hooks(node, grads)
+            outs = node._tn_apply(list(grads))
+            outs = _validate(node, outs)
+            outs = _post_hooks(node, outs, grads)
+            if not task.keep_graph:
+                node._tn_release()
+            for (nxt, nr), g in zip(node._tn_edges, outs):
+                if nxt is None:
+                    continue
+                if needed is not None and id(nxt) not in needed:
+                    continue
+                add(nxt, nr, g)
+                arrived(nxt)
+    finally:
+        C._set_grad_enabled(prev_grad)
+        task.current_node = None
+    if accumulate_grad and inputs:
+        # backward(inputs=...) with a non-leaf input accumulates into its .grad too
+        for i, t in enumerate(inputs):
+            if isinstance(t, C.TensorBase) and G.grad_fn_of(t) is not None and captured.get(i) is not None:
+                old = t.grad
+                t.grad = captured[i].detach() if old is None else old + captured[i]
+    return captured
+
+
+def _postorder(starts):
+    out, seen = [], set()
+    for s in starts:
+        stack = [(s, iter(s._tn_edges))]
+        if id(s) in seen:
+            continue
+        seen.add(id(s))
+        while stack:
+            n, it = stack[-1]
+            for nxt, _ in it:
+                if nxt is not None and id(nxt) not in seen:
+                    seen.add(id(nxt))
+                    stack.append((nxt, iter(nxt._tn_edges)))
+                    break
+            else:
+                stack.pop()
+                out.append(n)
+    return out
+
+
+def _accumulate(a, b):
+    return C._aten_dispatch("add.Tensor", a, b, 1)
+
+
+def _tensor_pre_hooks(node, grads):
+    if isinstance(node, G.AccumulateGrad):
+        hooks = node.variable.__dict__.get("_tn_backward_hooks")
+        if hooks:
+            g = grads[0]
+            for h in list(hooks.values()):
+                r = h(g)
+                if r is not None:
+                    g = r
+            grads = [g]
+        return grads
+    th = node.__dict__.get("_tn_tensor_hooks")
+    if th:
+        grads = list(grads)
+        for nr, hooks in th:
+            for h in list(hooks.values()):
+                r = h(grads[nr])
+                if r is not None:
+                    grads[nr] = r
+    rg = node.__dict__.get("_tn_retain_grad")
+    if rg:
+        for nr, ref in list(rg.items()):
+            t = ref()
+            g = grads[nr]
+            if t is None or g is None:
+                continue
+            old = t.__dict__.get("_tn_grad")
+            t.__dict__["_tn_grad"] = g.clone() if old is None else old + g
+    return grads
+
+
+def _pre_hooks(node, grads):
+    hooks = node.__dict__.get("_tn_pre_hooks")
+    if not hooks:
+        return grads
+    g = tuple(grads)
+    for h in list(hooks.values()):
+        r = h(g)
+        if r is not None:
+            g = tuple(r)
+    return list(g)
+
+
+def _post_hooks(node, outs, grads):
+    hooks = node.__dict__.get("_tn_post_hooks")
+    if not hooks:
+        return outs
+    gi = tuple(outs)
+    for h in list(hooks.values()):
+        r = h(gi, tuple(grads))
+        if r is not None:
+            gi = tuple(r)
+    return list(gi)
+
+
+def _validate(node, outs):
+    """upstream's validate_outputs: one gradient per edge, reduced to the input's shape when it
+    was broadcast, cast to the input's dtype."""
+    edges = node._tn_edges
+    if len(outs) != len(edges):
+        raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients (expected {len(edges)}, got {len(outs)})")
+    res = list(outs)
+    for i, ((nxt, nr), g) in enumerate(zip(edges, outs)):
+        if g is None or nxt is None:
+            continue
+        meta = nxt._tn_out_meta[nr] if nr < len(nxt._tn_out_meta) else None
+        if meta is None:
+            continue
+        shape, dtype, device = meta
+        if tuple(g._tn_sizes) != shape:
+            if not _expandable(shape, g._tn_sizes):
+                raise RuntimeError(
+                    f"Function {node.name()} returned an invalid gradient at index {i} - got {list(g._tn_sizes)} "
+                    f"but expected shape compatible with {list(shape)}"
+                )
+            g = g.sum_to_size(list(shape))
+        if B.dtype_of(g) is not dtype:
+            g = g.to(dtype)
+        res[i] = g
+    return res
+
+
+def _expandable(shape, to):
+    if len(shape) > len(to):
+        return False
+    for a, b in zip(reversed(shape), reversed(list(to))):
+        if a != b and a != 1:
+            return False
+    return True
+
+
+def _accumulate_into_leaf(acc, g, create_graph):
+    var = acc.variable
+    if g is None:
+        return
+    old = var.__dict__.get("_tn_grad")
+    if old is None:
+        if create_graph:
+            new = g
+        elif sys.getrefcount(g) <= 4 and g._tn_storage_use_count == 1 and G.grad_fn_of(g) is None:
+            new = g  # nothing else can see this buffer: steal it, as upstream does
+        else:
+            new = C._aten_dispatch("clone", g, None)
+        if not create_graph and G.grad_fn_of(new) is not None:
+            new = new.detach()
+        var.__dict__["_tn_grad"] = new
+    elif create_graph or C.is_grad_enabled():
+        var.__dict__["_tn_grad"] = old + g
+    else:
+        old.add_(g)
+    hooks = var.__dict__.get("_tn_post_acc_hooks")
+    if hooks:
+        for h in list(hooks.values()):
+            h(var)

@@ -1,0 +1,96 @@
+"""Backward formulas: registration and the saved-value view a formula reads.
+
+A formula is a Python function of the saved values and the incoming gradient(s) that returns one
+gradient per differentiable input (the `inputs` of the operator's derivatives.yaml entry, a list
+argument counting once per tensor). Formulas are compositions of `torch` operators, so they run
+through the door on every backend and record their own graph when `create_graph=True`.
+
+    @formula("mul.Tensor", save=("self", "other"))
+    def _(s, g):
+        return g * s.other, g * s.self
+"""
+
+from __future__ import annotations
+
+from .graph import SavedTensor
+
+FORMULAS: dict = {}
+
+
+class Formula:
+    __slots__ = ("op", "fn", "save", "multi", "inputs", "node")
+
+    def __init__(self, op, fn, save, multi, inputs, node):
+        self.op, self.fn, self.save, self.multi, self.inputs, self.node = op, fn, save, multi, inputs, node
+
+    def backward(self, node, grads):
+        n = len(node._tn_edges)
+        if all(g is None for g in grads):
+            return [None] * n
+        s = Saved(node)
+        out = self.fn(s, grads) if self.multi else self.fn(s, grads[0])
+        if not isinstance(out, (tuple, list)):
+            out = (out,)
+        flat = []
+        for g in out:
+            if isinstance(g, list):
+                flat.extend(g)
+            else:
+                flat.append(g)
+        if len(flat) != n:
+            raise RuntimeError(f"torchnative: the formula of {self.op} returned {len(flat)} gradients for {n} inputs")
+        return flat
+
+
+def formula(*ops, save=(), multi=False, inputs=None, node=None):
+    """Registers `fn` as the backward of each operator overload in `ops`.
+
+    save: the tensor arguments (by schema name) and outputs (`result`, or `result0`, `result1`
+    for several) the formula reads; other tensor arguments are kept as metadata only.
+    multi: the formula receives the list of output gradients (entries may be None).
+    inputs, node: the differentiable inputs and node class name, for operators without a
+    derivatives.yaml entry (upstream writes those nodes by hand).
+    """
+
+    def deco(fn):
+        for op in ops:
+            FORMULAS[op] = Formula(op, fn, tuple(save), multi, inputs, node)
+        return fn
+
+    return deco
+
+
+class Saved:
+    """Attribute access to a node's saved values: tensors (unpacked with the version check),
+    non-tensor arguments, and `<name>_meta` (sizes, dtype, device) for every tensor argument."""
+
+    __slots__ = ("_node",)
+
+    def __init__(self, node):
+        object.__setattr__(self, "_node", node)
+
+    def __getattr__(self, name):
+        node = self._node
+        saved = node._tn_saved
+        if name in saved:
+            v = saved[name]
+            if isinstance(v, SavedTensor):
+                return v.unpack(node)
+            if isinstance(v, list) and v and isinstance(v[0], SavedTensor):
+                return [x.unpack(node) for x in v]
+            return v
+        if name.endswith("_sizes"):
+            return list(node._tn_argmeta[name[:-6]][0])
+        if name.endswith("_dtype"):
+            return node._tn_argmeta[name[:-6]][1]
+        if name.endswith("_meta"):
+            return node._tn_argmeta[name[:-5]]
+        raise AttributeError(f"{type(node).__name__} saved no '{name}'")
+
+    def needs(self, i):
+        """Whether differentiable input `i` needs a gradient (upstream's needs_input_grad)."""
+        return node_needs(self._node, i)
+
+
+def node_needs(node, i):
+    return node._tn_edges[i][0] is not None

@@ -1,0 +1,260 @@
+"""Neural-network operators: softmax, normalisation, convolution, pooling, dropout, losses,
+attention. Convolution's backward is itself made of forward convolutions (the transposed
+convolution for the input, a batch/channel-swapped convolution for the weight), so it needs no
+backward kernel from the backend."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..formula import formula
+from .shape import _embed
+
+
+@formula("_softmax", save=("result",))
+def _(s, g):
+    y = s.result
+    return y * (g - (g * y).sum(s.dim, keepdim=True))
+
+
+@formula("_log_softmax", save=("result",))
+def _(s, g):
+    return g - s.result.exp() * g.sum(s.dim, keepdim=True)
+
+
+@formula("native_layer_norm", save=("input", "weight", "result1", "result2"), multi=True)
+def _(s, grads):
+    g = grads[0]
+    if g is None:
+        return None, None, None
+    x, w = s.input, s.weight
+    k = len(s.normalized_shape)
+    nd = x.dim()
+    norm_dims = list(range(nd - k, nd))
+    batch_dims = list(range(nd - k))
+    xhat = (x - s.result1) * s.result2
+    n = 1
+    for d in s.normalized_shape:
+        n *= d
+    gw = g * w if w is not None else g
+    dx = None
+    if s.needs(0):
+        dx = (s.result2 / n) * (n * gw - gw.sum(norm_dims, keepdim=True) - xhat * (gw * xhat).sum(norm_dims, keepdim=True))
+    dw = (g * xhat).sum(batch_dims) if w is not None and s.needs(1) else None
+    db = g.sum(batch_dims) if s.needs(2) else None
+    return dx, dw, db
+
+
+@formula("native_batch_norm", save=("input", "weight", "running_mean", "running_var", "result1", "result2"), multi=True)
+def _(s, grads):
+    g = grads[0]
+    if g is None:
+        return None, None, None
+    x, w = s.input, s.weight
+    nd = x.dim()
+    dims = [0] + list(range(2, nd))
+    shape = [1, x.shape[1]] + [1] * (nd - 2)
+    if s.training:
+        mean, invstd = s.result1.reshape(shape), s.result2.reshape(shape)
+    else:
+        mean, invstd = s.running_mean.reshape(shape), (s.running_var + s.eps).rsqrt().reshape(shape)
+    xhat = (x - mean) * invstd
+    gw = g * w.reshape(shape) if w is not None else g
+    dx = None
+    if s.needs(0):
+        if s.training:
+            n = x.numel() // x.shape[1]
+            dx = (invstd / n) * (n * gw - gw.sum(dims, keepdim=True) - xhat * (gw * xhat).sum(dims, keepdim=True))
+        else:
+            dx = gw * invstd
+    dw = (g * xhat).sum(dims) if w is not None and s.needs(1) else None
+    db = g.sum(dims) if s.needs(2) else None
+    return dx, dw, db
+
+
+# --- convolution ------------------------------------------------------------------------------
+
+def _pad_dim(t, dim, lo, hi):
+    if lo < 0:
+        t = t.narrow(dim, -lo, t.shape[dim] + lo)
+        lo = 0
+    if hi < 0:
+        t = t.narrow(dim, 0, t.shape[dim] + hi)
+        hi = 0
+    if lo or hi:
+        pad = [0, 0] * (t.dim() - 1 - dim) + [lo, hi]
+        t = torch.constant_pad_nd(t, pad, 0)
+    return t
+
+
+def conv_input_grad(g, weight, input_sizes, stride, padding, dilation, groups):
+    """The gradient of a convolution with respect to its input: a transposed convolution,
+    written as a stride-1 convolution of the zero-dilated, padded gradient with the spatially
+    flipped, in/out-swapped weight."""
+    nsp = len(input_sizes) - 2
+    for i, st in enumerate(stride):
+        if st > 1:  # zeros between the gradient's elements, out of place (double backward)
+            g = _embed(g, 2 + i, (g.shape[2 + i] - 1) * st + 1, 0, st)
+    k = list(weight.shape[2:])
+    for i in range(nsp):
+        lo = dilation[i] * (k[i] - 1) - padding[i]
+        hi = input_sizes[2 + i] - g.shape[2 + i] + padding[i]
+        g = _pad_dim(g, 2 + i, lo, hi)
+    cout, cin_g = weight.shape[0], weight.shape[1]
+    w = weight.flip(list(range(2, 2 + nsp)))
+    w = w.reshape([groups, cout // groups, cin_g] + k).transpose(1, 2).reshape([groups * cin_g, cout // groups] + k)
+    return torch.convolution(g, w, None, [1] * nsp, [0] * nsp, list(dilation), False, [0] * nsp, groups)
+
+
+def conv_weight_grad(x, g, weight_sizes, stride, padding, dilation, groups):
+    """The gradient with respect to the weight: the input and the output gradient correlated,
+    with batch and channels swapped (a convolution whose stride is the dilation and vice versa)."""
+    nsp = len(weight_sizes) - 2
+    cin_g, cout = weight_sizes[1], weight_sizes[0]
+    cout_g = cout // groups
+    parts = []
+    for gi in range(groups):
+        xg = x.narrow(1, gi * cin_g, cin_g) if groups > 1 else x
+        gg = g.narrow(1, gi * cout_g, cout_g) if groups > 1 else g
+        r = torch.convolution(xg.transpose(0, 1), gg.transpose(0, 1), None, list(dilation), list(padding), list(stride),
+                              False, [0] * nsp, 1)
+        r = r.transpose(0, 1)
+        for i in range(nsp):
+            r = r.narrow(2 + i, 0, weight_sizes[2 + i])
+        parts.append(r)
+    return torch.cat(parts, 0) if groups > 1 else parts[0]
+
+
+def _expand(v, n):
+    v = list(v)
+    return v * n if len(v) == 1 else v
+
+
+@formula("convolution", save=("input", "weight"))
+def _(s, g):
+    if s.transposed:
+        raise NotImplementedError("torchnative: the derivative of a transposed convolution is not implemented yet")
+    x, w = s.input, s.weight
+    nsp = w.dim() - 2
+    stride, padding, dilation = _expand(s.stride, nsp), _expand(s.padding, nsp), _expand(s.dilation, nsp)
+    gx = conv_input_grad(g, w, list(x.shape), stride, padding, dilation, s.groups) if s.needs(0) else None
+    gw = conv_weight_grad(x, g, list(w.shape), stride, padding, dilation, s.groups) if s.needs(1) else None
+    gb = g.sum([0] + list(range(2, g.dim()))) if s.needs(2) else None
+    return gx, gw, gb
+
+
+# --- pooling ------------------------------------------------------------------------------------
+
+@formula("max_pool2d_with_indices", save=("result1",), multi=True)
+def _(s, grads):
+    g = grads[0]
+    if g is None:
+        return None
+    sizes = s.self_sizes
+    idx = s.result1
+    lead = sizes[:-2]
+    z = torch.zeros(lead + [sizes[-2] * sizes[-1]], dtype=g.dtype, device=g.device)
+    z.scatter_add_(len(lead), idx.reshape(lead + [-1]), g.reshape(lead + [-1]))
+    return z.reshape(sizes)
+
+
+@formula("_adaptive_avg_pool2d")
+def _(s, g):
+    sizes = s.self_sizes
+    h, w = sizes[-2:]
+    oh, ow = g.shape[-2:]
+    if h % oh or w % ow:
+        raise NotImplementedError("torchnative: the derivative of adaptive_avg_pool2d with uneven windows is not implemented yet")
+    kh, kw = h // oh, w // ow
+    lead = list(g.shape[:-2])
+    e = g.reshape(lead + [oh, 1, ow, 1]).expand(lead + [oh, kh, ow, kw]).reshape(sizes)
+    return e / (kh * kw)
+
+
+@formula("avg_pool2d")
+def _(s, g):
+    sizes = s.self_sizes
+    k = _expand(s.kernel_size, 2)
+    stride = _expand(s.stride, 2) if s.stride else k
+    pad = _expand(s.padding, 2)
+    if s.ceil_mode or s.divisor_override is not None or (not s.count_include_pad and any(pad)):
+        raise NotImplementedError(
+            "torchnative: the derivative of avg_pool2d with ceil_mode, divisor_override or count_include_pad=False "
+            "and padding is not implemented yet"
+        )
+    batched = len(sizes) == 4
+    gg = g if batched else g.unsqueeze(0)
+    full = sizes if batched else [1] + sizes
+    c = full[1]
+    weight = torch.full([c, 1] + k, 1.0 / (k[0] * k[1]), dtype=g.dtype, device=g.device)
+    out = conv_input_grad(gg, weight, full, stride, pad, [1, 1], c)
+    return out if batched else out.squeeze(0)
+
+
+# --- dropout, losses, attention -----------------------------------------------------------------
+
+@formula("native_dropout", save=("result1",), multi=True)
+def _(s, grads):
+    g = grads[0]
+    if g is None:
+        return None
+    if not s.train:
+        return g
+    scale = 0.0 if s.p == 1 else 1.0 / (1.0 - s.p)
+    return g * s.result1 * scale
+
+
+@formula("nll_loss_forward", "nll_loss2d_forward", save=("target", "weight", "result1"), multi=True)
+def _(s, grads):
+    g = grads[0]
+    if g is None:
+        return None
+    target, weight = s.target, s.weight
+    sizes = s.self_sizes
+    cdim = 1 if len(sizes) >= 2 else 0
+    valid = target != s.ignore_index
+    safe = target.masked_fill(~valid, 0)
+    w = weight.index_select(0, safe.reshape(-1)).reshape(safe.shape) if weight is not None else torch.ones_like(safe, dtype=g.dtype)
+    w = w * valid
+    if s.reduction == 1:
+        coeff = -g * w / s.result1
+    elif s.reduction == 2:
+        coeff = -g * w
+    else:
+        coeff = -g * w
+    z = torch.zeros(sizes, dtype=g.dtype, device=g.device)
+    return z.scatter(cdim, safe.unsqueeze(cdim), coeff.unsqueeze(cdim).to(g.dtype))
+
+
+@formula("mse_loss", save=("self", "target"))
+def _(s, g):
+    d = s.self - s.target
+    scale = 2.0 / d.numel() if s.reduction == 1 else 2.0
+    gd = g * d * scale
+    return (gd if s.needs(0) else None), (-gd if s.needs(1) else None)
+
+
+@formula("_scaled_dot_product_flash_attention_for_cpu", save=("query", "key", "value", "attn_mask"), multi=True)
+def _(s, grads):
+    g = grads[0]
+    if g is None:
+        return None, None, None
+    if s.dropout_p > 0:
+        raise NotImplementedError("torchnative: the derivative of scaled_dot_product_attention with dropout is not implemented yet")
+    q, k, v = s.query, s.key, s.value
+    sc = s.scale if s.scale is not None else 1.0 / math.sqrt(q.shape[-1])
+    a = q.matmul(k.transpose(-2, -1)) * sc
+    L, S = q.shape[-2], k.shape[-2]
+    if s.is_causal:
+        a = a.masked_fill(torch.ones(L, S, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
+    if s.attn_mask is not None:
+        a = a + s.attn_mask
+    p = a.softmax(-1)
+    dv = p.transpose(-2, -1).matmul(g)
+    dp = g.matmul(v.transpose(-2, -1))
+    da = p * (dp - (dp * p).sum(-1, keepdim=True))
+    dq = da.matmul(k) * sc
+    dk = da.transpose(-2, -1).matmul(q) * sc
+    return dq, dk, dv

@@ -1,0 +1,152 @@
+"""Reductions and scans."""
+
+from __future__ import annotations
+
+import torch
+
+from ..formula import formula
+
+
+def _dims(dim, ndim):
+    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
+        return list(range(ndim))
+    if isinstance(dim, int):
+        dim = [dim]
+    return sorted(d % max(ndim, 1) for d in dim)
+
+
+def _unsqueeze_to(g, dims, ndim, keepdim):
+    """A reduced gradient with its reduced dimensions put back (size 1)."""
+    if keepdim or ndim == 0:
+        return g
+    for d in dims:
+        g = g.unsqueeze(d)
+    return g
+
+
+def _numel(sizes, dims):
+    n = 1
+    for d in dims:
+        n *= sizes[d]
+    return n
+
+
+@formula("sum")
+def _(s, g):
+    return g.expand(s.self_sizes)
+
+
+@formula("sum.dim_IntList")
+def _(s, g):
+    sizes = s.self_sizes
+    dims = _dims(s.dim, len(sizes))
+    return _unsqueeze_to(g, dims, len(sizes), s.keepdim).expand(sizes)
+
+
+@formula("mean")
+def _(s, g):
+    sizes = s.self_sizes
+    return g.expand(sizes) / max(_numel(sizes, range(len(sizes))), 1)
+
+
+@formula("mean.dim")
+def _(s, g):
+    sizes = s.self_sizes
+    dims = _dims(s.dim, len(sizes))
+    return _unsqueeze_to(g, dims, len(sizes), s.keepdim).expand(sizes) / _numel(sizes, dims)
+
+
+def _evenly(g, x, result, dims, keepdim):
+    """amax/amin/max/min: the gradient split evenly among the positions that attain the value."""
+    r = _unsqueeze_to(result, dims, x.dim(), keepdim)
+    gg = _unsqueeze_to(g, dims, x.dim(), keepdim)
+    mask = x == r
+    count = mask.sum(dims, keepdim=True) if dims else mask.sum()
+    return gg * mask / count
+
+
+@formula("amax", "amin", save=("self", "result"))
+def _(s, g):
+    x = s.self
+    return _evenly(g, x, s.result, _dims(s.dim, x.dim()), s.keepdim)
+
+
+@formula("max", "min", save=("self", "result"))
+def _(s, g):
+    x = s.self
+    mask = x == s.result
+    return g * mask / mask.sum()
+
+
+@formula("max.dim", "min.dim", save=("result1",), multi=True)
+def _(s, grads):
+    g = grads[0]
+    if g is None:
+        return None
+    sizes = s.self_sizes
+    dim = s.dim % max(len(sizes), 1)
+    idx = s.result1
+    if not s.keepdim and len(sizes) > 0:
+        g, idx = g.unsqueeze(dim), idx.unsqueeze(dim)
+    return torch.zeros(sizes, dtype=g.dtype, device=g.device).scatter(dim, idx, g)
+
+
+@formula("var.correction", save=("self",))
+def _(s, g):
+    x = s.self
+    dims = _dims(s.dim, x.dim())
+    corr = 1 if s.correction is None else s.correction
+    n = _numel(list(x.shape), dims)
+    gg = _unsqueeze_to(g, dims, x.dim(), s.keepdim)
+    return gg * 2 * (x - x.mean(dims, keepdim=True)) / max(n - corr, 0)
+
+
+@formula("std.correction", save=("self", "result"))
+def _(s, g):
+    x = s.self
+    dims = _dims(s.dim, x.dim())
+    corr = 1 if s.correction is None else s.correction
+    n = _numel(list(x.shape), dims)
+    gg = _unsqueeze_to(g / (2 * s.result), dims, x.dim(), s.keepdim)
+    return gg.masked_fill(_unsqueeze_to(s.result, dims, x.dim(), s.keepdim) == 0, 0) * 2 * (x - x.mean(dims, keepdim=True)) / max(n - corr, 0)
+
+
+@formula("logsumexp", save=("self", "result"))
+def _(s, g):
+    x = s.self
+    dims = _dims(s.dim, x.dim())
+    r = _unsqueeze_to(s.result, dims, x.dim(), s.keepdim)
+    return _unsqueeze_to(g, dims, x.dim(), s.keepdim) * (x - r).exp()
+
+
+@formula("cumsum", "cumsum_")
+def _(s, g):
+    dim = s.dim
+    return g.flip(dim).cumsum(dim).flip(dim)
+
+
+@formula("linalg_vector_norm", save=("self", "result"))
+def _(s, g):
+    x = s.self
+    dims = _dims(s.dim, x.dim())
+    p = float(s.ord)
+    r = _unsqueeze_to(s.result, dims, x.dim(), s.keepdim)
+    gg = _unsqueeze_to(g, dims, x.dim(), s.keepdim)
+    if p == 0:
+        return x * 0
+    if p == 1:
+        return gg * x.sgn()
+    if p == 2:
+        return (gg * x / r).masked_fill(r == 0, 0)
+    if p == float("inf") or p == float("-inf"):
+        mask = x.abs() == r
+        return gg * x.sgn() * mask / mask.sum(dims, keepdim=True)
+    return (gg * x * x.abs().pow(p - 2) / r.pow(p - 1)).masked_fill(r == 0, 0)
+
+
+@formula("prod", save=("self", "result"))
+def _(s, g):
+    x = s.self
+    if bool((x == 0).any()):
+        raise NotImplementedError("torchnative: the derivative of prod over inputs containing zeros is not implemented yet")
+    return g * s.result / x

@@ -1,0 +1,275 @@
+"""The autograd graph: nodes, edges, saved tensors and per-tensor autograd metadata.
+
+A node is what `tensor.grad_fn` returns. Its class is named as upstream names it
+(`AddBackward0`, from derivatives.yaml via the generated table) and lives in `torch._C._functions`,
+so `isinstance(fn, torch.autograd.graph.Node)` holds. A node keeps one edge per differentiable
+input, `(next_node, input_nr)`, and metadata (shape, dtype, device) per forward output, which the
+engine uses to check and reduce incoming gradients, as upstream's `validate_outputs` does.
+
+Per-tensor metadata (grad_fn, output_nr, grad, hooks, the leaf's grad accumulator) lives in the
+tensor's `__dict__` under `_tn_*` names; `requires_grad` is the native flag the door checks.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from collections import OrderedDict
+
+_SEQ = itertools.count()
+
+RELEASED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+    "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+    "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
+    "if you need to access saved tensors after calling backward."
+)
+
+
+# --- per-tensor metadata ---------------------------------------------------------------------
+
+def grad_fn_of(t):
+    return t.__dict__.get("_tn_grad_fn")
+
+
+def output_nr_of(t):
+    return t.__dict__.get("_tn_output_nr", 0)
+
+
+def set_history(t, node, nr):
+    d = t.__dict__
+    d["_tn_grad_fn"] = node
+    d["_tn_output_nr"] = nr
+    t._tn_requires_grad = True
+
+
+def clear_history(t):
+    d = t.__dict__
+    d.pop("_tn_grad_fn", None)
+    d.pop("_tn_output_nr", None)
+
+
+def grad_accumulator(t):
+    """The leaf's AccumulateGrad node, one per leaf for as long as someone holds it (weakly
+    cached, as upstream caches it)."""
+    ref = t.__dict__.get("_tn_grad_acc")
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t.__dict__["_tn_grad_acc"] = weakref.ref(acc)
+    return acc
+
+
+def gradient_edge(t):
+    """Where a gradient for `t` goes: its grad_fn slot, a leaf's accumulator, or nowhere."""
+    fn = grad_fn_of(t)
+    if fn is not None:
+        return (fn, output_nr_of(t))
+    if t._tn_requires_grad:
+        return (grad_accumulator(t), 0)
+    return (None, 0)
+
+
+def tensor_meta(t):
+    from ..ops import base as B
+
+    return (tuple(t._tn_sizes), B.dtype_of(t), B.device_of(t))
+
+
+# --- saved tensors ----------------------------------------------------------------------------
+
+class SavedTensor:
+    """A tensor saved for backward, with the version it had when saved. An output of the node
+    itself is kept as a detached alias (no reference cycle through grad_fn) and gets the node
+    back as grad_fn when unpacked, so double backward can flow through it."""
+
+    __slots__ = ("data", "version", "is_output", "output_nr", "was_leaf", "requires_grad")
+
+    def __init__(self, t, is_output=False, output_nr=0):
+        self.version = t._version
+        self.is_output = is_output
+        self.output_nr = output_nr
+        self.requires_grad = t._tn_requires_grad
+        self.was_leaf = grad_fn_of(t) is None
+        self.data = t._tn_alias() if is_output else t
+
+    def unpack(self, node):
+        t = self.data
+        if t is None:
+            raise RuntimeError(RELEASED)
+        if t._version != self.version:
+            raise RuntimeError(_version_message(t, node if self.is_output else grad_fn_of(t),
+                                                self.output_nr if self.is_output else output_nr_of(t),
+                                                self.version))
+        if self.is_output and self.requires_grad:
+            out = t._tn_alias()
+            set_history(out, node, self.output_nr)
+            return out
+        return t
+
+
+def _version_message(t, fn, nr, expected):
+    from ..ops import base as B
+
+    d = B.dtype_of(t)
+    tname = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "bfloat16": "BFloat16Tensor",
+             "int64": "LongTensor", "int32": "IntTensor", "bool": "BoolTensor"}.get(str(d).replace("torch.", ""), "Tensor")
+    where = f", which is output {nr} of {fn.name()}," if fn is not None else ""
+    return (
+        "one of the variables needed for gradient computation has been modified by an inplace operation: "
+        f"[torch.{tname} {list(t._tn_sizes)}]{where} is at version {t._version}; expected version {expected} instead. "
+        "Hint: enable anomaly detection to find the operation that failed to compute its gradient, with "
+        "torch.autograd.set_detect_anomaly(True)."
+    )
+
+
+# --- nodes --------------------------------------------------------------------------------------
+
+class NodeBase:
+    """What the engine needs from a node; built-in nodes and custom Functions share it."""
+
+    def _tn_init(self, edges, out_meta):
+        self._tn_edges = edges
+        self._tn_out_meta = out_meta
+        self._tn_seq = next(_SEQ)
+
+    # upstream's Node API ------------------------------------------------------------------
+    def name(self):
+        return type(self).__name__
+
+    @property
+    def next_functions(self):
+        return tuple(self.__dict__.get("_tn_edges", ()))
+
+    @property
+    def metadata(self):
+        md = self.__dict__.get("_tn_metadata")
+        if md is None:
+            md = self.__dict__["_tn_metadata"] = {}
+        return md
+
+    @property
+    def _input_metadata(self):
+        return [_InputMetadata(*m) if m is not None else None for m in self.__dict__.get("_tn_out_meta", ())]
+
+    def _sequence_nr(self):
+        return self.__dict__.get("_tn_seq", 0)
+
+    def register_hook(self, fn):
+        from torch.utils.hooks import RemovableHandle
+
+        hooks = self.__dict__.setdefault("_tn_post_hooks", OrderedDict())
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = fn
+        return handle
+
+    def register_prehook(self, fn):
+        from torch.utils.hooks import RemovableHandle
+
+        hooks = self.__dict__.setdefault("_tn_pre_hooks", OrderedDict())
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = fn
+        return handle
+
+    def _register_hook_dict(self, tensor):
+        """Tensor hooks (`tensor.register_hook`) of a non-leaf: a dict read at backward time."""
+        self.__dict__.setdefault("_tn_tensor_hooks", []).append((output_nr_of(tensor), tensor._backward_hooks))
+
+    def __call__(self, *grads):
+        return self._tn_apply(list(grads))
+
+    # engine protocol ----------------------------------------------------------------------
+    def _tn_apply(self, grads):
+        raise NotImplementedError
+
+    def _tn_release(self):
+        pass
+
+
+class _InputMetadata:
+    def __init__(self, shape, dtype, device):
+        self.shape, self.dtype, self.device = shape, dtype, device
+        self.is_nested_tensor = False
+        self.is_cpp_nested_tensor = False
+
+
+class Node(NodeBase):
+    """A built-in backward node: a formula applied to saved values."""
+
+    def __init__(self, formula=None):
+        self._tn_f = formula
+
+    def _tn_apply(self, grads):
+        return self._tn_f.backward(self, grads)
+
+    def _tn_release(self):
+        saved = self.__dict__.get("_tn_saved")
+        if saved:
+            for s in saved.values():
+                if isinstance(s, SavedTensor):
+                    s.data = None
+                elif isinstance(s, list):
+                    for x in s:
+                        if isinstance(x, SavedTensor):
+                            x.data = None
+
+    def __getattr__(self, name):
+        # upstream exposes saved values as `_saved_<name>`
+        if name.startswith("_saved_"):
+            saved = self.__dict__.get("_tn_saved", {})
+            key = name[len("_saved_"):]
+            if key in saved:
+                v = saved[key]
+                return v.unpack(self) if isinstance(v, SavedTensor) else v
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+
+class AccumulateGrad(NodeBase):
+    """The sink of a leaf tensor: adds the incoming gradient into `variable.grad`."""
+
+    def __init__(self, variable):
+        self.variable = variable
+        self._tn_init([], [tensor_meta(variable)])
+        self._tn_seq = 2**62  # upstream gives accumulators UINT64_MAX: they run as soon as ready
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
+
+_CLASSES: dict = {}
+
+
+def node_class(name, functions_module=None):
+    """The node class upstream calls `name`, created once and published in torch._C._functions."""
+    cls = _CLASSES.get(name)
+    if cls is None:
+        cls = type(name, (Node,), {"__module__": "builtins"})
+        _CLASSES[name] = cls
+        if functions_module is not None:
+            setattr(functions_module, name, cls)
+    return cls
+
+
+class NotImplementedNode(Node):
+    """Recorded for operators whose derivative torchnative lacks: forward runs; backward refuses
+    by name, as upstream's NotImplemented node does."""
+
+    def __init__(self, op):
+        self._tn_op = op
+
+    def name(self):
+        return "torch::autograd::NotImplemented"
+
+    def _tn_apply(self, grads):
+        raise NotImplementedError(
+            f"the derivative for 'aten::{self._tn_op}' is not implemented in torchnative yet "
+            "(its forward ran; backward through it needs a formula in torchnative_core/autograd/formulas)"
+        )
+
+
+class Error(Node):
+    def __init__(self, msg):
+        self._tn_msg = msg
+
+    def _tn_apply(self, grads):
+        raise RuntimeError(self._tn_msg)

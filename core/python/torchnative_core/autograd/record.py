@@ -1,0 +1,210 @@
+"""The autograd step of the door: runs an operator and records its node in the graph.
+
+The native door calls `handle(op, args, kwargs)` only when grad mode is on and some tensor
+argument requires grad. Like upstream's Autograd dispatch key:
+
+* CompositeImplicitAutograd operators and operators without a formula run with grad mode on, so
+  the operators they are made of record themselves. If that leaves a differentiable output
+  without history, the operator gets a NotImplemented node: forward works, backward refuses by
+  name (upstream does the same for operators without a derivatives.yaml entry).
+* Operators with a formula run below autograd (grad mode off) and get one node whose class is
+  named as upstream names it.
+* In-place operators rebase the history of `self`; a leaf that requires grad refuses, with
+  upstream's message.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+from ..ops import base as B
+from . import graph as G
+from .formula import FORMULAS
+
+C = None  # torch._C, set by install
+_TABLE = None
+_DONT_REQUIRE = frozenset()
+# Not differentiable, handled by hand upstream (VariableTypeManual.cpp).
+_MANUAL_NONDIFF = frozenset({"detach", "detach_"})
+
+
+def _table():
+    global _TABLE, _DONT_REQUIRE
+    if _TABLE is None:
+        data = json.loads(resources.files("torchnative_core.generated").joinpath("autograd.json").read_text())
+        _TABLE = data["ops"]
+        _DONT_REQUIRE = frozenset(data["dont_require"])
+    return _TABLE
+
+
+def _schema(op):
+    from ..binding.schema import all_schemas
+
+    return all_schemas().get(op)
+
+
+def _is_diff_dtype(t):
+    d = B.dtype_of(t)
+    return d.is_floating_point or d.is_complex
+
+
+def _flat_outputs(out):
+    if isinstance(out, (tuple, list)):
+        return list(out)
+    return [out]
+
+
+def handle(op, args, kwargs=None):
+    f = FORMULAS.get(op)
+    if f is None:
+        return _untracked(op, args, kwargs)
+    return _record(f, op, args, kwargs)
+
+
+def _untracked(op, args, kwargs):
+    schema = _schema(op)
+    if schema is not None and schema.is_out:
+        _refuse_out(op, args)
+    mutated = schema is not None and schema.is_mutable and args and isinstance(args[0], C.TensorBase)
+    before = G.grad_fn_of(args[0]) if mutated else None
+    out = C._tn_below_autograd(op, *args, **(kwargs or {}))
+    entry = _table().get(op)
+    base = op.split(".")[0]
+    if (entry is not None and entry["node"] is None) or base in _DONT_REQUIRE or base in _MANUAL_NONDIFF:
+        return out  # not differentiable upstream either
+    inputs = [a for a in args if isinstance(a, C.TensorBase)]
+    outs = _flat_outputs(out)
+    stale = []
+    for i, t in enumerate(outs):
+        if not isinstance(t, C.TensorBase) or not _is_diff_dtype(t):
+            continue
+        if mutated and t is args[0]:
+            if G.grad_fn_of(t) is before:
+                stale.append(i)  # mutated in place, and nothing recorded it
+        elif G.grad_fn_of(t) is None and not any(t is x for x in inputs):
+            stale.append(i)
+    if stale:
+        node = G.NotImplementedNode(op)
+        edges = [G.gradient_edge(t) for t in _tensor_args(args)]
+        node._tn_init(edges, [G.tensor_meta(t) if isinstance(t, C.TensorBase) else None for t in outs])
+        node._tn_saved = {}
+        for i in stale:
+            G.set_history(outs[i], node, i)
+    return out
+
+
+def _tensor_args(args):
+    for a in args:
+        if isinstance(a, C.TensorBase):
+            if a._tn_requires_grad:
+                yield a
+        elif isinstance(a, (list, tuple)):
+            for x in a:
+                if isinstance(x, C.TensorBase) and x._tn_requires_grad:
+                    yield x
+
+
+def _refuse_out(op, args):
+    name = op.split(".")[0]
+    raise RuntimeError(
+        f"{name}(): functions with out=... arguments don't support automatic differentiation, but one of the "
+        "arguments requires grad."
+    )
+
+
+def _record(f, op, args, kwargs):
+    schema = _schema(op)
+    names = [a.name for a in schema.args]
+    bound = dict(zip(names, args))
+    if kwargs:
+        bound.update(kwargs)
+    entry = _table().get(op)
+    inputs = f.inputs if f.inputs is not None else (entry["inputs"] if entry else ())
+    inplace = schema.is_mutable and not schema.is_out
+    if schema.is_out:
+        _refuse_out(op, args)
+
+    self_t = bound.get("self") if inplace else None
+    if inplace and isinstance(self_t, C.TensorBase):
+        _check_inplace(self_t)
+
+    # edges, one per differentiable input tensor (list arguments flattened)
+    edges, argmeta = [], {}
+    for name in inputs:
+        v = bound.get(name)
+        if isinstance(v, (list, tuple)):
+            for x in v:
+                edges.append(G.gradient_edge(x) if isinstance(x, C.TensorBase) else (None, 0))
+        else:
+            edges.append(G.gradient_edge(v) if isinstance(v, C.TensorBase) else (None, 0))
+    for name, v in bound.items():
+        if isinstance(v, C.TensorBase):
+            argmeta[name] = G.tensor_meta(v)
+        elif isinstance(v, (list, tuple)) and v and isinstance(v[0], C.TensorBase):
+            argmeta[name] = [G.tensor_meta(x) if isinstance(x, C.TensorBase) else None for x in v]
+
+    saved = {}
+    for name, v in bound.items():
+        if name in f.save:
+            if isinstance(v, C.TensorBase):
+                if inplace and v is self_t:
+                    v = C._aten_dispatch("clone", v, None)  # upstream saves original_self
+                saved[name] = G.SavedTensor(v)
+            elif isinstance(v, (list, tuple)) and v and isinstance(v[0], C.TensorBase):
+                saved[name] = [G.SavedTensor(x) for x in v]
+            else:
+                saved[name] = v
+        elif not isinstance(v, C.TensorBase) and not (isinstance(v, (list, tuple)) and v and isinstance(v[0], C.TensorBase)):
+            saved[name] = v
+
+    prev = C.is_grad_enabled()
+    C._set_grad_enabled(False)
+    try:
+        out = C._tn_below_autograd(op, *args, **(kwargs or {}))
+    finally:
+        C._set_grad_enabled(prev)
+
+    if all(e[0] is None for e in edges):
+        return out
+    outs = _flat_outputs(out)
+    diff = entry["output_differentiability"] if entry else None
+    node = G.node_class(f.node or (entry["node"] if entry else _node_name(op)), _functions_module())(f)
+    out_meta = []
+    for i, t in enumerate(outs):
+        ok = isinstance(t, C.TensorBase) and _is_diff_dtype(t) and (diff is None or i >= len(diff) or diff[i])
+        out_meta.append(G.tensor_meta(t) if ok else None)
+    node._tn_init(edges, out_meta)
+    node._tn_argmeta = argmeta
+    for i, t in enumerate(outs):
+        if out_meta[i] is not None:
+            G.set_history(t, node, i)
+    for i, t in enumerate(outs):
+        key = "result" if len(outs) == 1 else f"result{i}"
+        if key in f.save and isinstance(t, C.TensorBase):
+            saved[key] = G.SavedTensor(t, is_output=True, output_nr=i)
+    node._tn_saved = saved
+    return out
+
+
+def _check_inplace(t):
+    if G.grad_fn_of(t) is None and t._tn_requires_grad:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    base = t._base
+    if base is not None and G.grad_fn_of(base) is None and base._tn_requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def _node_name(op):
+    base = op.split(".")[0].rstrip("_")
+    return "".join(p.capitalize() for p in base.split("_")) + "Backward0"
+
+
+_FUNCTIONS = None
+
+
+def _functions_module():
+    global _FUNCTIONS
+    if _FUNCTIONS is None:
+        _FUNCTIONS = C._functions
+    return _FUNCTIONS

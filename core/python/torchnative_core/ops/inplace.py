@@ -1,0 +1,42 @@
+"""In-place overloads (`lerp_.Scalar`, `addcmul_`, ...) that have no implementation of their
+own: the functional overload computes the result, which is copied into `self` after upstream's
+checks (the result dtype must be castable to self's, and the result must have self's shape).
+Hot in-place operators keep their own kernels (elementwise.binary_); this covers the rest."""
+
+from __future__ import annotations
+
+from . import IMPLS
+from . import base as B
+
+
+def _make(op, functional):
+    def run(self, *args):
+        out = B.door(functional, self, *args)
+        mine, got = B.dtype_of(self), B.dtype_of(out)
+        if not B.can_cast(got, mine):
+            from .elementwise import _type_name
+
+            raise RuntimeError(f"result type {_type_name(got)} can't be cast to the desired output type {_type_name(mine)}")
+        if list(out._tn_sizes) != list(self._tn_sizes):
+            raise RuntimeError(
+                f"output with shape {list(self._tn_sizes)} doesn't match the broadcast shape {list(out._tn_sizes)}"
+            )
+        return B.door("copy_", self, out, False)
+
+    run.__name__ = op
+    return run
+
+
+def install():
+    from ..binding.schema import all_schemas
+
+    schemas = all_schemas()
+    for op, schema in schemas.items():
+        name, _, ov = op.partition(".")
+        if op in IMPLS or not name.endswith("_") or name.startswith("_") or schema.is_out:
+            continue
+        if not schema.args or schema.args[0].name != "self" or not schema.args[0].is_write:
+            continue
+        functional = name[:-1] + ("." + ov if ov else "")
+        if functional in IMPLS and functional in schemas:
+            IMPLS[op] = _make(op, functional)
