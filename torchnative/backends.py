@@ -12,11 +12,10 @@ from pathlib import Path
 
 
 def first_party_plugins() -> list[dict]:
-    """plugins.toml, the table of first-party plugins (shipped beside the package in a checkout)."""
+    """torchnative/plugins.toml, the table of first-party plugins (package data of the wheel)."""
     import tomllib
 
-    path = Path(__file__).resolve().parents[1] / "plugins.toml"
-    return tomllib.loads(path.read_text())["plugin"] if path.exists() else []
+    return tomllib.loads(Path(__file__).with_name("plugins.toml").read_text())["plugin"]
 
 
 def _registered() -> dict:

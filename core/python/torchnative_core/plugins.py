@@ -17,7 +17,11 @@ from dataclasses import dataclass, field
 from importlib import metadata
 
 import pluggy
-from torchnative import hookspecs
+
+try:
+    from torchnative import hookspecs
+except ImportError as e:  # core installed without the library that carries the hook specs
+    raise ImportError("torchnative-core discovers backends with torchnative.hookspecs: pip install torchnative") from e
 
 GROUP = hookspecs.GROUP
 
