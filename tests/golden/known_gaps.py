@@ -10,5 +10,4 @@ GAPS = {
     "linalg.baddbmm_tensordot": "aten.tensordot is not implemented",
     "reductions.count_nonzero_unique": "aten._unique2 has no kernel",
     "reductions.median_mode_kthvalue": "aten.mode is not implemented; kthvalue picks a different index among tied values",
-    "views.untyped_storage_shared": "Tensor.untyped_storage (the storage Python object) is not implemented",
 }

@@ -160,7 +160,9 @@ def install(C_) -> None:
         if isinstance(source, C.TensorBase):
             self._tn_set_storage_from(source, list(source._tn_sizes), list(source._tn_strides), source.storage_offset())
             return self
-        raise NotImplementedError("torchnative: Tensor.set_ with a Storage is not supported yet")
+        from ..surface.storage import set_from_storage
+
+        return set_from_storage(self, source, storage_offset, size, stride)
 
     def _mT(self):
         if self.dim() < 2:
@@ -257,6 +259,8 @@ def install(C_) -> None:
 
 
 def _set_data(self, new):
+    if new is self:
+        return  # `p.data = p` (Module._apply when `to` changed nothing)
     self._tn_set_storage_from(new, list(new._tn_sizes), list(new._tn_strides), new.storage_offset())
 
 

@@ -140,6 +140,12 @@ def as_tensor(data, dtype=None, device=None):
 
 
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    from ..surface import storage
+
+    if storage.is_storage(obj):
+        obj = storage.tensor_over_storage(obj, dtype)  # shares the storage, as upstream's asarray does
+        if copy:
+            obj = _door("clone", obj, None)
     if isinstance(obj, C.TensorBase) and copy:
         out = _door("_to_copy", obj, dtype, None, _dev(device), None, False, None)
     else:
@@ -215,12 +221,23 @@ def is_inference(t):
     return False
 
 
+def _parse_to(*args, **kwargs):
+    """`torch._C._nn._parse_to` (Module.to's parser): (device, dtype, non_blocking, memory_format)."""
+    from .tensor_methods import _parse_to as parse
+
+    dtype, device, _copy, non_blocking, memory_format = parse(None, args, dict(kwargs))
+    return device, dtype, non_blocking, memory_format
+
+
 def install(C_, VF) -> None:
     global C
     C = C_
     for fn in (_is_functional_tensor, _is_functional_tensor_base, is_conj, is_neg, _is_zerotensor, is_inference):
         setattr(C_.TensorBase, fn.__name__, lambda self, fn=fn: fn(self))
-    for fn in (tensor, as_tensor, asarray, from_numpy, nonzero, numel, _is_functional_tensor,
+    from ..surface.storage import frombuffer
+    from ..surface.torch_function import with_modes
+
+    for fn in (tensor, as_tensor, asarray, from_numpy, frombuffer, nonzero, numel, _is_functional_tensor,
                _is_functional_tensor_base, is_conj, is_neg, _is_zerotensor, is_inference):
         fn.__module__ = "torch._C._VariableFunctions"
-        setattr(type(VF), fn.__name__, staticmethod(fn))
+        setattr(type(VF), fn.__name__, staticmethod(with_modes(fn)))

@@ -399,3 +399,17 @@ def movedim_list(self, source, destination):
 @impl("swapaxes", "swapdims")
 def swapaxes(self, axis0, axis1):
     return _door("transpose.int", self, axis0, axis1)
+
+
+@impl("is_set_to")
+def is_set_to(self, tensor):
+    """Same storage, offset, sizes and strides (a metadata query, no kernel)."""
+    return (self._tn_storage_id == tensor._tn_storage_id and self.storage_offset() == tensor.storage_offset()
+            and list(self._tn_sizes) == list(tensor._tn_sizes) and list(self._tn_strides) == list(tensor._tn_strides))
+
+
+@impl("_has_compatible_shallow_copy_type")
+def _has_compatible_shallow_copy_type(self, from_):
+    """Whether `self`'s data can be swapped for `from_`'s (`module.to()`, `param.data = ...`):
+    upstream answers True for two dense tensors, and every torchnative tensor is dense."""
+    return True

@@ -33,6 +33,10 @@ def install(C) -> None:
     from .. import autograd, ops
 
     ops.install(C, autograd.install(C))
+    from . import serialization, storage
+
+    storage.install(C)
+    serialization.install(C)
     placeholders.install(C, surface, skip_modules=("torch._C._VariableFunctions",))
     flags.check_complete(surface)
     # PyO3 writes an __all__ listing only native members; upstream's _C has none, and

@@ -37,6 +37,20 @@ _DTYPES = [
     ("uint16", 27, 2, False, False, False, ()),
     ("uint32", 28, 4, False, False, False, ()),
     ("uint64", 29, 8, False, False, False, ()),
+    ("uint1", 30, 1, False, False, False, ()),
+    ("uint2", 31, 1, False, False, False, ()),
+    ("uint3", 32, 1, False, False, False, ()),
+    ("uint4", 33, 1, False, False, False, ()),
+    ("uint5", 34, 1, False, False, False, ()),
+    ("uint6", 35, 1, False, False, False, ()),
+    ("uint7", 36, 1, False, False, False, ()),
+    ("int1", 37, 1, False, False, True, ()),
+    ("int2", 38, 1, False, False, True, ()),
+    ("int3", 39, 1, False, False, True, ()),
+    ("int4", 40, 1, False, False, True, ()),
+    ("int5", 41, 1, False, False, True, ()),
+    ("int6", 42, 1, False, False, True, ()),
+    ("int7", 43, 1, False, False, True, ()),
     ("float8_e8m0fnu", 44, 1, True, False, False, ()),
     ("float4_e2m1fn_x2", 45, 1, False, False, False, ()),
 ]
@@ -212,13 +226,20 @@ class device:
         return (device, (self.type,) if self.index is None else (self.type, self.index))
 
     def __enter__(self):
+        # upstream pushes a torch.utils._device.DeviceContext mode and returns the device
         from torch.utils._device import DeviceContext
 
-        self._tn_ctx = DeviceContext(self)
-        return self._tn_ctx.__enter__()
+        ctx = DeviceContext(self)
+        ctx.__enter__()
+        _DEVICE_CONTEXTS.append(ctx)
+        return self
 
     def __exit__(self, *exc):
+        _DEVICE_CONTEXTS.pop().__exit__(*exc)
         return None
+
+
+_DEVICE_CONTEXTS: list = []  # the modes `with torch.device(...)` entered, innermost last
 
 
 def _typename(x):
