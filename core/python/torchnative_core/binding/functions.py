@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import types as _pytypes
 
+from ..surface.torch_function import with_modes
 from . import signature as S
 from .schema import all_schemas, ops_table
 
@@ -227,7 +228,7 @@ def _make_function(name: str, ov: _Overloads):
         return _call(ov, name, None, args, kwargs)
 
     fn.__name__ = fn.__qualname__ = name
-    return fn
+    return with_modes(fn)
 
 
 def _make_method(name: str, ov: _Overloads):
@@ -235,7 +236,7 @@ def _make_method(name: str, ov: _Overloads):
         return _call(ov, name, self, args, kwargs)
 
     method.__name__ = method.__qualname__ = name
-    return method
+    return with_modes(method)
 
 
 def _make_binary_dunder(target: str, ov: _Overloads):
@@ -249,7 +250,7 @@ def _make_binary_dunder(target: str, ov: _Overloads):
             return NotImplemented
 
     dunder.__name__ = target
-    return dunder
+    return with_modes(dunder)
 
 
 # Dunders upstream's python_variable_methods.cpp maps onto ATen methods.
@@ -290,6 +291,7 @@ def install(C) -> None:
             setattr(C, mod_name, mod)
         for name, entries in bindings[mod_name].items():
             setattr(mod, name, _make_function(name, _Overloads(entries, False)))
+    C._nn._parse_to = torch_functions._parse_to
 
     TB = C.TensorBase
     methods = bindings["Tensor"]

@@ -29,6 +29,10 @@ def copy_(self, src, non_blocking=False):
         ) from None
     if not B.numel(dst_shape):
         return self
+    if self._tn_device_key == "meta":
+        return self  # a meta tensor holds no data
+    if src._tn_device_key == "meta":
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     if self._tn_device_key != src._tn_device_key:
         src_b = _to_device(src_b, B.device_of(self))
     B.launch("copy_", (self, src_b, non_blocking), (self,))
@@ -38,6 +42,12 @@ def copy_(self, src, non_blocking=False):
 
 def _to_device(t, device):
     """A contiguous copy of `t` on `device` (same dtype), through the allocators' host copies."""
+    if device.type == "meta":
+        return B.empty(t._tn_sizes, B.dtype_of(t), device)
+    if t._tn_device_key == "meta":
+        raise NotImplementedError(
+            "Cannot copy out of meta tensor; no data! Please consider using torch.nn.Module.to_empty() instead of "
+            "torch.nn.Module.to() when moving module from meta to a different device.")
     c = contiguous(t)
     out = B.empty(c._tn_sizes, B.dtype_of(c), device)
     nbytes = B.numel(c._tn_sizes) * B.dtype_of(c).itemsize

@@ -19,8 +19,8 @@ def _gen(generator):
 def _fill(self, kind, generator, **params):
     """Runs the fill on a CPU tensor; other devices draw on the host and copy (the generator is
     the CPU one, as upstream's default for a CPU generator)."""
-    if not B.numel(self._tn_sizes):
-        return self
+    if not B.numel(self._tn_sizes) or self._tn_device_key == "meta":
+        return self  # nothing to draw: a meta tensor holds no data (upstream draws none either)
     if self._tn_device_key == "cpu":
         B.C._tn_rng_fill(_gen(generator), self, kind, **params)
     else:

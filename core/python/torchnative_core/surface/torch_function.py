@@ -21,6 +21,38 @@ def _state():
     return getattr(_tls, "disabled", 0)
 
 
+def _relevant_args(args, kwargs):
+    """The tensors among a call's arguments (top level and inside lists/tuples), the arguments
+    upstream's parser hands to __torch_function__ overrides."""
+    from torch._C import TensorBase
+
+    out = []
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, TensorBase):
+            out.append(a)
+        elif isinstance(a, (list, tuple)):
+            out.extend(x for x in a if isinstance(x, TensorBase))
+    return out
+
+
+def with_modes(fn):
+    """`fn` as upstream binds it: while a TorchFunctionMode is active (`with torch.device(...)`,
+    DeviceContext, user modes), the call goes to the mode's __torch_function__ with the returned
+    wrapper as the public function, as upstream's C++ bindings do. Without a mode, `fn` runs
+    directly (one thread-local lookup)."""
+    import functools
+
+    @functools.wraps(fn)
+    def public(*args, **kwargs):
+        if getattr(_tls, "stack", None) and _state() != 2:
+            from torch.overrides import handle_torch_function
+
+            return handle_torch_function(public, _relevant_args(args, kwargs), *args, **kwargs)
+        return fn(*args, **kwargs)
+
+    return public
+
+
 def install(C) -> None:
     TB = C.TensorBase
 
