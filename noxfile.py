@@ -3,6 +3,7 @@
 
     nox -s cpu          # the test suite on the cpu backend (the default session)
     nox -s lint         # cargo clippy (warnings are errors) and rustfmt --check
+    nox -s wheels       # the built wheels, not an editable tree, in a clean venv running torch
 Backends other than cpu (vulkan, metal, npu) get their sessions with their issues."""
 
 import nox
@@ -20,3 +21,12 @@ def cpu(session):
 def lint(session):
     session.run("cargo", "fmt", "--all", "--check", external=True)
     session.run("cargo", "clippy", "--workspace", "--", "-D", "warnings", external=True)
+
+
+@nox.session
+def wheels(session):
+    """tools/build.py makes the maturin abi3 wheels (core, every backend) and the vendored torch
+    wheel; tools/wheel_smoke.py installs them with the root package's wheel into a fresh venv
+    and runs a torch program and `torchnative backends list` there."""
+    session.run("python3", "tools/build.py", external=True)
+    session.run("python3", "tools/wheel_smoke.py", external=True)

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Install the built wheels (never an editable tree) into a clean virtual environment and run a
+torch program there: python3 tools/wheel_smoke.py [--keep DIR]
+
+Uses build/wheels/ from tools/build.py (the vendored torch wheel, torchnative-core and every
+backend, maturin abi3 wheels) plus a wheel of the root `torchnative` package built here; torch's
+own dependencies come from the package index. The program runs from a directory outside the
+checkout, and checks that torch, torch._C, the cpu backend and the CLI all come from the venv.
+Exit code 0 when it ran and agreed. `nox -s wheels` runs the build and then this.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+WHEELS = REPO / "build" / "wheels"
+
+PROGRAM = r"""
+import json, torch, torch._C, torchnative_cpu, torchnative
+x = torch.arange(6.0).reshape(2, 3)
+y = torch.nn.functional.softmax(x * 2 + 1, dim=-1).sum(-1)
+print(json.dumps({"files": [torch.__file__, torch._C.__file__, torchnative_cpu.__file__, torchnative.__file__],
+                  "y": y.tolist()}))
+"""
+
+
+def run(cmd, **kw):
+    print("$", " ".join(map(str, cmd)), flush=True)
+    return subprocess.run(list(map(str, cmd)), check=True, **kw)
+
+
+def base_python() -> str:
+    """The interpreter the repo's .venv was made from (python3.11: the upstream wheel's ABI)."""
+    venv_py = REPO / ".venv" / "bin" / "python"
+    out = subprocess.run([venv_py, "-c", "import sys; print(sys._base_executable)"], capture_output=True, text=True)
+    return out.stdout.strip() if out.returncode == 0 else "python3.11"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--keep", type=Path, help="work in this directory and keep it")
+    args = ap.parse_args()
+    wheels = sorted(WHEELS.glob("*.whl"))
+    names = {w.name.split("-")[0] for w in wheels}
+    missing = {"torch", "torchnative_core", "torchnative_cpu"} - names
+    if missing:
+        print(f"wheel_smoke: no {', '.join(sorted(missing))} wheel in build/wheels: run python3 tools/build.py")
+        return 1
+    work = args.keep or Path(tempfile.mkdtemp(prefix="tn-wheels-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        # The root package's wheel, built from a copy so the build leaves nothing in the checkout.
+        src = work / "src"
+        shutil.rmtree(src, ignore_errors=True)
+        src.mkdir()
+        shutil.copy(REPO / "pyproject.toml", src)
+        shutil.copytree(REPO / "torchnative", src / "torchnative", ignore=shutil.ignore_patterns("__pycache__"))
+        venv = work / "venv"
+        shutil.rmtree(venv, ignore_errors=True)
+        run([base_python(), "-m", "venv", venv])
+        py = venv / "bin" / "python"
+        run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", "setuptools>=77.0.3", "wheel"])
+        run([py, "-m", "pip", "wheel", "-q", "--disable-pip-version-check", "--no-deps", "--no-build-isolation",
+             "-w", work / "dist", src])
+        (root,) = (work / "dist").glob("torchnative-*.whl")
+        # Every wheel by path: pip takes our torch, core and cpu from them, the rest from the index.
+        run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", root, *wheels])
+        out = run([py, "-c", PROGRAM], capture_output=True, text=True, cwd=work).stdout
+        result = json.loads(out)
+        outside = [f for f in result["files"] if not f.startswith(str(venv))]
+        if outside:
+            print(f"wheel_smoke: imported from outside the venv: {outside}")
+            return 1
+        expect = [1.0, 1.0]
+        if any(abs(a - b) > 1e-6 for a, b in zip(result["y"], expect)):
+            print(f"wheel_smoke: softmax sums {result['y']}, expected {expect}")
+            return 1
+        cli = run([venv / "bin" / "torchnative", "backends", "list", "--json"], capture_output=True, text=True,
+                  cwd=work).stdout
+        rows = {r["name"]: r for r in json.loads(cli)}
+        if rows["cpu"]["status"] != "ok" or rows["vulkan"]["status"] != "not installed":
+            print(f"wheel_smoke: unexpected backends: {rows}")
+            return 1
+        print(f"wheel_smoke: ok: torch from {result['files'][0]}; cpu backend {rows['cpu']['kernels']} kernels; "
+              f"wheels: {', '.join(w.name for w in [root, *wheels])}")
+        return 0
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
