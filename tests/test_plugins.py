@@ -206,3 +206,17 @@ def test_pluggy_marked_module_plugin_and_priority(tmp_path, good):
     assert out["sum"] == [9.0, 9.0]  # the override's "add" multiplies
     assert out["owners"]["override"] == ["aten::add.Tensor"]
     assert "aten::add.Tensor" not in out["owners"]["mydev"]
+
+
+def test_without_the_cpu_backend_torch_imports_and_refuses_by_name():
+    # cpu is a plugin like any other: blocked, nothing registers for "cpu", and the first
+    # allocation names what to install.
+    r = run_torch("""
+        import torch
+        from torchnative_core.plugins import RECORDS
+        assert RECORDS["cpu"].status == "blocked" and torch.device("cpu").type == "cpu"
+        torch.ones(2) + 1
+    """, env={"TORCHNATIVE_BLOCK": "cpu"})
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("NotImplementedError: no allocator registered for device 'cpu'"), r.stderr[-2000:]
+    assert "pip install torchnative[cpu]" in last

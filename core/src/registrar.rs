@@ -12,6 +12,20 @@ use crate::registry::{registry, Allocator, Kernel};
 struct PluginCtx {
     name: String,
     _name_c: CString,
+    /// The device keys the plugin's descriptor declared; None allows any (tests, old callers).
+    device_keys: Option<Vec<String>>,
+}
+
+/// Return code of a registration for a device key the plugin did not declare.
+const UNDECLARED_DEVICE: i32 = 3;
+
+impl PluginCtx {
+    fn declared(&self, device: &str) -> bool {
+        match &self.device_keys {
+            None => true,
+            Some(keys) => keys.iter().any(|k| k == device),
+        }
+    }
 }
 
 unsafe fn cstr<'a>(p: *const c_char) -> Option<&'a str> {
@@ -33,6 +47,9 @@ unsafe extern "C" fn register_kernel(
     let (Some(op), Some(device)) = (cstr(op), cstr(device)) else {
         return 1;
     };
+    if !ctx.declared(device) {
+        return UNDECLARED_DEVICE;
+    }
     let mut r = registry().write().unwrap();
     let key = r.device_key(device);
     let op = op
@@ -61,6 +78,9 @@ unsafe extern "C" fn register_allocator(
 ) -> i32 {
     let ctx = &*(core as *const PluginCtx);
     let Some(device) = cstr(device) else { return 1 };
+    if !ctx.declared(device) {
+        return UNDECLARED_DEVICE;
+    }
     if alloc.is_null() || ((*alloc).struct_size as usize) < std::mem::size_of::<TnAllocator>() {
         return 2;
     }
@@ -74,14 +94,16 @@ unsafe extern "C" fn register_allocator(
     0
 }
 
-/// A registrar for plugin `name`, in a capsule the plugin's `register(capsule)` reads.
+/// A registrar for plugin `name`, in a capsule the plugin's `register(capsule)` reads. With
+/// `device_keys`, registrations for any other key are refused (return code 3).
 /// `abi_version` is overridable only so tests can hand a plugin a mismatched version.
 #[pyfunction]
-#[pyo3(signature = (name, abi_version=None))]
+#[pyo3(signature = (name, abi_version=None, device_keys=None))]
 pub fn _tn_make_registrar(
     py: Python<'_>,
     name: &str,
     abi_version: Option<u32>,
+    device_keys: Option<Vec<String>>,
 ) -> PyResult<Py<PyCapsule>> {
     let name_c = CString::new(name)?;
     let plugin_ptr = name_c.as_ptr();
@@ -90,6 +112,7 @@ pub fn _tn_make_registrar(
     let ctx = Box::leak(Box::new(PluginCtx {
         name: name.to_string(),
         _name_c: name_c,
+        device_keys,
     }));
     let reg = TnRegistrar {
         abi_version: abi_version.unwrap_or(ABI_VERSION),

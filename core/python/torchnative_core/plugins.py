@@ -70,9 +70,10 @@ class Registrar:
 
     @property
     def capsule(self):
-        """The C `TnRegistrar` in a PyCapsule named "torchnative.registrar" (native backends)."""
+        """The C `TnRegistrar` in a PyCapsule named "torchnative.registrar" (native backends); it
+        refuses registrations for undeclared device keys with return code 3."""
         if self._capsule is None:
-            self._capsule = self._C._tn_make_registrar(self.name)
+            self._capsule = self._C._tn_make_registrar(self.name, device_keys=list(self.device_keys))
         return self._capsule
 
     def _check_key(self, device_key):
