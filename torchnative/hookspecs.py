@@ -23,9 +23,11 @@ A method counts as a hook implementation when it is marked with :data:`hookimpl`
 name is one of the hook names below (so a backend need not import pluggy or torchnative).
 
 Device keys are plain names (``"cpu"``, ``"vulkan"``, ``"mydev"``): once a plugin that declares a
-key is discovered and available, ``torch.device("mydev")`` is valid and factories such as
-``torch.empty(3, device="mydev")`` allocate through that plugin's allocator. Several plugins may
-declare several keys; nothing is limited to upstream's single ``privateuse1`` slot.
+key is discovered (even one that then reports itself unavailable, as upstream accepts ``"cuda"``
+without a GPU; not one that is blocked or fails), ``torch.device("mydev")`` is valid, and
+factories such as ``torch.empty(3, device="mydev")`` allocate through the allocator registered
+for it. Several plugins may declare several keys; nothing is limited to upstream's single
+``privateuse1`` slot.
 
 Environment variables (comma-separated plugin names):
 
