@@ -49,7 +49,8 @@ out = {"pt": {k: describe(v) for k, v in ckpt["state"].items()},
        "pt_view": describe(ckpt["view"]), "pt_t": describe(ckpt["t"]), "meta": ckpt["meta"],
        "shared": ckpt["view"].untyped_storage().data_ptr() == ckpt["base"].untyped_storage().data_ptr()
                  == ckpt["t"].untyped_storage().data_ptr(),
-       "st": {k: describe(v) for k, v in load_file(sys.argv[2]).items()}}
+       "st": {k: describe(v) for k, v in load_file(sys.argv[2]).items()},
+       "mmap": {k: describe(v) for k, v in torch.load(sys.argv[1], mmap=True)["state"].items()}}
 print(json.dumps(out))
 """
 
