@@ -4,6 +4,8 @@ the same operator sequence (e.g. layer_norm -> native_layer_norm)."""
 
 from __future__ import annotations
 
+import math
+
 from . import base as B
 from . import impl
 
@@ -232,13 +234,63 @@ def sdpa_flash_cpu(query, key, value, dropout_p=0.0, is_causal=False, attn_mask=
     return out, lse
 
 
+def _bool_mask_to_float(attn_mask, dtype):
+    # upstream's convert_boolean_attn_mask: True keeps, False becomes -inf
+    zero = _door("zeros_like", attn_mask, dtype, None, None, None, None)
+    return _door("masked_fill.Scalar", zero, _door("logical_not", attn_mask), float("-inf"))
+
+
 @impl("scaled_dot_product_attention")
 def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    if dropout_p > 0.0 or enable_gqa:
+        # upstream's CPU backend choice: the fused kernel takes neither, the math path both
+        return _door("_scaled_dot_product_attention_math", query, key, value, attn_mask, dropout_p, is_causal, None,
+                     scale, enable_gqa)[0]
     if attn_mask is not None and B.dtype_of(attn_mask) is B.BOOL:
-        # upstream converts a boolean mask to an additive float mask before the CPU kernel
-        zero = _door("zeros_like", attn_mask, B.dtype_of(query), None, None, None, None)
-        attn_mask = _door("masked_fill.Scalar", zero, _door("logical_not", attn_mask), float("-inf"))
+        attn_mask = _bool_mask_to_float(attn_mask, B.dtype_of(query))
     return _door("_scaled_dot_product_flash_attention_for_cpu", query, key, value, dropout_p, is_causal, attn_mask, scale)[0]
+
+
+@impl("_scaled_dot_product_attention_math")
+def sdpa_math(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, dropout_mask=None, scale=None,
+              enable_gqa=False):
+    """upstream's composite (attention.cpp): q and k each scaled by sqrt(scale), matmul, mask,
+    _safe_softmax, dropout, matmul."""
+    if dropout_mask is not None:
+        raise NotImplementedError("aten._scaled_dot_product_attention_math with dropout_mask is not implemented yet")
+    neg = scale is not None and scale < 0
+    e = query._tn_sizes[-1]
+    factor = (abs(scale) if scale is not None else 1.0 / math.sqrt(e)) ** 0.5
+    q = _door("mul.Scalar", query, -factor if neg else factor)
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+        L, S = query._tn_sizes[-2], key._tn_sizes[-2]
+        ones = _door("ones", [L, S], B.BOOL, None, B.device_of(query), None)
+        attn_mask = _door("tril", ones, 0)
+    if attn_mask is not None and B.dtype_of(attn_mask) is B.BOOL:
+        attn_mask = _bool_mask_to_float(attn_mask, B.dtype_of(query))
+    if enable_gqa:
+        hq, hk = query._tn_sizes[-3], key._tn_sizes[-3]
+        if hq != hk:
+            key = _door("repeat_interleave.self_int", key, hq // hk, -3, None)
+            value = _door("repeat_interleave.self_int", value, hq // hk, -3, None)
+    kt = _door("mul.Scalar", _door("transpose.int", key, -2, -1), factor)
+    attn = _door("matmul", q, kt)
+    if attn_mask is not None:
+        attn = _door("add.Tensor", attn, attn_mask, 1)
+    attn = _door("_safe_softmax", attn, -1, None)
+    if dropout_p > 0.0:
+        attn = _door("dropout", attn, dropout_p, True)
+    return _door("matmul", attn, value), attn
+
+
+@impl("_safe_softmax")
+def safe_softmax(self, dim, dtype=None):
+    """softmax, with rows that are -inf throughout giving zeros instead of NaN."""
+    out = _door("_softmax", _float_input(self, dtype), dim, False)
+    masked = _door("all.dim", _door("eq.Scalar", self, float("-inf")), dim, True)
+    return _door("masked_fill.Scalar", out, masked, 0.0)
 
 
 @impl("_native_multi_head_attention")

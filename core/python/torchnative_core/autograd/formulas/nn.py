@@ -13,7 +13,7 @@ from ..formula import formula
 from .shape import _embed
 
 
-@formula("_softmax", save=("result",))
+@formula("_softmax", "_safe_softmax", save=("result",))
 def _(s, g):
     y = s.result
     return y * (g - (g * y).sum(s.dim, keepdim=True))
@@ -252,6 +252,7 @@ def _(s, grads):
     if s.attn_mask is not None:
         a = a + s.attn_mask
     p = a.softmax(-1)
+    p = p.masked_fill(p != p, 0)  # rows masked entirely attend to nothing (the kernel outputs zeros)
     dv = p.transpose(-2, -1).matmul(g)
     dp = g.matmul(v.transpose(-2, -1))
     da = p * (dp - (dp * p).sum(-1, keepdim=True))
