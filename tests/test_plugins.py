@@ -43,14 +43,24 @@ BROKEN = {
                     registrar.register_allocator(self.descriptor["register_for"], self.allocators[self.name])
                 return super().torchnative_register(registrar)
 
+        class Typo(Backend):
+            def torchnative_regster(self, registrar):  # misspelt: must not pass silently
+                pass
+
+        class DescribeOnly:
+            def torchnative_describe(self):
+                return SimpleNamespace(name="mute", device_keys=("mute",), abi_version=1 << 16)
+
         oldabi = Misfit("oldabi", abi_version=2 << 16)
         absent = Misfit("absent", available=False, reason="no absent hardware here")
         greedy = Misfit("greedy", register_for="cpu")
+        typo = Typo("typo", ("typo",))
+        mute = DescribeOnly()
     """,
 }
 
 BROKEN_EPS = {"broken": "tn_broken:plugin", "oldabi": "tn_misfits:oldabi", "absent": "tn_misfits:absent",
-              "greedy": "tn_misfits:greedy"}
+              "greedy": "tn_misfits:greedy", "typo": "tn_misfits:typo", "mute": "tn_misfits:mute"}
 
 RECORDS = """
 import json, torch
@@ -141,6 +151,10 @@ def test_broken_plugins_are_recorded_and_skipped(good, broken):
     assert recs["absent"] == {"status": "unavailable", "reason": "no absent hardware here", "keys": ["absent"]}
     assert recs["greedy"]["status"] == "error"
     assert recs["greedy"]["reason"].startswith("ValueError: plugin 'greedy' registered for device key 'cpu'")
+    assert recs["typo"]["status"] == "error"
+    assert recs["typo"]["reason"].startswith("PluginValidationError: unknown hook 'torchnative_regster'")
+    assert recs["mute"] == {"status": "error", "reason": "TypeError: the plugin implements no torchnative_register hook",
+                            "keys": ["mute"]}
     for name in ("cpu", "mydev", "alpha", "beta"):
         assert recs[name]["status"] == "ok", (name, recs[name])
 
@@ -161,6 +175,9 @@ def test_unavailable_device_is_valid_but_names_what_is_missing(good, broken):
     ({"TORCHNATIVE_BACKENDS": "cpu,oldabi"},
      "ImportError: torchnative backend 'oldabi' failed to load: ImportError: built for torchnative ABI 2.0, core speaks 1.0"),
     ({"TORCHNATIVE_BACKENDS": "cpu,absent"}, "ImportError: torchnative backend 'absent' is unavailable: no absent hardware here"),
+    ({"TORCHNATIVE_BACKENDS": "cpu,vulkan"},
+     "ImportError: TORCHNATIVE_BACKENDS asks for 'vulkan', which no installed distribution provides "
+     "(pip install torchnative[gpu])"),
 ])
 def test_strict_or_named_plugins_fail_loudly(good, broken, env, needle):
     r = run_torch("import torch", good, broken, env=env)

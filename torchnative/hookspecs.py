@@ -20,7 +20,9 @@ never stops another:
    higher priority wins.
 
 A method counts as a hook implementation when it is marked with :data:`hookimpl` or when its
-name is one of the hook names below (so a backend need not import pluggy or torchnative).
+name starts with ``torchnative_`` (so a backend need not import pluggy or torchnative); such a
+name that is not one of the hooks below (a typo) makes the plugin an ``error``, as does a plugin
+without both hooks.
 
 Device keys are plain names (``"cpu"``, ``"vulkan"``, ``"mydev"``): once a plugin that declares a
 key is discovered (even one that then reports itself unavailable, as upstream accepts ``"cuda"``
@@ -32,8 +34,8 @@ for it. Several plugins may declare several keys; nothing is limited to upstream
 Environment variables (comma-separated plugin names):
 
 ``TORCHNATIVE_BACKENDS``
-    an allow-list: only these plugins load, and each must load or ``import torch`` fails with
-    the root cause.
+    an allow-list: only these plugins load, and each must be installed and load, or
+    ``import torch`` fails with the root cause.
 ``TORCHNATIVE_BLOCK``
     plugins never to load (recorded as ``blocked``).
 ``TORCHNATIVE_STRICT=1``

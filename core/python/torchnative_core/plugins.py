@@ -115,12 +115,30 @@ def _abi_text(v):
     return f"{v >> 16}.{v & 0xFFFF}"
 
 
+def _call(pm, hook_name, plugin, **kwargs):
+    """Calls one plugin's implementation of a hook; TypeError when it has none."""
+    if not any(impl.plugin is plugin for impl in getattr(pm.hook, hook_name).get_hookimpls()):
+        raise TypeError(f"the plugin implements no {hook_name} hook")
+    others = [p for p in pm.get_plugins() if p is not plugin]
+    return pm.subset_hook_caller(hook_name, others)(**kwargs)
+
+
+def _register_with(pm, plugin, name):
+    """pluggy's registration plus validation: a method named like a hook that is not one (a typo)
+    is an error, not silently ignored."""
+    pm.register(plugin, name=name)
+    try:
+        pm.check_pending()
+    except Exception:
+        pm.unregister(plugin)
+        raise
+
+
 def _describe(pm, plugin, rec, core_abi):
     """Fills `rec` from the plugin's descriptor; raises on a missing or incompatible one."""
-    hook = pm.subset_hook_caller("torchnative_describe", [p for p in pm.get_plugins() if p is not plugin])
-    d = hook()
+    d = _call(pm, "torchnative_describe", plugin)
     if d is None:
-        raise TypeError("the plugin implements no torchnative_describe hook")
+        raise TypeError("torchnative_describe returned None")
     if d.name != rec.name:
         raise ValueError(f"descriptor name '{d.name}' differs from the entry-point name '{rec.name}'")
     rec.device_keys = tuple(d.device_keys)
@@ -166,7 +184,7 @@ def load_backends(C) -> None:
             continue
         try:
             plugin = ep.load()
-            pm.register(plugin, name=ep.name)
+            _register_with(pm, plugin, ep.name)
             _describe(pm, plugin, rec, core_abi)
         except Exception as e:  # noqa: BLE001 - a broken plugin must not break import torch
             _fail(rec, e, loud)
@@ -181,9 +199,20 @@ def load_backends(C) -> None:
         described.append((rec, plugin))
     for rec, plugin in sorted(described, key=lambda x: (x[0].priority, x[0].name)):
         try:
-            hook = pm.subset_hook_caller("torchnative_register", [p for p in pm.get_plugins() if p is not plugin])
-            n = hook(registrar=Registrar(C, rec.name, rec.device_keys))
+            n = _call(pm, "torchnative_register", plugin, registrar=Registrar(C, rec.name, rec.device_keys))
             rec.kernels = int(n or 0)
             rec.status = "ok"
         except Exception as e:  # noqa: BLE001
             _fail(rec, e, strict or rec.name in allow)
+    missing = sorted(allow - RECORDS.keys())
+    if missing:
+        raise ImportError(f"TORCHNATIVE_BACKENDS asks for {', '.join(map(repr, missing))}, which no installed "
+                          f"distribution provides{_install_hint(missing)}")
+
+
+def _install_hint(names):
+    from torchnative.backends import first_party_plugins
+
+    extras = {p["name"]: p["extra"] for p in first_party_plugins()}
+    hints = [f"pip install torchnative[{extras[n]}]" for n in names if n in extras]
+    return f" ({'; '.join(dict.fromkeys(hints))})" if hints else ""
