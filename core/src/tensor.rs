@@ -56,7 +56,10 @@ thread_local! {
     static PENDING: RefCell<Option<TensorBase>> = const { RefCell::new(None) };
 }
 
-#[pyclass(subclass, module = "torch._C", name = "TensorBase", weakref, dict)]
+// No `dict`: PyO3 0.25 clears an instance dict at dealloc but never releases it (64 bytes leaked
+// per tensor whose __dict__ was used). torch.Tensor, the Python subclass every tensor is an
+// instance of, gets its own __dict__ slot, which CPython frees.
+#[pyclass(subclass, module = "torch._C", name = "TensorBase", weakref)]
 pub struct TensorBase {
     pub storage: Arc<Storage>,
     pub meta: Meta,

@@ -182,7 +182,10 @@ def _execute(task, roots, targets, accumulate_grad, inputs):
                 captured[i] = grads[nr]
             if isinstance(node, G.AccumulateGrad):
                 if accumulate_grad:
-                    _accumulate_into_leaf(node, grads[0], task.create_graph)
+                    g0 = grads[0]
+                    grads = None  # the accumulator may steal g0 only if nothing else holds it
+                    _accumulate_into_leaf(node, g0, task.create_graph)
+                    g0 = None
                 continue
             if not accumulate_grad and targets and k in captures and not any(
                 nxt is not None and id(nxt) in needed for nxt, _ in node._tn_edges
@@ -201,6 +204,7 @@ def _execute(task, roots, targets, accumulate_grad, inputs):
                     continue
                 add(nxt, nr, g)
                 arrived(nxt)
+            outs = g = None  # drop this frame's references before the next node runs
     finally:
         C._set_grad_enabled(prev_grad)
         task.current_node = None
@@ -328,6 +332,11 @@ def _expandable(shape, to):
     return True
 
 
+# References to a gradient nobody else holds, as seen inside _accumulate_into_leaf: the caller's
+# local, this function's argument, getrefcount's own argument.
+_STEALABLE_REFS = 3
+
+
 def _accumulate_into_leaf(acc, g, create_graph):
     var = acc.variable
     if g is None:
@@ -336,7 +345,7 @@ def _accumulate_into_leaf(acc, g, create_graph):
     if old is None:
         if create_graph:
             new = g
-        elif sys.getrefcount(g) <= 4 and g._tn_storage_use_count == 1 and G.grad_fn_of(g) is None:
+        elif sys.getrefcount(g) <= _STEALABLE_REFS and g._tn_storage_use_count == 1 and G.grad_fn_of(g) is None:
             new = g  # nothing else can see this buffer: steal it, as upstream does
         else:
             new = C._aten_dispatch("clone", g, None)
