@@ -50,7 +50,8 @@ int tn_register(const TnRegistrar *reg) {
     static TnAllocator a = {sizeof(TnAllocator), NULL, dev_alloc, dev_free, dev_copy, dev_copy};
     if (reg->register_allocator(reg->core, "cdev", &a) != 0) return -3;
     if (reg->register_kernel(reg->core, "aten::fill_.Scalar", "cdev", fill, NULL) != 0) return -4;
-    /* a key the descriptor did not declare is refused */
+    /* an overload the core does not know is refused, and so is a key the descriptor did not declare */
+    if (reg->register_kernel(reg->core, "aten::fill_.Scalr", "cdev", fill, NULL) != 2) return -7;
     if (reg->register_kernel(reg->core, "aten::fill_.Scalar", "cpu", fill, NULL) != 3) return -5;
     if (reg->register_allocator(reg->core, "cpu", &a) != 3) return -6;
     return 1;

@@ -47,6 +47,10 @@ BROKEN = {
             def torchnative_regster(self, registrar):  # misspelt: must not pass silently
                 pass
 
+        class Misnamed(Backend):
+            def torchnative_register(self, registrar):
+                registrar.register_kernel("add.tensor", "misnamed", print)  # the overload is add.Tensor
+
         class DescribeOnly:
             def torchnative_describe(self):
                 return SimpleNamespace(name="mute", device_keys=("mute",), abi_version=1 << 16)
@@ -56,11 +60,13 @@ BROKEN = {
         greedy = Misfit("greedy", register_for="cpu")
         typo = Typo("typo", ("typo",))
         mute = DescribeOnly()
+        misnamed = Misnamed("misnamed", ("misnamed",))
     """,
 }
 
 BROKEN_EPS = {"broken": "tn_broken:plugin", "oldabi": "tn_misfits:oldabi", "absent": "tn_misfits:absent",
-              "greedy": "tn_misfits:greedy", "typo": "tn_misfits:typo", "mute": "tn_misfits:mute"}
+              "greedy": "tn_misfits:greedy", "typo": "tn_misfits:typo", "mute": "tn_misfits:mute",
+              "misnamed": "tn_misfits:misnamed"}
 
 RECORDS = """
 import json, torch
@@ -153,6 +159,8 @@ def test_broken_plugins_are_recorded_and_skipped(good, broken):
     assert recs["greedy"]["reason"].startswith("ValueError: plugin 'greedy' registered for device key 'cpu'")
     assert recs["typo"]["status"] == "error"
     assert recs["typo"]["reason"].startswith("PluginValidationError: unknown hook 'torchnative_regster'")
+    assert recs["misnamed"]["reason"] == ("ValueError: plugin 'misnamed' registered a kernel for aten::add.tensor, "
+                                          "which is no operator overload the core knows")
     assert recs["mute"] == {"status": "error", "reason": "TypeError: the plugin implements no torchnative_register hook",
                             "keys": ["mute"]}
     for name in ("cpu", "mydev", "alpha", "beta"):

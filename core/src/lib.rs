@@ -176,7 +176,7 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
         registrar::_tn_register_python_allocator,
         m
     )?)?;
-    m.add_function(wrap_pyfunction!(registrar::_tn_registered_devices, m)?)?;
+    m.add_function(wrap_pyfunction!(registrar::_tn_set_known_ops, m)?)?;
     m.add_function(wrap_pyfunction!(door::_aten_dispatch, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_call_impl, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_below_autograd, m)?)?;

@@ -16,8 +16,19 @@ struct PluginCtx {
     device_keys: Option<Vec<String>>,
 }
 
+/// Return code of a kernel registration for an operator overload the core does not know.
+const UNKNOWN_OP: i32 = 2;
 /// Return code of a registration for a device key the plugin did not declare.
 const UNDECLARED_DEVICE: i32 = 3;
+
+/// `aten::add.Tensor` for `add.Tensor` or `aten::add.Tensor`; other namespaces unchanged.
+fn qualified(op: &str) -> String {
+    if op.contains("::") {
+        op.to_string()
+    } else {
+        format!("aten::{op}")
+    }
+}
 
 impl PluginCtx {
     fn declared(&self, device: &str) -> bool {
@@ -51,11 +62,11 @@ unsafe extern "C" fn register_kernel(
         return UNDECLARED_DEVICE;
     }
     let mut r = registry().write().unwrap();
+    let op = qualified(op);
+    if !r.knows_op(&op) {
+        return UNKNOWN_OP;
+    }
     let key = r.device_key(device);
-    let op = op
-        .strip_prefix("aten::")
-        .map(|s| format!("aten::{s}"))
-        .unwrap_or_else(|| op.to_string());
     r.kernels.insert(
         (op, key),
         Kernel::Native {
@@ -134,15 +145,22 @@ unsafe impl Send for RegistrarBox {}
 
 /// Registers a Python callable as the kernel of `op` on `device`: it is called as
 /// `fn(args, outs)` with the schema-ordered arguments and the pre-allocated outputs.
+/// ValueError for an operator overload the core does not know.
 #[pyfunction]
-pub fn _tn_register_python_kernel(plugin: &str, op: &str, device: &str, f: Py<PyAny>) {
+pub fn _tn_register_python_kernel(
+    plugin: &str,
+    op: &str,
+    device: &str,
+    f: Py<PyAny>,
+) -> PyResult<()> {
     let mut r = registry().write().unwrap();
+    let op = qualified(op);
+    if !r.knows_op(&op) {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "plugin '{plugin}' registered a kernel for {op}, which is no operator overload the core knows"
+        )));
+    }
     let key = r.device_key(device);
-    let op = if op.contains("::") {
-        op.to_string()
-    } else {
-        format!("aten::{op}")
-    };
     r.kernels.insert(
         (op, key),
         Kernel::Python {
@@ -154,6 +172,13 @@ pub fn _tn_register_python_kernel(plugin: &str, op: &str, device: &str, f: Py<Py
     if !devs.iter().any(|d| d == device) {
         devs.push(device.to_string());
     }
+    Ok(())
+}
+
+/// Sets the operator overloads kernels may be registered for (the Python half's schema table).
+#[pyfunction]
+pub fn _tn_set_known_ops(ops: Vec<String>) {
+    registry().write().unwrap().known_ops = Some(ops.into_iter().collect());
 }
 
 /// A Python allocator object behind a `TnAllocator`: `user` points at a leaked `Py<PyAny>` whose
@@ -256,12 +281,6 @@ pub fn _tn_register_python_allocator(plugin: &str, device: &str, allocator: Py<P
     if !devs.iter().any(|d| d == device) {
         devs.push(device.to_string());
     }
-}
-
-/// `{plugin: [device keys]}`: what each plugin registered anything (kernel or allocator) for.
-#[pyfunction]
-pub fn _tn_registered_devices() -> std::collections::HashMap<String, Vec<String>> {
-    registry().read().unwrap().plugins.clone()
 }
 
 /// `{plugin: {device: [ops...]}}` of everything registered, for the CLI and tests.

@@ -44,6 +44,9 @@ pub struct Registry {
     pub kernels: HashMap<(String, DeviceKey), Kernel>,
     /// Plugin name -> device keys it registered, for `torchnative backends`.
     pub plugins: HashMap<String, Vec<String>>,
+    /// Every operator overload the core knows (`aten::add.Tensor`), once the Python half has
+    /// set it; kernels for anything else are refused. None accepts every name.
+    pub known_ops: Option<std::collections::HashSet<String>>,
 }
 
 impl Registry {
@@ -53,6 +56,13 @@ impl Registry {
         }
         self.devices.push(name.to_string());
         (self.devices.len() - 1) as DeviceKey
+    }
+
+    pub fn knows_op(&self, op: &str) -> bool {
+        match &self.known_ops {
+            None => true,
+            Some(ops) => ops.contains(op),
+        }
     }
 
     pub fn find_device(&self, name: &str) -> Option<DeviceKey> {

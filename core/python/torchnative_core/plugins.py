@@ -163,8 +163,10 @@ def _fail(rec, e, loud):
 
 def load_backends(C) -> None:
     """Discovers, describes and registers every backend plugin (called once by torch._C init)."""
+    from .binding.schema import all_schemas
     from .surface import types as T
 
+    C._tn_set_known_ops([f"aten::{name}" for name in all_schemas()])  # kernels for anything else are refused
     strict = os.environ.get("TORCHNATIVE_STRICT", "") not in ("", "0")
     allow = _env_list("TORCHNATIVE_BACKENDS")
     block = _env_list("TORCHNATIVE_BLOCK")
