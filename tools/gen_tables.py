@@ -165,7 +165,10 @@ def _class_spec(node: ast.ClassDef) -> dict:
                 methods.append((item.name, kind))
         else:
             _record_assignment(item, attrs)
-    return {"bases": [ast.unparse(b) for b in node.bases], "methods": methods, "attrs": attrs, "nested": nested}
+    # `order` keeps declaration order (the JSON is written with sorted keys): enum members
+    # without explicit values are numbered by it.
+    return {"bases": [ast.unparse(b) for b in node.bases], "methods": methods, "attrs": attrs, "nested": nested,
+            "order": list(attrs)}
 
 
 def _record_assignment(node: ast.stmt, into: dict) -> None:

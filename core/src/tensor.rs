@@ -422,6 +422,17 @@ impl TensorBase {
         }
     }
 
+    /// `tensor.data`: the same storage and geometry under a new version counter, as upstream's
+    /// variable_data() (in-place changes through it do not invalidate saved tensors).
+    fn _tn_variable_data(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        let py = slf.py();
+        let me = slf.borrow();
+        let mut t = me.view_of(me.meta.clone(), None);
+        t.version = Arc::new(AtomicI64::new(0));
+        drop(me);
+        wrap(py, t)
+    }
+
     /// Raw bytes of the storage this tensor's elements live in, for host-side readers
     /// (`tolist`, `item`, `numpy`). Only for CPU tensors; returns (address, nbytes).
     fn _tn_host_span(&self) -> PyResult<(usize, usize)> {

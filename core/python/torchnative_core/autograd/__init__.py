@@ -21,6 +21,9 @@ def install(C):
     functions = module_for(C, "torch._C._functions")
     graph.AccumulateGrad.__module__ = "builtins"
     functions.AccumulateGrad = graph.AccumulateGrad
+    for cls in (graph.UndefinedGrad, graph.DelayedError, graph.UndefinedGradBackward, graph.DelayedErrorBackward):
+        cls.__module__ = "torch._C._functions"
+        setattr(functions, cls.__name__, cls)
     for name in formulas.node_names():
         graph.node_class(name, functions)
 

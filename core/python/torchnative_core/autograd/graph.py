@@ -273,3 +273,53 @@ class Error(Node):
 
     def _tn_apply(self, grads):
         raise RuntimeError(self._tn_msg)
+
+
+class _PassThroughFunction:
+    """Base of torch._C._functions' callable helpers: calling one on tensors returns aliases of
+    them whose grad_fn is a node of this helper's making."""
+
+    def _node(self):
+        raise NotImplementedError
+
+    def __call__(self, *inputs):
+        node = self._node()
+        edges = [gradient_edge(t) for t in inputs]
+        node._tn_init(edges, [tensor_meta(t) for t in inputs])
+        node._tn_saved = {}
+        outs = []
+        for i, t in enumerate(inputs):
+            o = t._tn_alias()
+            if t._tn_requires_grad:
+                set_history(o, node, i)
+            outs.append(o)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+class UndefinedGradBackward(Node):
+    def _tn_apply(self, grads):
+        return [None] * len(self._tn_edges)
+
+
+class DelayedErrorBackward(Node):
+    def _tn_apply(self, grads):
+        raise RuntimeError(self._tn_msg)
+
+
+class UndefinedGrad(_PassThroughFunction):
+    """The gradient flowing back through its output is undefined (gradcheck uses it)."""
+
+    def _node(self):
+        return UndefinedGradBackward()
+
+
+class DelayedError(_PassThroughFunction):
+    """Backward through its output raises `msg` (for operators whose derivative is missing)."""
+
+    def __init__(self, msg, num_inputs=1):
+        self.msg = msg
+
+    def _node(self):
+        n = DelayedErrorBackward()
+        n._tn_msg = self.msg
+        return n

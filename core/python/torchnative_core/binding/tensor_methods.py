@@ -255,7 +255,7 @@ def install(C_) -> None:
     for name, value in {**props, **methods}.items():
         setattr(TB, name, value)
 
-    TB.data = property(lambda self: self._tn_alias(), _set_data)
+    TB.data = property(lambda self: self._tn_variable_data(), _set_data)
 
 
 def _set_data(self, new):

@@ -388,6 +388,8 @@ def movedim_list(self, source, destination):
     nd = len(self._tn_sizes)
     src = [B.wrap_dim(s, nd) for s in source]
     dst = [B.wrap_dim(d, nd) for d in destination]
+    if nd == 0:
+        return _door("permute", self, [])  # a scalar has nothing to move (dims checked above)
     order = [-1] * nd
     for s, d in zip(src, dst):
         order[d] = s

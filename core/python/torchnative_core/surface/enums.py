@@ -1,6 +1,6 @@
 """Enums of `torch._C` (pybind11 enums upstream): built from the stub classes whose body is only
-members (`CPU: DispatchKey = ...` or `core = 0`). Member order and explicit values come from the
-stubs; implicit values are positional."""
+members (`CPU: DispatchKey = ...` or `core = 0`). Member order (declaration order, kept by
+gen_tables as `order`) and explicit values come from the stubs; implicit values are positional."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ def _is_enum_spec(name: str, spec: dict) -> bool:
 def make_enum(name: str, spec: dict, module: str):
     members = {}
     nxt = 0
-    for attr, value in spec["attrs"].items():
+    for attr in spec.get("order", spec["attrs"]):
+        value = spec["attrs"][attr]
         if value.lstrip("-").isdigit():
             nxt = int(value)
         members[attr] = nxt

@@ -57,6 +57,31 @@ def install(C) -> None:
 
     # grad mode itself is native (the door reads it on every call): torch._C.is_grad_enabled
 
+    from .placeholders import module_for
+
+    # torch.onnx reads it at import (upstream: the torch version the exporter stamps in models)
+    module_for(C, "torch._C._onnx").PRODUCER_VERSION = "2.13.0"
+    from . import cpuinfo
+
+    cpuinfo.install(C)
+
+    # quantized engines: torchnative has none (c10::QEngine::NoQEngine is 0)
+    _qengine = [0]
+
+    @export
+    def _supported_qengines():
+        return [0]
+
+    @export
+    def _get_qengine():
+        return _qengine[0]
+
+    @export
+    def _set_qengine(engine):
+        if int(engine) not in _supported_qengines():
+            raise RuntimeError("quantized engine " + str(engine) + " is not supported")
+        _qengine[0] = int(engine)
+
     @export
     def _accelerator_getAccelerator():
         # no accelerator device is registered by a backend yet (what a CPU-only upstream build says)

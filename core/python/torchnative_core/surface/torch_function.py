@@ -143,7 +143,21 @@ def install(C) -> None:
         def __exit__(self, *exc):
             _tls.disabled = self._old
 
-    for cls in (DisableTorchFunctionSubclass, DisableTorchFunction, _EnableTorchFunction):
+    import enum
+
+    # not in the stubs; torch.overrides and torch.testing read and restore the state with it
+    _TorchFunctionState = enum.IntEnum("_TorchFunctionState", [("ENABLED", 0), ("SUBCLASSES_DISABLED", 1),
+                                                               ("ALL_DISABLED", 2)])
+
+    def _get_torch_function_state():
+        return _TorchFunctionState(_state())
+
+    def _set_torch_function_state(state):
+        _tls.disabled = int(state)
+
+    C._get_torch_function_state = _get_torch_function_state
+    C._set_torch_function_state = _set_torch_function_state
+    for cls in (DisableTorchFunctionSubclass, DisableTorchFunction, _EnableTorchFunction, _TorchFunctionState):
         cls.__module__ = "torch._C"
         setattr(C, cls.__name__, cls)
     C._tn_tensor_class_ref = [None]

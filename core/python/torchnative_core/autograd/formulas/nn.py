@@ -42,8 +42,10 @@ def _(s, grads):
     dx = None
     if s.needs(0):
         dx = (s.result2 / n) * (n * gw - gw.sum(norm_dims, keepdim=True) - xhat * (gw * xhat).sum(norm_dims, keepdim=True))
-    dw = (g * xhat).sum(batch_dims) if w is not None and s.needs(1) else None
-    db = g.sum(batch_dims) if s.needs(2) else None
+    # sum over the batch dimensions; none (input shaped like normalized_shape) means no sum
+    bsum = (lambda t: t.sum(batch_dims)) if batch_dims else (lambda t: t)
+    dw = bsum(g * xhat) if w is not None and s.needs(1) else None
+    db = bsum(g) if s.needs(2) else None
     return dx, dw, db
 
 

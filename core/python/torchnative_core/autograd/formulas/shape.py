@@ -115,6 +115,8 @@ def _(s, g):
 
 @formula("index_select", save=("index",))
 def _(s, g):
+    if not s.self_sizes:
+        return g.sum()  # a 0-dim input is selected by index [0] only
     return _zeros(s, g).index_add_(s.dim, s.index, g)
 
 
