@@ -51,6 +51,11 @@ BROKEN = {
             def torchnative_register(self, registrar):
                 registrar.register_kernel("add.tensor", "misnamed", print)  # the overload is add.Tensor
 
+        class Halfway(Backend):
+            def torchnative_register(self, registrar):
+                super().torchnative_register(registrar)
+                raise RuntimeError("lost the device half way")
+
         class DescribeOnly:
             def torchnative_describe(self):
                 return SimpleNamespace(name="mute", device_keys=("mute",), abi_version=1 << 16)
@@ -61,12 +66,13 @@ BROKEN = {
         typo = Typo("typo", ("typo",))
         mute = DescribeOnly()
         misnamed = Misnamed("misnamed", ("misnamed",))
+        halfway = Halfway("halfway", ("halfway",))
     """,
 }
 
 BROKEN_EPS = {"broken": "tn_broken:plugin", "oldabi": "tn_misfits:oldabi", "absent": "tn_misfits:absent",
               "greedy": "tn_misfits:greedy", "typo": "tn_misfits:typo", "mute": "tn_misfits:mute",
-              "misnamed": "tn_misfits:misnamed"}
+              "misnamed": "tn_misfits:misnamed", "halfway": "tn_misfits:halfway"}
 
 RECORDS = """
 import json, torch
@@ -165,6 +171,20 @@ def test_broken_plugins_are_recorded_and_skipped(good, broken):
                             "keys": ["mute"]}
     for name in ("cpu", "mydev", "alpha", "beta"):
         assert recs[name]["status"] == "ok", (name, recs[name])
+
+
+def test_a_plugin_failing_half_way_leaves_nothing_registered(good, broken):
+    r = run_torch("""
+        import torch
+        from torchnative_core.plugins import RECORDS
+        assert RECORDS["halfway"].status == "error", RECORDS["halfway"]
+        assert RECORDS["halfway"].reason == "RuntimeError: lost the device half way"
+        assert "halfway" not in torch._C._tn_registered_kernels()
+        assert (torch.ones(2, device="mydev") * 2).cpu().tolist() == [2.0, 2.0]
+        torch.empty(2, device="halfway")
+    """, good, broken)
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("NotImplementedError: no allocator registered for device 'halfway'"), r.stderr[-2000:]
 
 
 def test_unavailable_device_is_valid_but_names_what_is_missing(good, broken):

@@ -177,6 +177,7 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m
     )?)?;
     m.add_function(wrap_pyfunction!(registrar::_tn_set_known_ops, m)?)?;
+    m.add_function(wrap_pyfunction!(registrar::_tn_unregister_plugin, m)?)?;
     m.add_function(wrap_pyfunction!(door::_aten_dispatch, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_call_impl, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_below_autograd, m)?)?;

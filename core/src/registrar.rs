@@ -98,6 +98,7 @@ unsafe extern "C" fn register_allocator(
     let mut r = registry().write().unwrap();
     let key = r.device_key(device);
     r.allocators.insert(key, Allocator(std::ptr::read(alloc)));
+    r.allocator_owners.insert(key, ctx.name.clone());
     let devs = r.plugins.entry(ctx.name.clone()).or_default();
     if !devs.iter().any(|d| d == device) {
         devs.push(device.to_string());
@@ -277,10 +278,17 @@ pub fn _tn_register_python_allocator(plugin: &str, device: &str, allocator: Py<P
     let mut r = registry().write().unwrap();
     let key = r.device_key(device);
     r.allocators.insert(key, Allocator(a));
+    r.allocator_owners.insert(key, plugin.to_string());
     let devs = r.plugins.entry(plugin.to_string()).or_default();
     if !devs.iter().any(|d| d == device) {
         devs.push(device.to_string());
     }
+}
+
+/// Removes every kernel and allocator plugin `name` registered (after its registration failed).
+#[pyfunction]
+pub fn _tn_unregister_plugin(name: &str) {
+    registry().write().unwrap().remove_plugin(name);
 }
 
 /// `{plugin: {device: [ops...]}}` of everything registered, for the CLI and tests.

@@ -41,6 +41,8 @@ unsafe impl Sync for Allocator {}
 pub struct Registry {
     pub devices: Vec<String>,
     pub allocators: HashMap<DeviceKey, Allocator>,
+    /// Which plugin registered each allocator.
+    pub allocator_owners: HashMap<DeviceKey, String>,
     pub kernels: HashMap<(String, DeviceKey), Kernel>,
     /// Plugin name -> device keys it registered, for `torchnative backends`.
     pub plugins: HashMap<String, Vec<String>>,
@@ -56,6 +58,25 @@ impl Registry {
         }
         self.devices.push(name.to_string());
         (self.devices.len() - 1) as DeviceKey
+    }
+
+    /// Forgets everything plugin `name` registered (its registration failed half way). Storages
+    /// already allocated keep their copy of the allocator; a kernel it had overridden stays lost.
+    pub fn remove_plugin(&mut self, name: &str) {
+        self.kernels.retain(|_, k| match k {
+            Kernel::Native { plugin, .. } | Kernel::Python { plugin, .. } => plugin != name,
+        });
+        let owned: Vec<DeviceKey> = self
+            .allocator_owners
+            .iter()
+            .filter(|(_, owner)| owner.as_str() == name)
+            .map(|(key, _)| *key)
+            .collect();
+        for key in owned {
+            self.allocators.remove(&key);
+            self.allocator_owners.remove(&key);
+        }
+        self.plugins.remove(name);
     }
 
     pub fn knows_op(&self, op: &str) -> bool {

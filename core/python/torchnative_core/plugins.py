@@ -205,6 +205,7 @@ def load_backends(C) -> None:
             rec.kernels = int(n or 0)
             rec.status = "ok"
         except Exception as e:  # noqa: BLE001
+            C._tn_unregister_plugin(rec.name)  # skipped means skipped: nothing half-registered stays
             _fail(rec, e, strict or rec.name in allow)
     missing = sorted(allow - RECORDS.keys())
     if missing:
