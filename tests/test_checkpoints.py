@@ -1,5 +1,5 @@
-"""Checkpoints both ways: `torch.save` and safetensors files written by upstream torch 2.13.0 load
-on torchnative and the reverse, with `torch.load`'s default `weights_only=True`; a pickle that
+"""Checkpoints both ways: `torch.save` (zip and legacy formats) and safetensors files written by
+upstream torch 2.13.0 load on torchnative and the reverse (also with mmap=True), with `torch.load`'s default `weights_only=True`; a pickle that
 calls a forbidden global is refused as upstream refuses it; truncated and corrupted files give
 the same outcome as upstream (an error of the same type, or the same values), never a crash.
 
@@ -33,11 +33,13 @@ state = {
 torch.save({"state": state, "view": base[1:3, 2:], "t": base.t(), "base": base, "meta": {"step": 3, "name": "x"}},
            sys.argv[1])
 save_file(state, sys.argv[2])
+torch.save({"state": state, "view": base[1:3, 2:], "base": base}, sys.argv[3], _use_new_zipfile_serialization=False)
 """
 
 READ = r"""
-import json, sys, torch
+import json, os, sys, torch
 from safetensors.torch import load_file
+from torch.utils.serialization import config
 
 def describe(t):
     v = t.float() if t.dtype == torch.bfloat16 else t
@@ -51,6 +53,15 @@ out = {"pt": {k: describe(v) for k, v in ckpt["state"].items()},
                  == ckpt["t"].untyped_storage().data_ptr(),
        "st": {k: describe(v) for k, v in load_file(sys.argv[2]).items()},
        "mmap": {k: describe(v) for k, v in torch.load(sys.argv[1], mmap=True)["state"].items()}}
+# upstream computes each record's offset from the writer's layout (alignment, data descriptors)
+# and, with TORCH_SERIALIZATION_DEBUG=1, asserts it against the reader's answer
+os.environ["TORCH_SERIALIZATION_DEBUG"] = "1"
+config.load.calculate_storage_offsets = True
+out["offsets"] = {k: describe(v) for k, v in torch.load(sys.argv[1], mmap=True)["state"].items()}
+legacy = torch.load(sys.argv[3])  # the pre-zip format
+out["legacy"] = {k: describe(v) for k, v in legacy["state"].items()}
+out["legacy_view"] = [describe(legacy["view"]),
+                      legacy["view"].untyped_storage().data_ptr() == legacy["base"].untyped_storage().data_ptr()]
 print(json.dumps(out))
 """
 
@@ -108,9 +119,9 @@ def written(tmp_path_factory):
     d = tmp_path_factory.mktemp("ckpt")
     files = {}
     for who in ("ours", "ref"):
-        pt, st = d / f"{who}.pt", d / f"{who}.safetensors"
-        _run(who, WRITE, pt, st)
-        files[who] = (pt, st)
+        paths = d / f"{who}.pt", d / f"{who}.safetensors", d / f"{who}-legacy.pt"
+        _run(who, WRITE, *paths)
+        files[who] = paths
     return files
 
 

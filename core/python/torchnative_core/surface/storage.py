@@ -14,6 +14,7 @@ What upstream's StorageBase offers for shared memory, IPC and weak references is
 from __future__ import annotations
 
 import os
+import struct
 
 from . import types as T
 
@@ -168,6 +169,34 @@ class StorageBase:
         b = self._tn_bytes()
         b.copy_(b.view(-1, k).flip([-1]).reshape(-1))
 
+    # --- the legacy (pre-zip) torch.save format ---------------------------------------------------
+    def _write_file(self, f, is_real_file=False, save_size=True, element_size=1):
+        """Appends the storage to `f`: its element count (int64, little-endian) when `save_size`,
+        then its bytes."""
+        if self.device.type != "cpu":
+            raise RuntimeError(f"_write_file: expected a CPU storage, got one on {self.device}")
+        if save_size:
+            f.write(struct.pack("<q", self.nbytes() // element_size))
+        f.write(bytes(C._tn_to_bytes(self._tn_bytes())) if self.nbytes() else b"")
+
+    def _set_from_file(self, f, offset=None, is_real_file=False, element_size=1):
+        """Reads what `_write_file` wrote (at `offset` when given) into this storage."""
+        if offset is not None:
+            f.seek(offset)
+        head = f.read(8)
+        if len(head) != 8:
+            raise RuntimeError("unexpected EOF, expected 8 more bytes. The file might be corrupted.")
+        nbytes = struct.unpack("<q", head)[0] * element_size
+        if nbytes != self.nbytes():
+            raise RuntimeError(f"storage has wrong byte size: expected {self.nbytes()} got {nbytes}")
+        data = f.read(nbytes)
+        if len(data) != nbytes:
+            raise RuntimeError(f"unexpected EOF, expected {nbytes - len(data)} more bytes. The file might be corrupted.")
+        if nbytes:
+            src = C._tn_from_bytes(data, [nbytes], _U8, "cpu", 0)
+            self._tn_bytes().copy_(src)
+        return self
+
     # --- constructors ---------------------------------------------------------------------------
     @classmethod
     def from_buffer(cls, buffer, byte_order=None, count=-1, offset=0, dtype=None):
@@ -232,13 +261,13 @@ def _bytes_of_sequence(seq) -> bytes:
 REFUSED = ("share_memory_", "_share_fd_cpu_", "_share_filename_cpu_", "_share_cuda_", "_new_shared_cuda",
            "_new_shared_filename_cpu", "_new_using_fd_cpu", "_new_using_filename_cpu", "_release_ipc_counter_cuda",
            "_shared_incref", "_shared_decref", "_weak_ref", "_new_with_weak_ptr", "_expired", "_free_weak_ref",
-           "_set_from_file", "_write_file", "_set_cdata")
+           "_set_cdata")
 
 
 def _refuse(name):
     def refused(*args, **kwargs):
-        raise NotImplementedError(f"torch.UntypedStorage.{name} (shared memory, IPC, weak references or the legacy "
-                                  "file format) is not implemented by torchnative")
+        raise NotImplementedError(f"torch.UntypedStorage.{name} (shared memory, IPC or weak references) is not "
+                                  "implemented by torchnative")
 
     refused.__name__ = name
     return refused
