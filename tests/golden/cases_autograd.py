@@ -411,6 +411,33 @@ def inplace_on_non_leaf():
 
 
 @case
+def inplace_on_views():
+    """In-place writes into views of tensors in the graph (upstream's CopySlices)."""
+    x = _leaf(3)
+    out = torch.zeros(2, 3)
+    out[0] = x * 2
+    out[1, 1:] = x[:2] ** 2
+    (out * _ramp(2, 3)).sum().backward()
+    y = _leaf(4)
+    h = y * 1
+    h[1:3].mul_(5)
+    v = h[::2]
+    v.add_(x[:2])
+    (h * _ramp(4)).sum().backward()
+    a = _leaf(2, 2)
+    b = a.clone()
+    b.t()[0].zero_()
+    b.sum().backward()
+    return x.grad, y.grad, a.grad, out.grad_fn.name(), type(v.grad_fn).__name__
+
+
+@case
+def inplace_on_view_of_leaf():
+    x = _leaf(3)
+    x[0].mul_(2)
+
+
+@case
 def set_requires_grad_on_non_leaf():
     x = _leaf(3)
     (x * 2).requires_grad = False

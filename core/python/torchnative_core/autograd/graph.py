@@ -239,13 +239,15 @@ class AccumulateGrad(NodeBase):
 _CLASSES: dict = {}
 
 
-def node_class(name, functions_module=None):
-    """The node class upstream calls `name`, created once and published in torch._C._functions."""
-    cls = _CLASSES.get(name)
+def node_class(name, functions_module=None, base=None):
+    """The node class upstream calls `name`, created once and published in torch._C._functions.
+    `base` gives a hand-written implementation the class derives from (first caller's wins)."""
+    key = (name, base)
+    cls = _CLASSES.get(key)
     if cls is None:
-        cls = type(name, (Node,), {"__module__": "builtins"})
-        _CLASSES[name] = cls
-        if functions_module is not None:
+        cls = type(name, (base or Node,), {"__module__": "builtins"})
+        _CLASSES[key] = cls
+        if functions_module is not None and base is None:
             setattr(functions_module, name, cls)
     return cls
 
@@ -323,3 +325,74 @@ class DelayedError(_PassThroughFunction):
         n = DelayedErrorBackward()
         n._tn_msg = self.msg
         return n
+
+
+def _view_geometry(view, base):
+    return (list(view._tn_sizes), list(view._tn_strides), view.storage_offset() - base.storage_offset())
+
+
+class CopySlices(Node):
+    """An in-place operation on a view, seen from the base: the gradient of the base is the
+    incoming gradient with the view's region replaced by what the in-place operation's node
+    gives for its `self` (upstream's CopySlices, torch/csrc/autograd/functions/tensor.cpp)."""
+
+    def __init__(self, base, view, fn):
+        self._tn_base_geom = (list(base._tn_sizes), list(base._tn_strides))
+        self._tn_view_geom = _view_geometry(view, base)
+        self._tn_fn = fn
+        edges = [gradient_edge(base)] + list(fn._tn_edges[1:])
+        self._tn_init(edges, [tensor_meta(base)])
+        self._tn_saved = {}
+
+    def name(self):
+        return "torch::autograd::CopySlices"
+
+    def _tn_apply(self, grads):
+        import torch
+
+        g = grads[0]
+        sizes, strides = self._tn_base_geom
+        result = torch.empty_strided(sizes, strides, dtype=g.dtype, device=g.device)
+        result.copy_(g)
+        vs, vst, voff = self._tn_view_geom
+        grad_slice = result.as_strided(vs, vst, voff)
+        res = self._tn_fn._tn_apply([grad_slice.clone()])
+        if res[0] is None:
+            grad_slice.zero_()
+        else:
+            grad_slice.copy_(res[0])
+        return [result] + list(res[1:])
+
+    def _tn_release(self):
+        self._tn_fn._tn_release()
+
+
+class ViewOfBase(Node):
+    """The history of a view after an in-place change: its gradient goes to the base's region
+    (upstream names this node AsStridedBackward0)."""
+
+    def __init__(self, base, view):
+        self._tn_base_geom = (list(base._tn_sizes), list(base._tn_strides))
+        self._tn_view_geom = _view_geometry(view, base)
+
+    def _tn_apply(self, grads):
+        import torch
+
+        g = grads[0]
+        sizes, strides = self._tn_base_geom
+        z = torch.zeros(sizes, dtype=g.dtype, device=g.device).as_strided(sizes, strides, 0)
+        vs, vst, voff = self._tn_view_geom
+        z.as_strided(vs, vst, voff).copy_(g)
+        return [z]
+
+
+def rebase_view_history(view, node):
+    """After in-place operation `node` wrote into `view`, the base's history becomes CopySlices
+    and the view's history a view of the base's (upstream's rebase_history for views)."""
+    base = view._base
+    cs = CopySlices(base, view, node)
+    set_history(base, cs, 0)
+    vh = node_class("AsStridedBackward0", None, ViewOfBase)(base, view)
+    vh._tn_init([(cs, 0)], [tensor_meta(view)])
+    vh._tn_saved = {}
+    set_history(view, vh, 0)

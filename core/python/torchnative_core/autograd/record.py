@@ -91,6 +91,8 @@ def _untracked(op, args, kwargs):
         node._tn_saved = {}
         for i in stale:
             G.set_history(outs[i], node, i)
+        if mutated and 0 in stale and args[0]._base is not None:
+            G.rebase_view_history(args[0], node)
     return out
 
 
@@ -179,6 +181,10 @@ def _record(f, op, args, kwargs):
     for i, t in enumerate(outs):
         if out_meta[i] is not None:
             G.set_history(t, node, i)
+    if inplace and isinstance(self_t, C.TensorBase) and self_t._base is not None and G.grad_fn_of(self_t) is node:
+        if not inputs or inputs[0] != "self":
+            raise NotImplementedError(f"torchnative: in-place {op} on a view that requires grad is not supported yet")
+        G.rebase_view_history(self_t, node)
     for i, t in enumerate(outs):
         key = "result" if len(outs) == 1 else f"result{i}"
         if key in f.save and isinstance(t, C.TensorBase):
@@ -188,11 +194,13 @@ def _record(f, op, args, kwargs):
 
 
 def _check_inplace(t):
+    """upstream's check_inplace: a view that requires grad of a base without history (a leaf,
+    whether or not it requires grad itself), or a leaf that requires grad, refuses."""
+    base = t._base
+    if base is not None and t._tn_requires_grad and G.grad_fn_of(base) is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     if G.grad_fn_of(t) is None and t._tn_requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    base = t._base
-    if base is not None and G.grad_fn_of(base) is None and base._tn_requires_grad:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
 
 def _node_name(op):
