@@ -16,8 +16,20 @@ pytestmark = pytest.mark.runtime
 TWO_MORE_DEVICES = {
     "tn_alphabeta.py": """
         from mydev_backend import Backend
-        alpha = Backend("alpha", ("alpha",))
+
+        class Picky(Backend):  # its own fill_ refuses: that error must not fall back to the CPU
+            def torchnative_register(self, registrar):
+                n = super().torchnative_register(registrar)
+                registrar.register_kernel("fill_.Scalar", "picky", self.fill)
+                return n
+
+            @staticmethod
+            def fill(args, outs):
+                raise NotImplementedError("picky: fill_ is not written yet")
+
+        alpha = Backend("alpha", ("alpha",), cpu_fallback=False)
         beta = Backend("beta", ("beta",))
+        picky = Picky("picky", ("picky",))
     """,
 }
 
@@ -84,8 +96,8 @@ print(json.dumps({n: {"status": r.status, "reason": r.reason, "keys": list(r.dev
 @pytest.fixture(scope="module")
 def good(tmp_path_factory):
     site = install_template(tmp_path_factory.mktemp("good") / "site")
-    return write_dist(site, "tn-alphabeta", {"alpha": "tn_alphabeta:alpha", "beta": "tn_alphabeta:beta"},
-                      TWO_MORE_DEVICES)
+    return write_dist(site, "tn-alphabeta", {"alpha": "tn_alphabeta:alpha", "beta": "tn_alphabeta:beta",
+                                             "picky": "tn_alphabeta:picky"}, TWO_MORE_DEVICES)
 
 
 @pytest.fixture(scope="module")
@@ -142,6 +154,35 @@ def test_several_devices_at_once(good):
     assert out["errors"] == [prefix + "alpha:0 and beta:0!", prefix + "mydev:0 and cpu!", prefix + "mydev:0 and cpu!"]
 
 
+def test_cpu_fallback_for_operators_a_device_lacks(good):
+    out = _json(run_torch("""
+        import json, torch
+        x = torch.arange(6.).reshape(2, 3).to("mydev")
+        z = torch.zeros(2, 3, device="mydev")
+        z[:, 1] = 5                                    # index_put_ on a strided view, written back
+        z.add_(1)
+        nz = torch.nonzero(z > 3)                      # an output the cpu kernel allocates
+        errors = []
+        for f in (lambda: torch.arange(3.).to("alpha").exp(), lambda: torch.ones(2, device="picky")):
+            try:
+                f()
+            except NotImplementedError as e:
+                errors.append(str(e))
+        print(json.dumps({"repr": repr(x), "exp": x.exp().t().cpu().tolist(), "z": z.cpu().tolist(),
+                          "nz": [str(nz.device), nz.cpu().tolist()], "sum": [str(x.sum().device), x.sum().item()],
+                          "errors": errors}))
+    """, good))
+    assert out["repr"] == "tensor([[0., 1., 2.],\n        [3., 4., 5.]], device='mydev:0')"
+    cpu = run_torch("import json, torch; print(json.dumps(torch.arange(6.).reshape(2, 3).exp().t().tolist()))")
+    assert out["exp"] == json.loads(cpu.stdout)
+    assert out["z"] == [[1.0, 6.0, 1.0], [1.0, 6.0, 1.0]]
+    assert out["nz"] == ["mydev:0", [[0, 1], [1, 1]]]
+    assert out["sum"] == ["mydev:0", 15.0]
+    assert out["errors"] == [
+        "aten.exp.default has no kernel for device 'alpha' (installed backends: alpha, beta, cpu, mydev, picky)",
+        "picky: fill_ is not written yet"]
+
+
 def test_undeclared_device_is_rejected_as_upstream_does():
     r = run_torch("""
         import torch
@@ -169,7 +210,7 @@ def test_broken_plugins_are_recorded_and_skipped(good, broken):
                                           "which is no operator overload the core knows")
     assert recs["mute"] == {"status": "error", "reason": "TypeError: the plugin implements no torchnative_register hook",
                             "keys": ["mute"]}
-    for name in ("cpu", "mydev", "alpha", "beta"):
+    for name in ("cpu", "mydev", "alpha", "beta", "picky"):
         assert recs[name]["status"] == "ok", (name, recs[name])
 
 
@@ -220,7 +261,7 @@ def test_allow_and_block_lists(good, broken):
                                                        "TORCHNATIVE_BLOCK": "alpha"}))
     assert recs["mydev"]["status"] == "ok"
     assert recs["alpha"] == {"status": "blocked", "reason": "blocked by TORCHNATIVE_BLOCK", "keys": []}
-    for name in ("beta", "broken", "oldabi"):
+    for name in ("beta", "picky", "broken", "oldabi"):
         assert recs[name] == {"status": "blocked", "reason": "not in TORCHNATIVE_BACKENDS", "keys": []}
     r = run_torch("import torch; torch.device('alpha')", good, env={"TORCHNATIVE_BLOCK": "alpha"})
     assert "device type at start of device string: alpha" in r.stderr  # a blocked plugin's key stays unknown

@@ -112,6 +112,9 @@ def torchnative_register(registrar) -> int | None:
         a Python kernel for one operator overload (``"add.Tensor"``, ``"aten::fill_.Scalar"``):
         called as ``fn(args, outs)`` with the schema-ordered arguments (tensors, numbers, lists)
         and the outputs the core already allocated on ``device_key``, which it must fill.
+    ``registrar.register_cpu_fallback(device_key)``
+        operators with no kernel for ``device_key`` run on the cpu backend, operands copied to
+        the host and results back (slow, but complete; for prototypes and printing).
     ``registrar.abi_version``, ``registrar.name``
         the core's ABI version and this plugin's name.
 

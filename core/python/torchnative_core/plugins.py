@@ -18,6 +18,8 @@ from importlib import metadata
 
 import pluggy
 
+from . import cpu_fallback
+
 try:
     from torchnative import hookspecs
 except ImportError as e:  # core installed without the library that carries the hook specs
@@ -95,6 +97,12 @@ class Registrar:
         if not callable(fn):
             raise TypeError(f"kernel for {op} on '{device_key}' is not callable")
         self._C._tn_register_python_kernel(self.name, op, device_key, fn)
+
+    def register_cpu_fallback(self, device_key: str) -> None:
+        """Operators with no kernel for `device_key` run on the cpu backend, operands copied to
+        the host and results back (`torchnative_core.cpu_fallback`)."""
+        self._check_key(device_key)
+        cpu_fallback.DEVICES.add(device_key)
 
     def kernel(self, op: str, device_key: str):
         """Decorator form of register_kernel."""
@@ -206,6 +214,7 @@ def load_backends(C) -> None:
             rec.status = "ok"
         except Exception as e:  # noqa: BLE001
             C._tn_unregister_plugin(rec.name)  # skipped means skipped: nothing half-registered stays
+            cpu_fallback.DEVICES.difference_update(rec.device_keys)
             _fail(rec, e, strict or rec.name in allow)
     missing = sorted(allow - RECORDS.keys())
     if missing:

@@ -21,10 +21,13 @@ ABI_VERSION = 1 << 16
 class Backend:
     """One backend object; `name` must equal the entry-point name."""
 
-    def __init__(self, name: str = "mydev", device_keys=("mydev",), priority: int = 0):
+    def __init__(self, name: str = "mydev", device_keys=("mydev",), priority: int = 0, cpu_fallback: bool = True):
         self.name = name
         self.device_keys = tuple(device_keys)
         self.priority = priority
+        # Operators without a kernel here run on the cpu backend (copied over and back), so all
+        # of torch works on the device while its kernels are written; False makes them refuse.
+        self.cpu_fallback = cpu_fallback
         self.allocators = {key: HostAllocator() for key in self.device_keys}
 
     def torchnative_describe(self):
@@ -38,6 +41,8 @@ class Backend:
             for op, fn in kernels.KERNELS.items():
                 registrar.register_kernel(op, key, fn)
                 n += 1
+            if self.cpu_fallback:
+                registrar.register_cpu_fallback(key)
         return n
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import cpu_fallback
 from ..surface import types as T
 
 F32, F64, I64, BOOL = T.BY_NAME["float32"], T.BY_NAME["float64"], T.BY_NAME["int64"], T.BY_NAME["bool"]
@@ -43,7 +44,14 @@ def empty(sizes, dtype, device=None):
 def launch(op, args, outs):
     if outs and getattr(outs[0], "_tn_device_key", None) == "meta":
         return []  # meta tensors hold no data: the meta step has already made the result
-    return C._tn_launch(op, tuple(args), tuple(outs))
+    try:
+        return C._tn_launch(op, tuple(args), tuple(outs))
+    except NotImplementedError:
+        # A device that opted into the CPU fallback runs the kernels it lacks on the cpu backend.
+        moved = cpu_fallback.launch(C, op, args, outs) if cpu_fallback.DEVICES else None
+        if moved is None:
+            raise
+        return moved
 
 
 def numel(sizes):

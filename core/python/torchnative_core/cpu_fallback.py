@@ -1,0 +1,74 @@
+"""The CPU fallback a plugin may opt into for its device keys (`registrar.register_cpu_fallback`).
+
+An operator with no kernel for such a key runs on the cpu backend instead: every operand on the
+device is copied to host memory (the byte span its view covers, so strides and aliasing between
+an in-place operand and its output survive), the cpu kernel runs, and the outputs' spans are
+copied back through the device allocator. Slow, but a prototype device then works with all of
+torch (printing a tensor included) while its own kernels are written one by one. Only missing
+kernels fall back: an error raised by the device's own kernel propagates.
+"""
+
+from __future__ import annotations
+
+DEVICES: set[str] = set()  # device keys whose plugins opted in
+
+
+def _span(t) -> int:
+    """Elements from the view's first to its last, the gaps between strided elements included."""
+    sizes, strides = t._tn_sizes, t._tn_strides
+    return 1 + sum((n - 1) * s for n, s in zip(sizes, strides)) if all(sizes) else 0
+
+
+def _device_of(args, outs):
+    for t in (*outs, *args):
+        for x in t if isinstance(t, (list, tuple)) else (t,):
+            if hasattr(x, "_tn_device_key"):
+                return x._tn_device_key, x._tn_device_index
+    return None, 0
+
+
+class _HostCopies:
+    """Host views of device tensors, one per tensor object (an in-place operand and its output are
+    the same object, so they stay one host tensor)."""
+
+    def __init__(self, C, key):
+        self.C, self.key, self.views = C, key, {}
+
+    def __call__(self, x):
+        if isinstance(x, (list, tuple)):
+            return type(x)(self(v) for v in x)
+        if not hasattr(x, "_tn_device_key") or x._tn_device_key != self.key:
+            return x
+        if id(x) not in self.views:
+            span = _span(x)
+            flat = self.C._tn_empty([span], x._tn_dtype_code, "cpu", 0)
+            nbytes = span * x.element_size()
+            if nbytes:
+                self.C._tn_copy_bytes(flat, x, nbytes)
+            view = flat._tn_as_strided(list(x._tn_sizes), list(x._tn_strides), 0, None)
+            self.views[id(x)] = (x, view, nbytes)
+        return self.views[id(x)][1]
+
+    def write_back(self, outs):
+        for o in outs:
+            if o is not None and id(o) in self.views:
+                dev, host, nbytes = self.views[id(o)]
+                if nbytes:
+                    self.C._tn_copy_bytes(dev, host, nbytes)
+
+
+def launch(C, op, args, outs):
+    """`_tn_launch` on the CPU for a device without a kernel for `op`; None when the operands'
+    device did not opt in (the caller then re-raises the refusal)."""
+    key, index = _device_of(args, outs)
+    if key not in DEVICES or C._tn_has_kernel(op, key):
+        return None
+    host = _HostCopies(C, key)
+    allocated = C._tn_launch(op, host(tuple(args)), host(tuple(outs)))
+    host.write_back(outs)
+    moved = []
+    for i, t in allocated:  # outputs the cpu kernel allocated itself (data-dependent shapes)
+        d = C._tn_empty(list(t._tn_sizes), t._tn_dtype_code, key, index)
+        C._tn_copy_bytes(d, t, _span(t) * t.element_size())
+        moved.append((i, d))
+    return moved
