@@ -197,3 +197,42 @@ def test_comparison_rejects_a_changed_value_dtype_or_stride():
         b["x"][key] = bad
         assert not _same(a, b)
     assert _same(a, json.loads(json.dumps(a)))
+
+
+HF_WRITE = r"""
+import sys, os, torch
+from transformers import AutoConfig, AutoModelForCausalLM
+cfg = AutoConfig.for_model("gpt2", n_embd=32, n_layer=2, n_head=4, n_positions=64, vocab_size=100)
+torch.manual_seed(0)
+model = AutoModelForCausalLM.from_config(cfg).eval()
+model.save_pretrained(sys.argv[1])  # model.safetensors
+model.save_pretrained(sys.argv[2])
+os.remove(os.path.join(sys.argv[2], "model.safetensors"))
+torch.save(model.state_dict(), os.path.join(sys.argv[2], "pytorch_model.bin"))  # the torch.save format
+"""
+
+HF_READ = r"""
+import json, sys, torch
+from transformers import AutoModelForCausalLM
+from transformers.utils import logging
+logging.set_verbosity_error()
+out = []
+for path in sys.argv[1:]:
+    model = AutoModelForCausalLM.from_pretrained(path).eval()
+    with torch.no_grad():
+        out.append(model(input_ids=torch.tensor([[1, 5, 9, 13, 2, 7]])).logits.flatten().tolist())
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("writer", ["ours", "ref"])
+def test_transformers_checkpoints_load_across_runtimes(writer, tmp_path):
+    """save_pretrained on one side, from_pretrained on both: safetensors and pytorch_model.bin."""
+    dirs = tmp_path / "st", tmp_path / "bin"
+    _run(writer, HF_WRITE, *dirs)
+    ours, ref = _run("ours", HF_READ, *dirs), _run("ref", HF_READ, *dirs)
+    for o, r in zip(ours, ref):
+        assert len(o) == len(r) == 6 * 100
+        assert max(abs(a - b) for a, b in zip(o, r)) <= 2e-5  # float32 forward tolerance (test_transformers_forward)
+    assert ours[0] == ours[1]  # both formats carry the same weights
