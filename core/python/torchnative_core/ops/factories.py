@@ -29,6 +29,8 @@ def from_python_values(values, sizes, dtype, device=None):
     else:
         raise NotImplementedError(f"torchnative: creating {dtype} tensors from Python values is not supported yet")
     dev = _dev(device)
+    if dev.type == "meta":
+        return B.empty(list(sizes), dtype, dev)  # a meta tensor keeps the shape, not the values
     return B.C._tn_from_bytes(raw, list(sizes), dtype._tn_code, dev.type, dev.index or 0)
 
 
