@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import types as _pytypes
 
-from ..surface.torch_function import with_modes
+from ..surface import torch_function as _TF
 from . import signature as S
 from .schema import all_schemas, ops_table
 
@@ -223,20 +223,34 @@ def _schema_default(a):
     return v
 
 
+def _to_modes(public, args, kwargs):
+    """The call, handed to the active TorchFunctionMode(s) (see torch_function.with_modes)."""
+    from torch.overrides import handle_torch_function
+
+    return handle_torch_function(public, _TF._relevant_args(args, kwargs), *args, **kwargs)
+
+
+# The mode check is inlined (not a with_modes wrapper): one lookup in the thread's dict (getattr
+# with a default costs an AttributeError on threads that never pushed a mode), no extra frame.
+_TLS = _TF._tls
 def _make_function(name: str, ov: _Overloads):
     def fn(*args, **kwargs):
+        if _TLS.__dict__.get("stack") and _TF._state() != 2:
+            return _to_modes(fn, args, kwargs)
         return _call(ov, name, None, args, kwargs)
 
     fn.__name__ = fn.__qualname__ = name
-    return with_modes(fn)
+    return fn
 
 
 def _make_method(name: str, ov: _Overloads):
     def method(self, *args, **kwargs):
+        if _TLS.__dict__.get("stack") and _TF._state() != 2:
+            return _to_modes(method, (self, *args), kwargs)
         return _call(ov, name, self, args, kwargs)
 
     method.__name__ = method.__qualname__ = name
-    return with_modes(method)
+    return method
 
 
 def _make_binary_dunder(target: str, ov: _Overloads):
@@ -244,13 +258,15 @@ def _make_binary_dunder(target: str, ov: _Overloads):
     TypeError_to_NotImplemented_), so Python can try the reflected operation."""
 
     def dunder(self, other):
+        if _TLS.__dict__.get("stack") and _TF._state() != 2:
+            return _to_modes(dunder, (self, other), {})
         try:
             return _call(ov, target, self, (other,), {})
         except TypeError:
             return NotImplemented
 
     dunder.__name__ = target
-    return with_modes(dunder)
+    return dunder
 
 
 # Dunders upstream's python_variable_methods.cpp maps onto ATen methods.

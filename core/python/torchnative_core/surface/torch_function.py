@@ -44,7 +44,7 @@ def with_modes(fn):
 
     @functools.wraps(fn)
     def public(*args, **kwargs):
-        if getattr(_tls, "stack", None) and _state() != 2:
+        if _tls.__dict__.get("stack") and _state() != 2:  # getattr's default would raise inside
             from torch.overrides import handle_torch_function
 
             return handle_torch_function(public, _relevant_args(args, kwargs), *args, **kwargs)
