@@ -11,6 +11,12 @@ other's files:
 - each record is followed by a data descriptor (upstream's miniz streams its records, and
   `torch.load`'s offset calculation counts the descriptor);
 - `version` (3), `byteorder` and `.data/serialization_id` are added at the end when missing.
+  The id has upstream's form (40 digits: a combined hash of the record names, then a combined
+  CRC-32 of their data) but hashes names with CRC-32 where upstream uses std::hash, so the same
+  content gets a different, equally stable id; nothing reads it back but telemetry.
+
+The files are not byte-identical to upstream's (zipfile and miniz differ in header fields such
+as "version made by" and in writing zip64 end records); both readers read both.
 
 The reader reads record data at its offset without checking CRC-32, as upstream does (upstream
 can write files without CRCs); a file that is not a zip archive, is truncated, or misses a
