@@ -110,10 +110,17 @@ def _apply_slicing(self, items):
         elif _is_tensor(it):
             dt = T.BY_CODE[it._tn_dtype_code]
             if dt is T.BY_NAME["bool"] or dt is T.BY_NAME["uint8"]:
-                advanced.append((dim, it))
-                dim += max(len(it._tn_sizes), 1) if len(it._tn_sizes) else 0
-                if not len(it._tn_sizes):
+                if len(it._tn_sizes):
+                    advanced.append((dim, it))
+                    dim += len(it._tn_sizes)
+                else:
+                    # upstream's boolToIndexingTensor: a 0-dim mask is a new dimension of size
+                    # one, indexed by [0] when True and by nothing when False
+                    from ..ops.factories import from_python_values
+
                     result = _door("unsqueeze", result, dim)
+                    hit = bool(it.item())
+                    advanced.append((dim, from_python_values([0] if hit else [], [1 if hit else 0], T.BY_NAME["int64"])))
                     dim += 1
             elif dt.is_floating_point or dt.is_complex:
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")

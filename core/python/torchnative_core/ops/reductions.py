@@ -68,7 +68,7 @@ def mean_dim(self, dim, keepdim=False, dtype=None):
     dims = norm_dims(dim, len(self._tn_sizes))
     n = 1
     for i in dims:
-        n *= self._tn_sizes[i]
+        n *= self._tn_sizes[i] if i < len(self._tn_sizes) else 1  # a 0-dim tensor counts one
     # upstream: sum_out(result, ...) then result.div_(n)
     s = sum_dim(self, dims, keepdim, dtype)
     return _door("div_.Tensor", s, B.C._tn_scalar_to_tensor(n))
@@ -100,7 +100,7 @@ def prod_all(self, dtype=None):
 
 def _check_nonempty(self, name, dims):
     for i in dims:
-        if self._tn_sizes[i] == 0:
+        if i < len(self._tn_sizes) and self._tn_sizes[i] == 0:  # a 0-dim tensor's dim 0 is itself
             raise IndexError(
                 f"{name}(): Expected reduction dim {i} to have non-zero size."
             )

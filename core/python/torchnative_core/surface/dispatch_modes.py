@@ -41,8 +41,30 @@ def get_is_in_mode_without_ignore_compile_internals():
     return _flags["mode_without_ignore_compile_internals"]
 
 
+class _DisableTorchDispatch:
+    """Python dispatch off while inside (upstream: a context manager over the
+    DisableTorchDispatch guard): the TorchDispatchMode stack is set aside and restored."""
+
+    def __enter__(self):
+        import torch
+
+        C = torch._C
+        self._saved = [C._pop_torch_dispatch_stack() for _ in range(C._len_torch_dispatch_stack())]
+        return self
+
+    def __exit__(self, *exc):
+        import torch
+
+        for mode in reversed(self._saved):
+            torch._C._push_on_torch_dispatch_stack(mode)
+        return False
+
+
 def install(C) -> None:
     from .placeholders import module_for
+
+    _DisableTorchDispatch.__module__ = "torch._C"
+    C._DisableTorchDispatch = _DisableTorchDispatch
 
     for fn in (_get_dispatch_mode, _set_dispatch_mode, _unset_dispatch_mode, _meta_in_tls_dispatch_include,
                _set_meta_in_tls_dispatch_include, _functionality_to_backend_keys):

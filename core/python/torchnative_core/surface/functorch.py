@@ -84,8 +84,22 @@ def get_single_level_autograd_function_allowed():
     return _state["single_level_autograd_function"]
 
 
+class _DisableFuncTorch:
+    """Turns functorch transforms off while inside; torchnative runs none, so there is nothing to
+    set aside (upstream uses it around RNG state changes in torch.testing)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
 def install(C) -> None:
     from .placeholders import module_for
+
+    _DisableFuncTorch.__module__ = "torch._C"
+    C._DisableFuncTorch = _DisableFuncTorch
 
     mod = module_for(C, "torch._C._functorch")
     for fn in (is_functorch_wrapped_tensor, is_batchedtensor, is_legacy_batchedtensor, is_gradtrackingtensor,

@@ -18,7 +18,7 @@ def _(s, g):
     return g, (_scale(g, s.alpha) if s.needs(1) else None)
 
 
-@formula("add.Scalar", "add_.Scalar", "sub.Scalar", "sub_.Scalar", "clone", "alias", "positive", "lift_fresh")
+@formula("add.Scalar", "add_.Scalar", "sub.Scalar", "sub_.Scalar", "clone", "alias", "lift_fresh")
 def _(s, g):
     return g
 
@@ -52,7 +52,7 @@ def _(s, g):
 def _(s, g):
     other = s.other
     gs = g / other if s.needs(0) else None
-    go = -g * s.self / (other * other) if s.needs(1) else None
+    go = -g * ((s.self / other) / other) if s.needs(1) else None  # upstream's order: no overflow in other**2
     return gs, go
 
 
@@ -61,7 +61,7 @@ def _(s, g):
     if s.rounding_mode is not None:
         return (g * 0 if s.needs(0) else None), (g * 0 if s.needs(1) else None)
     other = s.other
-    return (g / other if s.needs(0) else None), (-g * s.self / (other * other) if s.needs(1) else None)
+    return (g / other if s.needs(0) else None), (-g * ((s.self / other) / other) if s.needs(1) else None)
 
 
 @formula("div.Scalar", "div_.Scalar")
@@ -248,15 +248,20 @@ def _(s, g):
 
 @formula("clamp.Tensor", "clamp_.Tensor", save=("self", "min", "max"))
 def _(s, g):
+    """upstream's clamp_backward_min_max: where min > max the result is max everywhere."""
     x, lo, hi = s.self, s.min, s.max
-    mask = torch.ones_like(x, dtype=torch.bool)
+    zero = torch.zeros((), dtype=g.dtype, device=g.device)
+    if lo is not None and hi is not None:
+        below, above = x < lo, x > hi
+        gx = torch.where((below | above).logical_not(), g, zero)
+        glo = torch.where(below & (lo < hi), g, zero) if s.needs(1) else None
+        ghi = torch.where(above | (hi < lo), g, zero) if s.needs(2) else None
+        return gx, glo, ghi
     if lo is not None:
-        mask = mask & (x >= lo)
+        return torch.where(x >= lo, g, zero), (torch.where(x < lo, g, zero) if s.needs(1) else None), None
     if hi is not None:
-        mask = mask & (x <= hi)
-    glo = g * ((x < lo) if hi is None else (x < lo) & (lo <= hi)) if lo is not None and s.needs(1) else None
-    ghi = g * (x > hi) if hi is not None and s.needs(2) else None
-    return g * mask, glo, ghi
+        return torch.where(x <= hi, g, zero), None, (torch.where(x > hi, g, zero) if s.needs(2) else None)
+    return g, None, None
 
 
 @formula("clamp_min", "clamp_min_", save=("self",))
@@ -287,7 +292,7 @@ def _(s, g):
     return (g.masked_fill(m, 0) if s.needs(0) else None), (torch.where(m, g, torch.zeros_like(g)).sum() if s.needs(1) else None)
 
 
-@formula("maximum", "max.other", save=("self", "other"))
+@formula("maximum", save=("self", "other"))
 def _(s, g):
     a, b = s.self, s.other
     half = g / 2
@@ -296,7 +301,7 @@ def _(s, g):
     return ga, gb
 
 
-@formula("minimum", "min.other", save=("self", "other"))
+@formula("minimum", save=("self", "other"))
 def _(s, g):
     a, b = s.self, s.other
     half = g / 2
@@ -331,3 +336,115 @@ def _(s, g):
 def _(s, g):
     w = s.weight
     return g * (1 - w), g * w
+
+
+@formula("asin", save=("self",))
+def _(s, g):
+    x = s.self
+    return g * (-x * x + 1).rsqrt()
+
+
+@formula("acos", save=("self",))
+def _(s, g):
+    x = s.self
+    return g * -((-x * x + 1).rsqrt())
+
+
+@formula("atan", save=("self",))
+def _(s, g):
+    x = s.self
+    return g / (x * x + 1)
+
+
+@formula("sinh", save=("self",))
+def _(s, g):
+    return g * s.self.cosh()
+
+
+@formula("cosh", save=("self",))
+def _(s, g):
+    return g * s.self.sinh()
+
+
+@formula("asinh", save=("self",))
+def _(s, g):
+    x = s.self
+    return g * (x * x + 1).rsqrt()
+
+
+@formula("acosh", save=("self",))
+def _(s, g):
+    x = s.self
+    return g * ((x + 1).rsqrt() * (x - 1).rsqrt())
+
+
+@formula("atanh", save=("self",))
+def _(s, g):
+    x = s.self
+    return g / (1 - x * x)
+
+
+@formula("erfc", save=("self",))
+def _(s, g):
+    x = s.self
+    return g * (-2.0 / math.sqrt(math.pi)) * (-x * x).exp()
+
+
+@formula("erfinv", save=("result",))
+def _(s, g):
+    r = s.result
+    return g * (0.5 * math.sqrt(math.pi)) * (r * r).exp()
+
+
+@formula("exp2", save=("result",))
+def _(s, g):
+    return g * s.result * math.log(2.0)
+
+
+@formula("hardtanh", "hardtanh_", save=("self",))
+def _(s, g):
+    x = s.self
+    return g * ((x > s.min_val) & (x < s.max_val))
+
+
+@formula("softplus", save=("self",))
+def _(s, g):
+    x = s.self
+    z = (x * s.beta).exp()
+    return torch.where(x * s.beta > s.threshold, g, g * z / (z + 1))
+
+
+@formula("logaddexp", save=("self", "other"))
+def _(s, g):
+    a, b = s.self, s.other
+    return (g / (1 + (b - a).exp()) if s.needs(0) else None), (g / (1 + (a - b).exp()) if s.needs(1) else None)
+
+
+@formula("remainder.Tensor", save=("self", "other"))
+def _(s, g):
+    return g, (-g * (s.self / s.other).floor() if s.needs(1) else None)
+
+
+@formula("remainder.Scalar", "fmod.Scalar")
+def _(s, g):
+    return g
+
+
+@formula("fmod.Tensor", save=("self", "other"))
+def _(s, g):
+    return g, (-g * (s.self / s.other).trunc() if s.needs(1) else None)
+
+
+@formula("atan2", save=("self", "other"))
+def _(s, g):
+    a, b = s.self, s.other
+    r = a * a + b * b
+    return (g * b / r if s.needs(0) else None), (g * -a / r if s.needs(1) else None)
+
+
+@formula("xlogy.Tensor", save=("self", "other"))
+def _(s, g):
+    a, b = s.self, s.other
+    ga = torch.where(a == 0, torch.zeros_like(g * a), g * b.log()) if s.needs(0) else None
+    gb = g * a / b if s.needs(1) else None
+    return ga, gb

@@ -26,22 +26,24 @@ def _(s, g):
 
 @formula("native_layer_norm", save=("input", "weight", "result1", "result2"), multi=True)
 def _(s, grads):
-    g = grads[0]
-    if g is None:
-        return None, None, None
+    g, g_mean, g_rstd = grads
     x, w = s.input, s.weight
     k = len(s.normalized_shape)
     nd = x.dim()
     norm_dims = list(range(nd - k, nd))
     batch_dims = list(range(nd - k))
-    xhat = (x - s.result1) * s.result2
+    mean, rstd = s.result1, s.result2
     n = 1
     for d in s.normalized_shape:
         n *= d
+    xhat = (x - mean) * rstd
+    dx = _stat_grads(x, mean, rstd, n, g_mean, g_rstd) if s.needs(0) else None
+    if g is None:
+        return dx, None, None
     gw = g * w if w is not None else g
-    dx = None
     if s.needs(0):
-        dx = (s.result2 / n) * (n * gw - gw.sum(norm_dims, keepdim=True) - xhat * (gw * xhat).sum(norm_dims, keepdim=True))
+        d = (rstd / n) * (n * gw - gw.sum(norm_dims, keepdim=True) - xhat * (gw * xhat).sum(norm_dims, keepdim=True))
+        dx = d if dx is None else dx + d
     # sum over the batch dimensions; none (input shaped like normalized_shape) means no sum
     bsum = (lambda t: t.sum(batch_dims)) if batch_dims else (lambda t: t)
     dw = bsum(g * xhat) if w is not None and s.needs(1) else None
@@ -49,28 +51,43 @@ def _(s, grads):
     return dx, dw, db
 
 
+def _stat_grads(x, mean, rstd, n, g_mean, g_rstd):
+    """What gradients of the saved mean and 1/std outputs contribute to the input:
+    d mean/dx = 1/n, d rstd/dx = -rstd^3 (x - mean) / n (biased variance)."""
+    dx = None
+    if g_mean is not None:
+        dx = g_mean.reshape(mean.shape) / n + x * 0
+    if g_rstd is not None:
+        r = rstd
+        d = -g_rstd.reshape(r.shape) * r * r * r * (x - mean) / n
+        dx = d if dx is None else dx + d
+    return dx
+
+
 @formula("native_batch_norm", save=("input", "weight", "running_mean", "running_var", "result1", "result2"), multi=True)
 def _(s, grads):
-    g = grads[0]
-    if g is None:
-        return None, None, None
+    g, g_mean, g_invstd = grads
     x, w = s.input, s.weight
     nd = x.dim()
     dims = [0] + list(range(2, nd))
     shape = [1, x.shape[1]] + [1] * (nd - 2)
+    n = x.numel() // x.shape[1]
     if s.training:
         mean, invstd = s.result1.reshape(shape), s.result2.reshape(shape)
+        dx = _stat_grads(x, mean, invstd, n, g_mean, g_invstd) if s.needs(0) else None
     else:
         mean, invstd = s.running_mean.reshape(shape), (s.running_var + s.eps).rsqrt().reshape(shape)
+        dx = None
+    if g is None:
+        return dx, None, None
     xhat = (x - mean) * invstd
     gw = g * w.reshape(shape) if w is not None else g
-    dx = None
     if s.needs(0):
         if s.training:
-            n = x.numel() // x.shape[1]
-            dx = (invstd / n) * (n * gw - gw.sum(dims, keepdim=True) - xhat * (gw * xhat).sum(dims, keepdim=True))
+            d = (invstd / n) * (n * gw - gw.sum(dims, keepdim=True) - xhat * (gw * xhat).sum(dims, keepdim=True))
         else:
-            dx = gw * invstd
+            d = gw * invstd
+        dx = d if dx is None else dx + d
     dw = (g * xhat).sum(dims) if w is not None and s.needs(1) else None
     db = g.sum(dims) if s.needs(2) else None
     return dx, dw, db

@@ -8,6 +8,8 @@ from ..formula import formula
 
 
 def _dims(dim, ndim):
+    if ndim == 0:
+        return []  # a 0-dim tensor reduces over nothing (its dim 0 / -1 is itself)
     if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
         return list(range(ndim))
     if isinstance(dim, int):
@@ -58,6 +60,8 @@ def _(s, g):
 
 def _evenly(g, x, result, dims, keepdim):
     """amax/amin/max/min: the gradient split evenly among the positions that attain the value."""
+    if x.dim() == 0:
+        return g.reshape([])
     r = _unsqueeze_to(result, dims, x.dim(), keepdim)
     gg = _unsqueeze_to(g, dims, x.dim(), keepdim)
     mask = x == r
@@ -84,6 +88,8 @@ def _(s, grads):
     if g is None:
         return None
     sizes = s.self_sizes
+    if not sizes:
+        return g.reshape([])
     dim = s.dim % max(len(sizes), 1)
     idx = s.result1
     if not s.keepdim and len(sizes) > 0:
@@ -121,6 +127,8 @@ def _(s, g):
 
 @formula("cumsum", "cumsum_")
 def _(s, g):
+    if g.dim() == 0:
+        return g
     dim = s.dim
     return g.flip(dim).cumsum(dim).flip(dim)
 
@@ -150,3 +158,50 @@ def _(s, g):
     if bool((x == 0).any()):
         raise NotImplementedError("torchnative: the derivative of prod over inputs containing zeros is not implemented yet")
     return g * s.result / x
+
+
+@formula("prod.dim_int", save=("self", "result"))
+def _(s, g):
+    x = s.self
+    if bool((x == 0).any()):
+        raise NotImplementedError("torchnative: the derivative of prod over inputs containing zeros is not implemented yet")
+    dims = _dims(s.dim, x.dim())
+    return _unsqueeze_to(g * s.result, dims, x.dim(), s.keepdim) / x
+
+
+@formula("cumprod", save=("self", "result"))
+def _(s, g):
+    x = s.self
+    if x.dim() == 0:
+        return g
+    if bool((x == 0).any()):
+        raise NotImplementedError("torchnative: the derivative of cumprod over inputs containing zeros is not implemented yet")
+    dim = s.dim
+    return (g * s.result).flip(dim).cumsum(dim).flip(dim) / x
+
+
+@formula("sort", "sort.stable", "topk", save=("result1",), multi=True)
+def _(s, grads):
+    g = grads[0]
+    if g is None:
+        return None
+    sizes = s.self_sizes
+    if not sizes:
+        return g.reshape([])
+    dim = s.dim if s.dim is not None else -1
+    return torch.zeros(sizes, dtype=g.dtype, device=g.device).scatter(dim, s.result1, g)
+
+
+@formula("kthvalue", "median.dim", "mode", save=("result1",), multi=True)
+def _(s, grads):
+    g = grads[0]
+    if g is None:
+        return None
+    sizes = s.self_sizes
+    if not sizes:
+        return g.reshape([])
+    dim = s.dim % len(sizes)
+    idx = s.result1
+    if not s.keepdim:
+        g, idx = g.unsqueeze(dim), idx.unsqueeze(dim)
+    return torch.zeros(sizes, dtype=g.dtype, device=g.device).scatter(dim, idx, g)

@@ -223,3 +223,10 @@ def _(s, g):
         else:
             raise NotImplementedError("torchnative: the derivative of constant_pad_nd with negative padding is not implemented yet")
     return g
+
+
+@formula("diagonal")
+def _(s, g):
+    z = _zeros(s, g)
+    z.diagonal(s.offset, s.dim1, s.dim2).copy_(g)
+    return z
