@@ -82,19 +82,22 @@ def _(s, g):
     return g * mask / mask.sum()
 
 
-@formula("max.dim", "min.dim", save=("result1",), multi=True)
-def _(s, grads):
-    g = grads[0]
+def _scatter_back(g, idx, sizes, dim, keepdim):
+    """The gradient of values picked at `idx` along `dim` (max/min with dim, sort, topk,
+    kthvalue, median, mode): zeros with the gradient scattered back to where they came from."""
     if g is None:
         return None
-    sizes = s.self_sizes
     if not sizes:
         return g.reshape([])
-    dim = s.dim % max(len(sizes), 1)
-    idx = s.result1
-    if not s.keepdim and len(sizes) > 0:
+    dim = dim % len(sizes)
+    if not keepdim:
         g, idx = g.unsqueeze(dim), idx.unsqueeze(dim)
     return torch.zeros(sizes, dtype=g.dtype, device=g.device).scatter(dim, idx, g)
+
+
+@formula("max.dim", "min.dim", "kthvalue", "median.dim", "mode", save=("result1",), multi=True)
+def _(s, grads):
+    return _scatter_back(grads[0], s.result1, s.self_sizes, s.dim, s.keepdim)
 
 
 @formula("var.correction", save=("self",))
@@ -182,26 +185,4 @@ def _(s, g):
 
 @formula("sort", "sort.stable", "topk", save=("result1",), multi=True)
 def _(s, grads):
-    g = grads[0]
-    if g is None:
-        return None
-    sizes = s.self_sizes
-    if not sizes:
-        return g.reshape([])
-    dim = s.dim if s.dim is not None else -1
-    return torch.zeros(sizes, dtype=g.dtype, device=g.device).scatter(dim, s.result1, g)
-
-
-@formula("kthvalue", "median.dim", "mode", save=("result1",), multi=True)
-def _(s, grads):
-    g = grads[0]
-    if g is None:
-        return None
-    sizes = s.self_sizes
-    if not sizes:
-        return g.reshape([])
-    dim = s.dim % len(sizes)
-    idx = s.result1
-    if not s.keepdim:
-        g, idx = g.unsqueeze(dim), idx.unsqueeze(dim)
-    return torch.zeros(sizes, dtype=g.dtype, device=g.device).scatter(dim, idx, g)
+    return _scatter_back(grads[0], s.result1, s.self_sizes, s.dim if s.dim is not None else -1, True)
