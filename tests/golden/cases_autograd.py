@@ -504,3 +504,27 @@ def optim_state_dict_round_trip():
     model(_ramp(2, 3)).sum().backward()
     opt2.step()
     return sd["state"][0]["exp_avg"], opt2.state_dict()["state"][0]["exp_avg_sq"], model.weight.detach()
+
+
+@case
+def checkpoint_and_saved_tensor_hooks():
+    """torch.utils.checkpoint both ways (reentrant: a custom Function replaying forward;
+    non-reentrant: saved-tensor hooks), RNG state restored for dropout, and plain hooks."""
+    from torch.utils.checkpoint import checkpoint
+
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Dropout(0.2), nn.Linear(4, 2))
+    x = _leaf(3, 4)
+    out = []
+    for reentrant in (True, False):
+        net.zero_grad()
+        x.grad = None
+        torch.manual_seed(1)
+        checkpoint(net, x, use_reentrant=reentrant).pow(2).sum().backward()
+        out += [x.grad.clone(), net[0].weight.grad.clone()]
+    packed = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: (packed.append(1), t * 1)[1], lambda t: t):
+        z = (x * x.exp()).sum()
+    x.grad = None
+    z.backward()
+    return out, x.grad, len(packed) > 0

@@ -44,9 +44,50 @@ def install(C):
     C._is_key_in_tls = lambda key: key in _tls_objs
     C._get_obj_in_tls = lambda key: _tls_objs[key]
     C._InferenceMode = _inference_mode_class(C)
+    _install_saved_tensor_hooks(C._autograd, graph.SavedTensorHooks)
+    graph.SavedTensor.__module__ = "torch._C._autograd"
+    C._autograd.SavedTensor = graph.SavedTensor
+    C._autograd._make_saved_tensor = lambda tensor, is_output, is_inplace_on_view=False: graph.SavedTensor(tensor, is_output)
     C._autograd._get_sequence_nr = lambda: next(graph._SEQ)
     tensor.install(C)
     return record.handle
+
+
+def _install_saved_tensor_hooks(A, H):
+    """torch._C._autograd's saved-tensor hook stack, as torch.autograd.graph uses it."""
+
+    def _push_saved_tensors_default_hooks(pack_hook, unpack_hook):
+        msg = H.disabled_message()
+        if msg is not None:
+            raise RuntimeError(msg)
+        H.stack().append((pack_hook, unpack_hook))
+
+    def _pop_saved_tensors_default_hooks():
+        H.stack().pop()
+
+    def _top_saved_tensors_default_hooks(ignore_is_tracing=False):
+        st = H.stack()
+        return st[-1] if st else None
+
+    def _saved_tensors_hooks_disable(message, fail_if_non_empty=True):
+        if fail_if_non_empty and H.stack():
+            raise RuntimeError(message)
+        H.set_disabled(message)
+
+    def _saved_tensors_hooks_enable():
+        H.set_disabled(None)
+
+    def _saved_tensors_hooks_get_disabled_error_message():
+        return H.disabled_message()
+
+    def _saved_tensors_hooks_set_tracing(is_tracing):
+        return False
+
+    for fn in (_push_saved_tensors_default_hooks, _pop_saved_tensors_default_hooks, _top_saved_tensors_default_hooks,
+               _saved_tensors_hooks_disable, _saved_tensors_hooks_enable, _saved_tensors_hooks_get_disabled_error_message,
+               _saved_tensors_hooks_set_tracing):
+        fn.__module__ = "torch._C._autograd"
+        setattr(A, fn.__name__, fn)
 
 
 def _inference_mode_class(C):

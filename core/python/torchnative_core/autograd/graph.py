@@ -13,6 +13,7 @@ tensor's `__dict__` under `_tn_*` names; `requires_grad` is the native flag the 
 from __future__ import annotations
 
 import itertools
+import threading
 import weakref
 from collections import OrderedDict
 
@@ -78,12 +79,35 @@ def tensor_meta(t):
 
 # --- saved tensors ----------------------------------------------------------------------------
 
+class SavedTensorHooks:
+    """torch.autograd.graph.saved_tensors_hooks: a thread-local stack of (pack, unpack) pairs
+    applied when a tensor is saved for backward, and a switch that forbids them."""
+
+    _local = threading.local()
+
+    @classmethod
+    def stack(cls):
+        st = getattr(cls._local, "stack", None)
+        if st is None:
+            st = cls._local.stack = []
+        return st
+
+    @classmethod
+    def disabled_message(cls):
+        return getattr(cls._local, "disabled", None)
+
+    @classmethod
+    def set_disabled(cls, message):
+        cls._local.disabled = message
+
+
 class SavedTensor:
     """A tensor saved for backward, with the version it had when saved. An output of the node
     itself is kept as a detached alias (no reference cycle through grad_fn) and gets the node
-    back as grad_fn when unpacked, so double backward can flow through it."""
+    back as grad_fn when unpacked, so double backward can flow through it. Under
+    saved_tensors_hooks the pack hook's result is kept instead, and unpacked by its pair."""
 
-    __slots__ = ("data", "version", "is_output", "output_nr", "was_leaf", "requires_grad")
+    __slots__ = ("data", "version", "is_output", "output_nr", "was_leaf", "requires_grad", "packed", "unpack_hook")
 
     def __init__(self, t, is_output=False, output_nr=0):
         self.version = t._version
@@ -91,9 +115,38 @@ class SavedTensor:
         self.output_nr = output_nr
         self.requires_grad = t._tn_requires_grad
         self.was_leaf = grad_fn_of(t) is None
+        self.packed = self.unpack_hook = None
+        hooks = SavedTensorHooks.stack()
+        if hooks:
+            pack, self.unpack_hook = hooks[-1]
+            saved_stack = hooks[:]
+            hooks.clear()  # what the pack hook itself computes is not packed again
+            try:
+                self.packed = pack(t)
+            finally:
+                hooks[:] = saved_stack
+            self.data = None
+            return
         self.data = t._tn_alias() if is_output else t
 
-    def unpack(self, node):
+    def register_hooks(self, pack_hook, unpack_hook):
+        """Upstream's SavedTensor.register_hooks: pack now, unpack at backward."""
+        if self.unpack_hook is not None:
+            raise RuntimeError("SavedTensor hooks have already been set")
+        if self.data is None:
+            raise RuntimeError(RELEASED)
+        self.packed, self.unpack_hook = pack_hook(self.data), unpack_hook
+        self.data = None
+
+    def unpack(self, node=None):
+        if self.unpack_hook is not None:
+            if self.packed is None:
+                raise RuntimeError(RELEASED)
+            t = self.unpack_hook(self.packed)
+            if self.is_output and self.requires_grad and node is not None and grad_fn_of(t) is None:
+                t = t._tn_alias()
+                set_history(t, node, self.output_nr)
+            return t
         t = self.data
         if t is None:
             raise RuntimeError(RELEASED)
@@ -101,7 +154,7 @@ class SavedTensor:
             raise RuntimeError(_version_message(t, node if self.is_output else grad_fn_of(t),
                                                 self.output_nr if self.is_output else output_nr_of(t),
                                                 self.version))
-        if self.is_output and self.requires_grad:
+        if self.is_output and self.requires_grad and node is not None:
             out = t._tn_alias()
             set_history(out, node, self.output_nr)
             return out
@@ -206,12 +259,9 @@ class Node(NodeBase):
         saved = self.__dict__.get("_tn_saved")
         if saved:
             for s in saved.values():
-                if isinstance(s, SavedTensor):
-                    s.data = None
-                elif isinstance(s, list):
-                    for x in s:
-                        if isinstance(x, SavedTensor):
-                            x.data = None
+                for x in (s if isinstance(s, list) else [s]):
+                    if isinstance(x, SavedTensor):
+                        x.data = x.packed = None
 
     def __getattr__(self, name):
         # upstream exposes saved values as `_saved_<name>`

@@ -290,9 +290,15 @@ def install(C) -> None:
         _autocast["nesting"] -= 1
         return _autocast["nesting"]
 
+    _autocast["cache"] = True
+
     @export
     def is_autocast_cache_enabled():
-        return True
+        return _autocast["cache"]
+
+    @export
+    def set_autocast_cache_enabled(enabled):
+        _autocast["cache"] = bool(enabled)
 
     @export
     def _are_functorch_transforms_active():
