@@ -29,6 +29,8 @@ static STATE: GILOnceCell<DoorState> = GILOnceCell::new();
 thread_local! {
     /// Grad mode (`torch.is_grad_enabled()`): thread-local, as upstream's GradMode.
     static GRAD_ENABLED: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+    /// Inference mode: tensors made while it is on are inference tensors.
+    static INFERENCE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// The TorchDispatchMode stack (upstream keeps it in C++ thread-local state too).
     static MODES: std::cell::RefCell<Vec<Py<PyAny>>> = const { std::cell::RefCell::new(Vec::new()) };
 }
@@ -72,6 +74,36 @@ pub fn is_grad_enabled() -> bool {
 #[pyfunction]
 pub fn _set_grad_enabled(enabled: bool) {
     GRAD_ENABLED.with(|g| g.set(enabled));
+}
+
+#[pyfunction]
+pub fn is_inference_mode_enabled() -> bool {
+    INFERENCE.with(|g| g.get())
+}
+
+#[pyfunction]
+pub fn _set_inference_mode(enabled: bool) {
+    INFERENCE.with(|g| g.set(enabled));
+}
+
+/// Marks the tensors of an operator's result as inference tensors.
+fn mark_inference(py: Python<'_>, out: &PyObject) {
+    let b = out.bind(py);
+    if let Ok(t) = b.downcast::<TensorBase>() {
+        t.borrow_mut().inference = true;
+    } else if let Ok(tup) = b.downcast::<PyTuple>() {
+        for x in tup.iter() {
+            if let Ok(t) = x.downcast::<TensorBase>() {
+                t.borrow_mut().inference = true;
+            }
+        }
+    } else if let Ok(l) = b.downcast::<PyList>() {
+        for x in l.iter() {
+            if let Ok(t) = x.downcast::<TensorBase>() {
+                t.borrow_mut().inference = true;
+            }
+        }
+    }
 }
 
 /// Whether any tensor argument (or tensor in a list argument) requires grad.
@@ -140,7 +172,11 @@ pub fn _aten_dispatch(
             return h.call(py, (op, args.clone()), kwargs);
         }
     }
-    below_autograd(py, op, args, kwargs)
+    let out = below_autograd(py, op, args, kwargs)?;
+    if INFERENCE.with(|g| g.get()) {
+        mark_inference(py, &out);
+    }
+    Ok(out)
 }
 
 /// What runs below the autograd step: dispatch modes, then the implementation.

@@ -137,6 +137,7 @@ fn _tn_from_address(
         version: std::sync::Arc::new(std::sync::atomic::AtomicI64::new(0)),
         requires_grad: false,
         wrapped_number: false,
+        inference: false,
         base: None,
     };
     tensor::wrap(py, t)
@@ -183,6 +184,8 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(door::_tn_below_autograd, m)?)?;
     m.add_function(wrap_pyfunction!(door::is_grad_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(door::_set_grad_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(door::is_inference_mode_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(door::_set_inference_mode, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_install_door, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_count_ops, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_op_counts, m)?)?;

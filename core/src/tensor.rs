@@ -67,6 +67,8 @@ pub struct TensorBase {
     pub requires_grad: bool,
     /// Set on tensors made from Python numbers (type promotion treats them specially).
     pub wrapped_number: bool,
+    /// Made under inference mode (upstream's inference tensors; views inherit it).
+    pub inference: bool,
     /// The tensor this one is a view of, for `._base`.
     pub base: Option<Py<PyAny>>,
 }
@@ -99,6 +101,7 @@ impl TensorBase {
             version: Arc::new(AtomicI64::new(0)),
             requires_grad: false,
             wrapped_number: false,
+            inference: false,
             base: None,
         })
     }
@@ -111,6 +114,7 @@ impl TensorBase {
             version: self.version.clone(),
             requires_grad: false,
             wrapped_number: false,
+            inference: self.inference,
             base,
         }
     }
@@ -298,6 +302,11 @@ impl TensorBase {
     #[getter]
     fn _tn_storage_id(&self) -> usize {
         Arc::as_ptr(&self.storage) as usize
+    }
+
+    #[getter]
+    fn _tn_inference(&self) -> bool {
+        self.inference
     }
 
     /// How many tensor objects share this storage (autograd steals a gradient buffer only when

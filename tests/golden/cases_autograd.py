@@ -528,3 +528,29 @@ def checkpoint_and_saved_tensor_hooks():
     x.grad = None
     z.backward()
     return out, x.grad, len(packed) > 0
+
+
+@case
+def inference_tensors():
+    x = _leaf(3)
+    with torch.inference_mode():
+        y = torch.ones(3) * 2
+        v = y[1:]
+    z = x + y  # not saved: fine
+    return y.is_inference(), v.is_inference(), torch.ones(2).is_inference(), z.requires_grad, z.is_inference()
+
+
+@case
+def inference_tensor_saved_for_backward():
+    x = _leaf(3)
+    with torch.inference_mode():
+        y = torch.ones(3) * 2
+    (x * y).sum().backward()
+
+
+@case
+def anomaly_mode_nan_gradient():
+    with torch.autograd.set_detect_anomaly(True):
+        a = torch.tensor([0.0, 1.0], requires_grad=True)
+        (a.sqrt() * 0).sum().backward()
+    return a.grad

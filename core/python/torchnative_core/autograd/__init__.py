@@ -35,6 +35,9 @@ def install(C):
     C._FunctionBase = function.FunctionBase
 
     C._current_graph_task_id = engine.current_graph_task_id
+    C.is_anomaly_enabled = lambda: engine.ANOMALY["enabled"]
+    C.is_anomaly_check_nan_enabled = lambda: engine.ANOMALY["check_nan"]
+    C.set_anomaly_enabled = C._set_anomaly_enabled = engine.set_anomaly_enabled
     C._current_autograd_node = engine.current_node
     C._will_engine_execute_node = lambda node: True
     C._increment_version = lambda t: t._tn_bump_version()

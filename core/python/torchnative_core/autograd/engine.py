@@ -20,6 +20,13 @@ from . import graph as G
 C = None  # torch._C, set by install
 
 _local = threading.local()
+# anomaly mode (torch.autograd.set_detect_anomaly): NaN gradients stop the backward with the
+# node's name; upstream's forward tracebacks are not recorded (docs/design/autograd.md)
+ANOMALY = {"enabled": False, "check_nan": True}
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    ANOMALY["enabled"], ANOMALY["check_nan"] = bool(enabled), bool(check_nan)
 
 
 def _task_stack():
@@ -303,9 +310,12 @@ def _validate(node, outs):
     if len(outs) != len(edges):
         raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients (expected {len(edges)}, got {len(outs)})")
     res = list(outs)
+    check_nan = ANOMALY["enabled"] and ANOMALY["check_nan"]
     for i, ((nxt, nr), g) in enumerate(zip(edges, outs)):
         if g is None or nxt is None:
             continue
+        if check_nan and bool(g.isnan().any()):
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
         meta = nxt._tn_out_meta[nr] if nr < len(nxt._tn_out_meta) else None
         if meta is None:
             continue

@@ -27,6 +27,13 @@ RELEASED = (
 )
 
 
+INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
+    "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use it "
+    "in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`."
+)
+
+
 # --- per-tensor metadata ---------------------------------------------------------------------
 
 def grad_fn_of(t):
@@ -110,6 +117,8 @@ class SavedTensor:
     __slots__ = ("data", "version", "is_output", "output_nr", "was_leaf", "requires_grad", "packed", "unpack_hook")
 
     def __init__(self, t, is_output=False, output_nr=0):
+        if t._tn_inference:
+            raise RuntimeError(INFERENCE_SAVED)
         self.version = t._version
         self.is_output = is_output
         self.output_nr = output_nr

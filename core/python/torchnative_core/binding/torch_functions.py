@@ -196,7 +196,7 @@ def numel(input):
 
 
 # Tensor-kind queries: torchnative tensors are never functional wrappers, lazy-conjugated,
-# lazily negated, zero tensors or inference tensors.
+# lazily negated or zero tensors (inference tensors are real: the door marks them).
 def _is_functional_tensor(t):
     return False
 
@@ -218,7 +218,7 @@ def _is_zerotensor(t):
 
 
 def is_inference(t):
-    return False
+    return t._tn_inference
 
 
 def _parse_to(*args, **kwargs):

@@ -102,13 +102,7 @@ def install(C) -> None:
             if with_indices:
                 idx.append(i)
         return groups
-    @export
-    def is_inference_mode_enabled():
-        return _tls("inference", False)
-
-    @export
-    def _set_inference_mode(enabled):
-        _state.inference = bool(enabled)
+    # inference mode is native too (the door marks what it makes): torch._C.is_inference_mode_enabled
 
     @export
     def _get_default_dtype():
