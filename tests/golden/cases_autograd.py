@@ -228,6 +228,14 @@ def grads_attention():
 
 
 @case
+def grads_attention_grouped_query():
+    q, k, v = _leaf(1, 4, 5, 8), _leaf(1, 2, 5, 8, offset=0.1), _leaf(1, 2, 5, 8, offset=-0.1)
+    y = F.scaled_dot_product_attention(q, k, v, enable_gqa=True, is_causal=True)
+    y.pow(2).sum().backward()
+    return y, q.grad, k.grad, v.grad, type(y.grad_fn).__name__
+
+
+@case
 def grads_dtype_casts():
     x = _leaf(3, dtype=torch.float64)
     y = (x.float() * 2).sum() + x.to(torch.float32).pow(2).sum()

@@ -780,3 +780,81 @@ def _expandable_to(size, target):
         if a != b and a != 1:
             return False
     return True
+
+
+# --- repeat_interleave (upstream: Repeat.cpp / TensorShape.cpp) ----------------------------------
+
+@impl("repeat_interleave.Tensor")
+def repeat_interleave_indices(repeats, output_size=None):
+    """The index i repeated repeats[i] times: [0, 0, 1, 2, 2, 2] for [2, 1, 3]."""
+    if len(repeats._tn_sizes) != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    d = B.dtype_of(repeats)
+    if d.is_floating_point or d.is_complex or d is B.BOOL:
+        raise RuntimeError("repeats has to be Long or Int tensor")
+    counts = [int(v) for v in repeats.tolist()]
+    if any(c < 0 for c in counts):
+        raise RuntimeError("repeats can not be negative")
+    total = sum(counts)
+    if output_size is not None and output_size != total:
+        raise RuntimeError("allocated size does not match required size")
+    from .factories import from_python_values
+
+    flat = [i for i, c in enumerate(counts) for _ in range(c)]
+    return from_python_values(flat, [total], d)
+
+
+@impl("repeat_interleave.self_Tensor")
+def repeat_interleave_tensor(self, repeats, dim=None, output_size=None):
+    x = self if dim is not None else D("reshape", self, [-1])
+    d = B.wrap_dim(dim if dim is not None else 0, len(x._tn_sizes))
+    if len(repeats._tn_sizes) == 0 or (len(repeats._tn_sizes) == 1 and repeats._tn_sizes[0] == 1):
+        repeats = D("expand", D("reshape", repeats, [1]), [x._tn_sizes[d] if x._tn_sizes else 1], False)
+    elif repeats._tn_sizes[0] != (x._tn_sizes[d] if x._tn_sizes else 1):
+        raise RuntimeError("repeats must have the same size as input along dim, but got repeats.size(0) = "
+                           f"{repeats._tn_sizes[0]} and input.size({d}) = {x._tn_sizes[d]}")
+    return D("index_select", x, d, D("repeat_interleave.Tensor", repeats, output_size))
+
+
+@impl("repeat_interleave.self_int")
+def repeat_interleave_int(self, repeats, dim=None, output_size=None):
+    """Each slice along `dim` repeated `repeats` times: unsqueeze after dim, expand, copy, flatten."""
+    if repeats < 0:
+        raise RuntimeError("Repeats can not be negative")
+    x = self if dim is not None else D("reshape", self, [-1])
+    d = B.wrap_dim(dim if dim is not None else 0, len(x._tn_sizes))
+    if not x._tn_sizes:
+        x = D("reshape", x, [1])
+    u = D("unsqueeze", x, d + 1)
+    shape = list(u._tn_sizes)
+    shape[d + 1] = repeats
+    if output_size is not None and output_size != x._tn_sizes[d] * repeats:
+        raise RuntimeError("allocated size does not match required size")
+    e = D("contiguous", D("expand", u, shape, False), None)
+    return D("flatten.using_ints", e, d, d + 1)
+
+
+@impl("type_as")
+def type_as(self, other):
+    # upstream: self.to(other.options())
+    return D("to.dtype_layout", self, B.dtype_of(other), None, B.device_of(other), None, False, False, None)
+
+
+@impl("one_hot")
+def one_hot(self, num_classes=-1):
+    # upstream's aten/src/ATen/native/Onehot.cpp, checks in its order and words
+    if B.dtype_of(self) is not B.I64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    sizes, dev = list(self._tn_sizes), B.device_of(self)
+    if not B.numel(sizes):
+        if num_classes <= 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        return B.empty(sizes + [num_classes], B.dtype_of(self), dev)
+    if D("min", self).item() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        num_classes = D("max", self).item() + 1
+    elif D("max", self).item() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    out = D("full", sizes + [num_classes], 0, B.dtype_of(self), None, dev, None)
+    return D("scatter_.value", out, -1, D("unsqueeze", self, -1), 1)

@@ -226,12 +226,26 @@ def max_pool2d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_m
 
 @impl("_scaled_dot_product_flash_attention_for_cpu")
 def sdpa_flash_cpu(query, key, value, dropout_p=0.0, is_causal=False, attn_mask=None, scale=None):
+    key, value = gqa_expand(query, key), gqa_expand(query, value)
     sizes = list(query._tn_sizes)
     out = B.empty(sizes[:-1] + [value._tn_sizes[-1]], B.dtype_of(query), B.device_of(query))
     lse = B.empty(sizes[:-1], B.F32 if B.dtype_of(query)._tn_name != "float64" else B.dtype_of(query), B.device_of(query))
     B.launch("_scaled_dot_product_flash_attention_for_cpu", (query, key, value, dropout_p, is_causal, attn_mask, scale),
              (out, lse))
     return out, lse
+
+
+def gqa_expand(query, kv):
+    """Grouped-query attention: each key/value head serves query_heads / kv_heads query heads
+    (upstream's fused CPU kernel takes the smaller tensors as they are; ours sees them repeated)."""
+    if len(kv._tn_sizes) < 3 or len(query._tn_sizes) < 3:
+        return kv
+    hq, hk = query._tn_sizes[-3], kv._tn_sizes[-3]
+    if hq == hk:
+        return kv
+    if hk == 0 or hq % hk:
+        raise RuntimeError(f"number of heads in key/value ({hk}) must divide the number of heads in query ({hq})")
+    return _door("repeat_interleave.self_int", kv, hq // hk, -3, None)
 
 
 def _bool_mask_to_float(attn_mask, dtype):
@@ -242,8 +256,8 @@ def _bool_mask_to_float(attn_mask, dtype):
 
 @impl("scaled_dot_product_attention")
 def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
-    if dropout_p > 0.0 or enable_gqa:
-        # upstream's CPU backend choice: the fused kernel takes neither, the math path both
+    if dropout_p > 0.0:
+        # upstream's CPU backend choice: dropout takes the math path; the fused kernel does GQA
         return _door("_scaled_dot_product_attention_math", query, key, value, attn_mask, dropout_p, is_causal, None,
                      scale, enable_gqa)[0]
     if attn_mask is not None and B.dtype_of(attn_mask) is B.BOOL:

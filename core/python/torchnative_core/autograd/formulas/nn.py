@@ -262,7 +262,10 @@ def _(s, grads):
         return None, None, None
     if s.dropout_p > 0:
         raise NotImplementedError("torchnative: the derivative of scaled_dot_product_attention with dropout is not implemented yet")
-    q, k, v = s.query, s.key, s.value
+    q, k0, v0 = s.query, s.key, s.value
+    groups = q.shape[-3] // k0.shape[-3] if q.dim() >= 3 and k0.dim() >= 3 else 1
+    k = k0.repeat_interleave(groups, -3) if groups > 1 else k0  # grouped-query attention
+    v = v0.repeat_interleave(groups, -3) if groups > 1 else v0
     sc = s.scale if s.scale is not None else 1.0 / math.sqrt(q.shape[-1])
     a = q.matmul(k.transpose(-2, -1)) * sc
     L, S = q.shape[-2], k.shape[-2]
@@ -277,4 +280,7 @@ def _(s, grads):
     da = p * (dp - (dp * p).sum(-1, keepdim=True))
     dq = da.matmul(k) * sc
     dk = da.transpose(-2, -1).matmul(q) * sc
+    if groups > 1:  # each key/value head's gradient is the sum over the query heads it served
+        shape = list(k0.shape[:-3]) + [k0.shape[-3], groups] + list(k0.shape[-2:])
+        dk, dv = dk.reshape(shape).sum(-3), dv.reshape(shape[:-1] + [v0.shape[-1]]).sum(-3)
     return dq, dk, dv
