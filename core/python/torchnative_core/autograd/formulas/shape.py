@@ -230,3 +230,40 @@ def _(s, g):
     z = _zeros(s, g)
     z.diagonal(s.offset, s.dim1, s.dim2).copy_(g)
     return z
+
+
+@formula("masked_select", save=("mask",))
+def _(s, g):
+    mask = s.mask
+    shape = torch.broadcast_shapes(tuple(s.self_sizes), tuple(mask.shape))
+    return torch.zeros(shape, dtype=g.dtype, device=g.device).index_put((mask.expand(shape),), g)
+
+
+def _flat_positions(sizes, strides, offset, device):
+    """The storage position of every element of a strided geometry, in element order."""
+    pos = torch.full(list(sizes), offset, dtype=torch.int64, device=device)
+    for d, (n, st) in enumerate(zip(sizes, strides)):
+        shape = [1] * len(sizes)
+        shape[d] = n
+        pos = pos + (torch.arange(n, device=device) * st).reshape(shape)
+    return pos.reshape(-1)
+
+
+@formula("as_strided", save=("self",))
+def _(s, g):
+    """Gradients summed per storage position the output read, then read back through the
+    input's own geometry (inputs that overlap themselves are not supported yet)."""
+    x = s.self
+    if any(st == 0 and n > 1 for n, st in zip(x.shape, x.stride())):
+        raise NotImplementedError("torchnative: the derivative of as_strided over a self-overlapping input is not implemented yet")
+    base = x.storage_offset()
+    offset = s.storage_offset if s.storage_offset is not None else base
+    out_pos = _flat_positions(list(s.size), list(s.stride), offset - base, g.device)
+    in_pos = _flat_positions(list(x.shape), list(x.stride()), 0, g.device)
+    both = torch.cat([out_pos, in_pos])
+    if both.numel() == 0:
+        return torch.zeros(x.shape, dtype=g.dtype, device=g.device)
+    lo = int(both.min().item())  # the output may read storage before the input's first element
+    length = int(both.max().item()) - lo + 1
+    buf = torch.zeros(length, dtype=g.dtype, device=g.device).index_add(0, out_pos - lo, g.reshape(-1))
+    return buf.index_select(0, in_pos - lo).reshape(x.shape)
