@@ -858,3 +858,11 @@ def one_hot(self, num_classes=-1):
         raise RuntimeError("Class values must be smaller than num_classes.")
     out = D("full", sizes + [num_classes], 0, B.dtype_of(self), None, dev, None)
     return D("scatter_.value", out, -1, D("unsqueeze", self, -1), 1)
+
+
+# Comparison aliases: upstream's CompositeImplicit greater(self, other) is at::gt(self, other), and so on.
+for _alias, _op in (("greater", "gt"), ("greater_equal", "ge"), ("less", "lt"), ("less_equal", "le"),
+                    ("not_equal", "ne")):
+    for _suffix in ("", "_"):
+        for _kind in (".Tensor", ".Scalar"):
+            impl(_alias + _suffix + _kind)((lambda target: lambda self, other: D(target, self, other))(_op + _suffix + _kind))
