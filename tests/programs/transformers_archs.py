@@ -37,23 +37,25 @@ EXTRA = {
     "mpt": dict(d_model=32, n_heads=4, n_layers=2, max_seq_len=64, expansion_ratio=2),
     "bloom": dict(n_layer=2, n_head=4),
     "gemma": dict(head_dim=8),
-    # eager experts: upstream's default grouped_mm has no float64 kernel (the float64 reference)
-    "mixtral": dict(num_local_experts=4, num_experts_per_tok=2, experts_implementation="eager"),
+    "mixtral": dict(num_local_experts=4, num_experts_per_tok=2),
     "mamba": dict(state_size=8, expand=2, conv_kernel=4, time_step_rank=4),
     "falcon": dict(new_decoder_architecture=True, num_kv_heads=2),
 }
 ARCHS = ["llama", "gpt2", "qwen2", "mistral", "gemma", "gpt_neox", "opt", "mpt", "starcoder2", "persimmon",
          "cohere", "stablelm", "olmo", "phi", "bert", "falcon", "bloom", "gpt_bigcode", "mixtral", "mamba"]
 ENCODERS = {"bert"}
+MOE = {"mixtral"}
 
 
-def build(arch, attn, dtype):
+def build(arch, attn, dtype, experts=None):
     cfg = transformers.AutoConfig.for_model(arch, **COMMON, **EXTRA.get(arch, {}))
     if arch == "bert":
         cfg.is_decoder = False
     cls = transformers.AutoModelForMaskedLM if arch in ENCODERS else transformers.AutoModelForCausalLM
     torch.manual_seed(0)
     kwargs = {} if attn is None else {"attn_implementation": attn}
+    if experts is not None:
+        kwargs["experts_implementation"] = experts
     model = cls.from_config(cfg, **kwargs).eval()
     return model.to(dtype)
 
@@ -66,6 +68,15 @@ def attentions(arch):
     if arch == "mamba":
         return [None]
     return ["sdpa", "eager"] if getattr(model_cls, "_supports_sdpa", False) else ["eager"]
+
+
+def cases(arch):
+    """(attention, experts implementation) pairs: Mixture-of-experts models run their experts both
+    as a loop over experts ("eager") and through grouped_mm (transformers' default)."""
+    pairs = [(attn, None) for attn in attentions(arch)]
+    if arch in MOE:
+        pairs = [(attn, "eager") for attn, _ in pairs] + [(pairs[0][0], "grouped_mm")]
+    return pairs
 
 
 def inputs():
@@ -101,8 +112,10 @@ def perturb(model):
     return calls, lambda: setattr(torch.nn.functional, "silu", silu)
 
 
-def forward(arch, attn, dtype, perturbed=False):
-    model = build(arch, attn, dtype)
+def forward(arch, attn, dtype, perturbed=False, experts=None):
+    if experts == "grouped_mm" and dtype is torch.float64:
+        experts = "eager"  # upstream's grouped_mm has no float64 kernel; eager experts compute the same function
+    model = build(arch, attn, dtype, experts)
     calls, undo = perturb(model) if perturbed else (None, lambda: None)
     ids, mask = inputs()
     try:
@@ -115,8 +128,8 @@ def forward(arch, attn, dtype, perturbed=False):
     return {"shape": list(logits.shape), "dtype": str(logits.dtype), "values": logits.double().flatten().tolist()}
 
 
-def generate(arch, attn):
-    model = build(arch, attn, torch.float32)
+def generate(arch, attn, experts=None):
+    model = build(arch, attn, torch.float32, experts)
     ids, mask = inputs()
     common = dict(attention_mask=mask, max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS, pad_token_id=PAD, use_cache=True)
     with torch.no_grad():
@@ -140,13 +153,14 @@ def main(modes, archs):
     for mode in modes:
         res = out[mode] = {}
         for arch in archs:
-            for attn in attentions(arch):
-                key = f"{arch}/{attn or 'default'}"
+            for attn, experts in cases(arch):
+                key = f"{arch}/{attn or 'default'}" + (f"/{experts}" if experts else "")
                 if mode == "generate":
                     if arch not in ENCODERS:
-                        res[key] = run_case(generate, arch, attn)
+                        res[key] = run_case(generate, arch, attn, experts)
                 else:
-                    res[key] = run_case(forward, arch, attn, dtypes[mode], perturbed=mode == "perturbed")
+                    res[key] = run_case(forward, arch, attn, dtypes[mode], perturbed=mode == "perturbed",
+                                         experts=experts)
     print(json.dumps(out))
 
 

@@ -25,7 +25,7 @@ def install(C, autograd_handler=None) -> None:
 
     base.C = C
     from . import elementwise, factories, composites, linalg, losses, nn_ops, random_ops, reductions, shape_index, views  # noqa: F401  (registration by import)
-    from . import foreach, inplace, modes
+    from . import foreach, inplace, modes, moe
 
     inplace.install()
     foreach.install()

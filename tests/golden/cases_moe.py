@@ -1,0 +1,88 @@
+"""Operators transformers' models reach beyond the basics (issue 5): one_hot, histc and
+_grouped_mm (the mixture-of-experts path), type_as, the comparison aliases; values and the
+exception types of their checks."""
+from .registry import F, case, torch
+
+
+def _mats(rows=7, k=8, n=4, groups=3):
+    a = torch.arange(rows * k, dtype=torch.float32).reshape(rows, k).sin()
+    b = torch.arange(groups * k * n, dtype=torch.float32).reshape(groups, k, n).cos()
+    return a, b
+
+
+@case(exact=True)
+def one_hot_values():
+    x = torch.tensor([[0, 3], [2, 1]])
+    return F.one_hot(x), F.one_hot(x, 6), F.one_hot(torch.zeros(0, dtype=torch.long), 3).shape
+
+
+@case
+def one_hot_negative_class():
+    return F.one_hot(torch.tensor([-1, 2]))
+
+
+@case
+def one_hot_class_too_large():
+    return F.one_hot(torch.tensor([1, 7]), 4)
+
+
+@case
+def one_hot_not_long():
+    return F.one_hot(torch.tensor([1.0]))
+
+
+@case(exact=True)
+def histc_values():
+    x = torch.tensor([0.0, 1, 1, 3, 2, 3, 5, -1, float("nan"), 2.9999])
+    r = torch.arange(997, dtype=torch.float64).sin()
+    return (torch.histc(x, bins=4, min=0, max=3), torch.histc(x[:8], bins=5), torch.histc(r, bins=13),
+            torch.histc(r.float(), bins=7, min=-0.5, max=0.75), torch.histc(torch.ones(4), bins=3))
+
+
+@case
+def histc_bad_range():
+    return torch.histc(torch.ones(3), bins=3, min=2, max=1)
+
+
+@case
+def histc_integer_input():
+    return torch.histc(torch.tensor([1, 2]), bins=3)
+
+
+@case
+def grouped_mm_2d_3d():
+    a, b = _mats()
+    return torch._grouped_mm(a, b, offs=torch.tensor([2, 2, 6], dtype=torch.int32))[:6]
+
+
+@case
+def grouped_mm_3d_3d():
+    _, b = _mats()
+    return torch._grouped_mm(b, b.transpose(1, 2))
+
+
+@case
+def grouped_mm_offsets_not_int32():
+    a, b = _mats()
+    return torch._grouped_mm(a, b, offs=torch.tensor([2, 2, 6]))
+
+
+@case
+def grouped_mm_float64():
+    a, b = _mats()
+    return torch._grouped_mm(a.double(), b.double(), offs=torch.tensor([2, 2, 6], dtype=torch.int32))
+
+
+@case
+def grouped_mm_unaligned_strides():
+    a, b = _mats(k=5)
+    return torch._grouped_mm(a, b, offs=torch.tensor([2, 2, 6], dtype=torch.int32))
+
+
+@case(exact=True)
+def type_as_and_comparison_aliases():
+    a, b = torch.tensor([1.0, 2.0, 3.0]), torch.tensor([2.0, 2.0, 2.0])
+    c = a.clone()
+    c.greater_(2)
+    return (torch.ones(2, dtype=torch.int32).type_as(a.double()), torch.greater(a, 2), a.greater_equal(b),
+            a.less(b), a.less_equal(2), torch.not_equal(a, b), c)
