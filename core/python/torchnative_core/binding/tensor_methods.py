@@ -324,7 +324,9 @@ def _parse_to(self, args, kwargs):
     if rest and isinstance(rest[0], C.TensorBase):
         other = rest.pop(0)
         dtype, device = T.BY_CODE[other._tn_dtype_code], other.device
-    elif rest and (isinstance(rest[0], (str, T.device)) or (isinstance(rest[0], int) and not isinstance(rest[0], bool))):
+    elif rest and (rest[0] is None or isinstance(rest[0], (str, T.device))
+                   or (isinstance(rest[0], int) and not isinstance(rest[0], bool))):
+        # to(Device? device, ScalarType? dtype, ...): a leading None is the device (nn.Module.to passes it)
         device = rest.pop(0)
         if rest and isinstance(rest[0], T.dtype):
             dtype = rest.pop(0)

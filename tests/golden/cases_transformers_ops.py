@@ -1,7 +1,7 @@
 """Operators transformers' models reach beyond the basics (issue 5): one_hot, histc and
 _grouped_mm (the mixture-of-experts path), type_as, the comparison aliases; values and the
-exception types of their checks."""
-from .registry import F, case, torch
+exception types of their checks; Tensor.to with a leading None device (nn.Module.to(dtype) passes one)."""
+from .registry import F, case, nn, torch
 
 
 def _mats(rows=7, k=8, n=4, groups=3):
@@ -86,3 +86,11 @@ def type_as_and_comparison_aliases():
     c.greater_(2)
     return (torch.ones(2, dtype=torch.int32).type_as(a.double()), torch.greater(a, 2), a.greater_equal(b),
             a.less(b), a.less_equal(2), torch.not_equal(a, b), c)
+
+
+@case(exact=True)
+def to_with_none_device_and_module_to_dtype():
+    t = torch.ones(2)
+    lin = nn.Linear(2, 2)
+    lin.to(torch.float16)
+    return t.to(None, torch.bfloat16), t.to(None, torch.float64, False), t.to(None), lin.weight, lin.bias
