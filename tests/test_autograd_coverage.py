@@ -50,3 +50,26 @@ def test_gradcheck_over_opinfo(tmp_path):
     regressed = {e: results.get(e, {}).get("detail", "not run") for e in expected if results.get(e, {}).get("status") != "pass"}
     assert not failed, f"gradcheck disagrees: {failed}"
     assert not regressed, f"no longer passing: {regressed}"
+
+
+# Double backward (create_graph=True) for the elementwise, matmul and reduction families and the
+# layers training uses; upstream's gradgradcheck on their OpInfo samples.
+DOUBLE_BACKWARD_FAMILIES = (
+    "add,sub,mul,div,neg,exp,log,sqrt,rsqrt,sin,cos,tanh,sigmoid,pow,abs,nn.functional.gelu,nn.functional.silu,"
+    "nn.functional.relu,mm,bmm,matmul,addmm,mv,dot,sum,mean,amax,amin,var,std,logsumexp,softmax,log_softmax,"
+    "linalg.vector_norm,cumsum,max,min,nn.functional.linear,nn.functional.layer_norm,nn.functional.conv2d,"
+    "nn.functional.embedding"
+)
+
+
+@pytest.mark.runtime
+def test_gradgradcheck_families(tmp_path):
+    report = tmp_path / "gg.json"
+    out = subprocess.run([OURS, str(REPO / "tools" / "gradcheck_sweep.py"), "--gradgrad", "--ops",
+                          DOUBLE_BACKWARD_FAMILIES, "--json", str(report)],
+                         capture_output=True, text=True, timeout=1800, cwd=str(tmp_path))
+    assert out.returncode == 0, out.stderr[-3000:]
+    results = json.loads(report.read_text())["results"]
+    assert len(results) >= 50
+    bad = {k: v for k, v in results.items() if v["status"] not in ("pass", "skip")}
+    assert not bad, bad

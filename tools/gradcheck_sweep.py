@@ -1,10 +1,11 @@
 """gradcheck over upstream's OpInfo database, on whatever interpreter runs this.
 
-    .venv/bin/python tools/gradcheck_sweep.py [--samples N] [--ops a,b] [--json OUT]
+    .venv/bin/python tools/gradcheck_sweep.py [--samples N] [--ops a,b] [--json OUT] [--gradgrad]
 
 For every OpInfo that says it supports autograd, the first N float64 sample inputs are checked
 with torch.autograd.gradcheck as upstream's test_ops_gradients calls it (no batched grad, no
-forward AD). Each op is classed: pass (all samples), fail (a gradient disagrees with finite
+forward AD); with --gradgrad, torch.autograd.gradgradcheck instead (double backward), for the
+OpInfos that say they support it. Each op is classed: pass (all samples), fail (a gradient disagrees with finite
 differences), refused (an operator or derivative torchnative lacks, refused by name), error
 (anything else), skip (no float64 samples, or upstream's own test skips or xfails it). Prints the counts and writes per-op details."""
 
@@ -18,18 +19,18 @@ import time
 import warnings
 
 
-def upstream_skips(op, torch):
-    """Whether upstream's own test (TestBwdGradients.test_fn_grad, cpu, float64) skips or
+def upstream_skips(op, torch, test_name):
+    """Whether upstream's own test (TestBwdGradients.<test_name>, cpu, float64) skips or
     expects failure for this OpInfo."""
     for d in list(op.skips) + list(op.decorators):
         is_active = getattr(d, "is_active", None)
-        if is_active is not None and is_active("TestBwdGradients", "test_fn_grad", "cpu", torch.float64, {}):
+        if is_active is not None and is_active("TestBwdGradients", test_name, "cpu", torch.float64, {}):
             return True
     return False
 
 
-def classify(op, n_samples, torch, gradcheck):
-    if upstream_skips(op, torch):
+def classify(op, n_samples, torch, gradcheck, gradgrad=False):
+    if upstream_skips(op, torch, "test_fn_gradgrad" if gradgrad else "test_fn_grad"):
         return "skip", "upstream skips or xfails test_fn_grad for it"
     try:
         samples = list(op.sample_inputs("cpu", torch.float64, requires_grad=True))[:n_samples]
@@ -48,9 +49,15 @@ def classify(op, n_samples, torch, gradcheck):
             return s.output_process_fn_grad(out)
 
         try:
-            ok = gradcheck(fn, inputs, check_batched_grad=False, check_grad_dtypes=True,
-                           nondet_tol=op.gradcheck_nondet_tol, fast_mode=op.gradcheck_fast_mode,
-                           check_forward_ad=False, check_undefined_grad=True, raise_exception=True)
+            if gradgrad:
+                ok = torch.autograd.gradgradcheck(fn, inputs, check_batched_grad=False, check_grad_dtypes=True,
+                                                  nondet_tol=op.gradcheck_nondet_tol, fast_mode=op.gradcheck_fast_mode,
+                                                  check_fwd_over_rev=False, check_rev_over_rev=True,
+                                                  raise_exception=True)
+            else:
+                ok = gradcheck(fn, inputs, check_batched_grad=False, check_grad_dtypes=True,
+                               nondet_tol=op.gradcheck_nondet_tol, fast_mode=op.gradcheck_fast_mode,
+                               check_forward_ad=False, check_undefined_grad=True, raise_exception=True)
             if not ok:
                 return "fail", "gradcheck returned False"
         except NotImplementedError as e:
@@ -76,6 +83,7 @@ def main(argv):
     ap.add_argument("--ops", default="")
     ap.add_argument("--json", default="")
     ap.add_argument("--timeout", type=int, default=60)
+    ap.add_argument("--gradgrad", action="store_true")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
     import torch
@@ -93,10 +101,12 @@ def main(argv):
     for op in op_db:
         if not op.supports_autograd or (wanted and op.name not in wanted):
             continue
+        if args.gradgrad and not op.supports_gradgrad:
+            continue
         key = op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
         signal.alarm(args.timeout)
         try:
-            status, detail = classify(op, args.samples, torch, gradcheck)
+            status, detail = classify(op, args.samples, torch, gradcheck, args.gradgrad)
         except Timeout:
             status, detail = "error", f"timeout after {args.timeout}s"
         finally:

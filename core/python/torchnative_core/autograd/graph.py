@@ -410,6 +410,8 @@ class CopySlices(Node):
         import torch
 
         g = grads[0]
+        if g is None:
+            return [None] * len(self._tn_edges)
         sizes, strides = self._tn_base_geom
         result = torch.empty_strided(sizes, strides, dtype=g.dtype, device=g.device)
         result.copy_(g)
@@ -438,6 +440,8 @@ class ViewOfBase(Node):
         import torch
 
         g = grads[0]
+        if g is None:
+            return [None] * len(self._tn_edges)
         sizes, strides = self._tn_base_geom
         z = torch.zeros(sizes, dtype=g.dtype, device=g.device).as_strided(sizes, strides, 0)
         vs, vst, voff = self._tn_view_geom

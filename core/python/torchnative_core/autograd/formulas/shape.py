@@ -227,9 +227,15 @@ def _(s, g):
 
 @formula("diagonal")
 def _(s, g):
-    z = _zeros(s, g)
-    z.diagonal(s.offset, s.dim1, s.dim2).copy_(g)
-    return z
+    """The gradient added at the diagonal's storage positions of a zero tensor (out of place,
+    so double backward works)."""
+    sizes = s.self_sizes
+    view = torch.empty(sizes, device=g.device).diagonal(s.offset, s.dim1, s.dim2)
+    pos = _flat_positions(list(view.shape), list(view.stride()), view.storage_offset(), g.device)
+    n = 1
+    for d in sizes:
+        n *= d
+    return torch.zeros(n, dtype=g.dtype, device=g.device).index_add(0, pos, g.reshape(-1)).reshape(sizes)
 
 
 @formula("masked_select", save=("mask",))
