@@ -1,4 +1,4 @@
-"""Issue 5, items 1 and 2: twenty transformers architectures (tests/programs/transformers_archs.py)
+"""Issue 5, items 1, 2 and 5: twenty transformers architectures (tests/programs/transformers_archs.py)
 built from small seeded configs, batch of two with left padding, sdpa and eager attention where
 the model supports them, run once per interpreter.
 
@@ -10,6 +10,10 @@ test_tolerance_catches_a_0_1_percent_activation_error shows the tolerance reject
 
 generate: 20 new tokens with the KV cache, greedy and seeded sampling (top_k, top_p,
 temperature), give the same tokens as upstream for every decoder.
+
+float64, bfloat16 and float16 (model.to(dtype)): each held to TOL_MULTIPLE times upstream's own
+error in that dtype against its float64 run (float64 itself to the float32 tolerance: see
+test_float64_logits_agree_with_upstream).
 
 Mixtral runs its experts both ways: a loop over experts ("eager") and transformers' default
 grouped_mm (histc + torch._grouped_mm); upstream has no float64 _grouped_mm, so that case's float64
@@ -51,14 +55,15 @@ def _run(python, modes):
 
 @pytest.fixture(scope="module")
 def ours():
-    res = _run(REPO / ".venv" / "bin" / "python", "forward32,generate")
+    res = _run(REPO / ".venv" / "bin" / "python", "forward32,forward64,forward_bf16,forward_fp16,generate")
     assert "torchnative" in res["torch"]
     return res
 
 
 @pytest.fixture(scope="module")
 def ref():
-    res = _run((REPO / "build" / "ref-python").read_text().strip(), "forward32,forward64,perturbed,generate")
+    res = _run((REPO / "build" / "ref-python").read_text().strip(),
+               "forward32,forward64,perturbed,forward_bf16,forward_fp16,generate")
     assert "torchnative" not in res["torch"]
     return res
 
@@ -73,12 +78,23 @@ def _max_diff(a, b):
     return max(abs(x - y) for x, y in zip(a, b, strict=True))
 
 
-def _tolerance(ref, key):
-    f32, f64 = ref["forward32"][key], ref["forward64"][key]
-    assert "error" not in f32 and "error" not in f64, (f32.get("error"), f64.get("error"))
-    err = _max_diff(f32["values"], f64["values"])
-    assert err > 0, f"{key}: float32 and float64 agree exactly, no error to scale"
+def _tolerance(ref, key, mode="forward32"):
+    """TOL_MULTIPLE times upstream's own error in `mode`'s dtype, measured against its float64 run."""
+    low, f64 = ref[mode][key], ref["forward64"][key]
+    assert "error" not in low and "error" not in f64, (low.get("error"), f64.get("error"))
+    err = _max_diff(low["values"], f64["values"])
+    assert err > 0, f"{key}: {mode} and float64 agree exactly, no error to scale"
     return TOL_MULTIPLE * err
+
+
+def _check_agreement(ours, ref, mode, arch, tol_mode):
+    for key, mine in _cases(ours, mode, arch).items():
+        assert "error" not in mine, f"{key}: {mine.get('error')}"
+        theirs = ref[mode][key]
+        assert (mine["shape"], mine["dtype"]) == (theirs["shape"], theirs["dtype"]), key
+        tol = _tolerance(ref, key, tol_mode)
+        assert _agrees(mine["values"], theirs["values"], tol), \
+            f"{key} {mode}: differs by {_max_diff(mine['values'], theirs['values']):.3g}, tolerance {tol:.3g}"
 
 
 def _agrees(values, reference, tol):
@@ -87,13 +103,24 @@ def _agrees(values, reference, tol):
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_forward_logits_agree_with_upstream(arch, ours, ref):
-    for key, mine in _cases(ours, "forward32", arch).items():
-        assert "error" not in mine, f"{key}: {mine.get('error')}"
-        theirs = ref["forward32"][key]
-        assert (mine["shape"], mine["dtype"]) == (theirs["shape"], theirs["dtype"]), key
-        tol = _tolerance(ref, key)
-        assert _agrees(mine["values"], theirs["values"], tol), \
-            f"{key}: differs by {_max_diff(mine['values'], theirs['values']):.3g}, tolerance {tol:.3g}"
+    _check_agreement(ours, ref, "forward32", arch, "forward32")
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_float64_logits_agree_with_upstream(arch, ours, ref):
+    """model.to(torch.float64) on both sides. Models keep float32 islands (rotary tables, Mamba's
+    A), so the two float64 runs differ at float32 rounding (up to 2.4e-7, Mamba), not 1e-16:
+    the float32 tolerance applies."""
+    _check_agreement(ours, ref, "forward64", arch, "forward32")
+
+
+@pytest.mark.parametrize("mode", ["forward_bf16", "forward_fp16"])
+@pytest.mark.parametrize("arch", ARCHS)
+def test_reduced_precision_drift_is_upstreams_own(arch, mode, ours, ref):
+    """Issue 5 item 5: in bfloat16 and float16 our logits differ from upstream's by one or two
+    units in the last place of the dtype (measured: at most 1.33 times upstream's own
+    bfloat16/float16-versus-float64 error); held to TOL_MULTIPLE times that error."""
+    _check_agreement(ours, ref, mode, arch, mode)
 
 
 @pytest.mark.parametrize("arch", ARCHS)
