@@ -1,6 +1,6 @@
 """Operators transformers' models reach beyond the basics (issue 5): one_hot, histc and
 _grouped_mm (the mixture-of-experts path), type_as, the comparison aliases; values and the
-exception types of their checks; Tensor.to with a leading None device (nn.Module.to(dtype) passes one)."""
+exception types of their checks; isin, concat; Tensor.to with a leading None device (nn.Module.to(dtype) passes one)."""
 from .registry import F, case, nn, torch
 
 
@@ -94,3 +94,17 @@ def to_with_none_device_and_module_to_dtype():
     lin = nn.Linear(2, 2)
     lin.to(torch.float16)
     return t.to(None, torch.bfloat16), t.to(None, torch.float64, False), t.to(None), lin.weight, lin.bias
+
+
+@case(exact=True)
+def isin_and_concat():
+    a, b = torch.tensor([[1, 2, 3], [4, 5, 6]]), torch.tensor([2, 6, 9])
+    nan = torch.tensor([float("nan"), 1.0])
+    return (torch.isin(a, b), torch.isin(a, b, invert=True), torch.isin(a, torch.tensor([2.0, 6.5])), torch.isin(2, b),
+            torch.isin(a, 2), torch.isin(a, 2, invert=True), torch.isin(nan, torch.tensor([float("nan")])),
+            torch.isin(a, torch.tensor([])), torch.concat([a, a], 1), torch.concatenate([a, a]))
+
+
+@case
+def isin_bool_refused():
+    return torch.isin(torch.tensor([True]), torch.tensor([1]))

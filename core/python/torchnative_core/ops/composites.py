@@ -866,3 +866,37 @@ for _alias, _op in (("greater", "gt"), ("greater_equal", "ge"), ("less", "lt"), 
     for _suffix in ("", "_"):
         for _kind in (".Tensor", ".Scalar"):
             impl(_alias + _suffix + _kind)((lambda target: lambda self, other: D(target, self, other))(_op + _suffix + _kind))
+
+
+@impl("concat", "concatenate")
+def concat(tensors, dim=0):
+    return D("cat", tensors, dim)
+
+
+def _isin_dtype_check(*tensors):
+    for t in tensors:
+        d = B.dtype_of(t)
+        if d is B.BOOL or d.is_complex:
+            from .elementwise import _type_name
+
+            raise RuntimeError(f"Unsupported input type encountered for isin(): {_type_name(d)}")
+
+
+@impl("isin.Tensor_Tensor")
+def isin(elements, test_elements, assume_unique=False, invert=False):
+    # upstream's default CPU kernel: elements compared with every test element in the common dtype
+    _isin_dtype_check(elements, test_elements)
+    flat = D("reshape", test_elements, [-1])
+    hit = D("any.dim", D("eq.Tensor", D("unsqueeze", elements, -1), flat), -1, False)
+    return D("logical_not", hit) if invert else hit
+
+
+@impl("isin.Scalar_Tensor")
+def isin_scalar_tensor(element, test_elements, assume_unique=False, invert=False):
+    return isin(_num(element), test_elements, assume_unique, invert)
+
+
+@impl("isin.Tensor_Scalar")
+def isin_tensor_scalar(elements, test_element, assume_unique=False, invert=False):
+    _isin_dtype_check(elements)
+    return D("ne.Scalar" if invert else "eq.Scalar", elements, test_element)
