@@ -9,7 +9,7 @@ error in the activation function moves upstream's own logits by 53 to 5,000 time
 test_tolerance_catches_a_0_1_percent_activation_error shows the tolerance rejects it for every case.
 
 generate: 20 new tokens with the KV cache, greedy and seeded sampling (top_k, top_p,
-temperature), give the same tokens as upstream for every decoder.
+temperature) and beam search (3 beams), give the same tokens as upstream for every decoder.
 
 float64, bfloat16 and float16 (model.to(dtype)): each held to TOL_MULTIPLE times upstream's own
 error in that dtype against its float64 run (float64 itself to the float32 tolerance: see
@@ -141,7 +141,7 @@ def test_generate_matches_upstream(arch, ours, ref):
     for key, mine in _cases(ours, "generate", arch).items():
         assert "error" not in mine, f"{key}: {mine.get('error')}"
         theirs = ref["generate"][key]
-        for kind in ("greedy", "sampled"):
+        for kind in ("greedy", "sampled", "beam"):
             assert all(len(row) == SEQ + NEW_TOKENS for row in theirs[kind]), key
             assert mine[kind] == theirs[kind], f"{key} {kind}: {mine[kind]} != {theirs[kind]}"
 

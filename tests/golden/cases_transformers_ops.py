@@ -1,6 +1,6 @@
 """Operators transformers' models reach beyond the basics (issue 5): one_hot, histc and
 _grouped_mm (the mixture-of-experts path), type_as, the comparison aliases; values and the
-exception types of their checks; isin, concat; Tensor.to with a leading None device (nn.Module.to(dtype) passes one)."""
+exception types of their checks; isin, concat, take_along_dim (beam search); Tensor.to with a leading None device (nn.Module.to(dtype) passes one)."""
 from .registry import F, case, nn, torch
 
 
@@ -108,3 +108,20 @@ def isin_and_concat():
 @case
 def isin_bool_refused():
     return torch.isin(torch.tensor([True]), torch.tensor([1]))
+
+
+@case(exact=True)
+def take_along_dim_values():
+    x, i = torch.arange(12.0).reshape(3, 4), torch.tensor([[0, 3], [1, 1], [2, 0]])
+    return (torch.take_along_dim(x, i, 1), torch.take_along_dim(x, i, -1), torch.take_along_dim(x, torch.tensor([[2, 0, 1, 1]]), 0),
+            torch.take_along_dim(x, torch.tensor([[1]]), 1), torch.take_along_dim(x, torch.tensor([5, 0, 11])))
+
+
+@case
+def take_along_dim_int32_indices():
+    return torch.take_along_dim(torch.ones(3, 4), torch.tensor([[0], [1], [2]], dtype=torch.int32), 1)
+
+
+@case
+def take_along_dim_rank_mismatch():
+    return torch.take_along_dim(torch.ones(3, 4), torch.tensor([1]), 1)

@@ -8,7 +8,8 @@ MODE is one of
   forward64   the same weights and inputs in float64 (upstream's own rounding error)
   perturbed   float32 with every activation module's output scaled by 1.001 (the fault the
               tolerance must catch)
-  generate    20 new tokens, greedy and seeded sampling (top_k, top_p, temperature), KV cache
+  generate    20 new tokens, greedy, seeded sampling (top_k, top_p, temperature) and beam search
+              (3 beams), KV cache
   forward_bf16 / forward_fp16  the same forward in reduced precision (item 5)
 
 Prints one JSON object {mode: {case: result}}; a case that raises records its exception type
@@ -136,7 +137,8 @@ def generate(arch, attn, experts=None):
         greedy = model.generate(ids, do_sample=False, **common)
         torch.manual_seed(7)
         sampled = model.generate(ids, do_sample=True, top_k=20, top_p=0.9, temperature=0.8, **common)
-    return {"greedy": greedy.tolist(), "sampled": sampled.tolist()}
+        beams = model.generate(ids, do_sample=False, num_beams=3, **common)  # the cache reordered per beam
+    return {"greedy": greedy.tolist(), "sampled": sampled.tolist(), "beam": beams.tolist()}
 
 
 def run_case(fn, *args, **kwargs):

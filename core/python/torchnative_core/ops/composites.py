@@ -900,3 +900,25 @@ def isin_scalar_tensor(element, test_elements, assume_unique=False, invert=False
 def isin_tensor_scalar(elements, test_element, assume_unique=False, invert=False):
     _isin_dtype_check(elements)
     return D("ne.Scalar" if invert else "eq.Scalar", elements, test_element)
+
+
+@impl("take_along_dim")
+def take_along_dim(self, indices, dim=None):
+    # upstream's TensorAdvancedIndexing.cpp: gather after broadcasting all but `dim`
+    if dim is None:
+        return D("gather", D("reshape", self, [-1]), 0, D("reshape", indices, [-1]), False)
+    if len(self._tn_sizes) != len(indices._tn_sizes):
+        raise RuntimeError("torch.take_along_dim(): input and indices should have the same number of dimensions, "
+                           f"but got {len(self._tn_sizes)} dimensions for input, and {len(indices._tn_sizes)} "
+                           "dimensions for indices")
+    if B.dtype_of(indices) is not B.I64:
+        from .elementwise import _type_name
+
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got {_type_name(B.dtype_of(indices))}")
+    d = B.wrap_dim(dim, len(self._tn_sizes))
+    self_sizes, idx_sizes = list(self._tn_sizes), list(indices._tn_sizes)
+    self_sizes[d] = indices._tn_sizes[d]
+    idx_b = D("broadcast_to", indices, B.broadcast_shapes(self_sizes, indices._tn_sizes))
+    idx_sizes[d] = self._tn_sizes[d]
+    self_b = D("broadcast_to", self, B.broadcast_shapes(idx_sizes, self._tn_sizes))
+    return D("gather", self_b, d, idx_b, False)
