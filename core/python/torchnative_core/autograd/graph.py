@@ -18,6 +18,7 @@ import weakref
 from collections import OrderedDict
 
 _SEQ = itertools.count()
+_RECORDED = [0]  # nodes made so far (record.py tells a composition from a kernel call by it)
 
 RELEASED = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -194,6 +195,7 @@ class NodeBase:
         self._tn_edges = edges
         self._tn_out_meta = out_meta
         self._tn_seq = next(_SEQ)
+        _RECORDED[0] += 1
 
     # upstream's Node API ------------------------------------------------------------------
     def name(self):

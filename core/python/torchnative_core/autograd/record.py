@@ -68,12 +68,19 @@ def _untracked(op, args, kwargs):
         _refuse_out(op, args)
     mutated = schema is not None and schema.is_mutable and args and isinstance(args[0], C.TensorBase)
     before = G.grad_fn_of(args[0]) if mutated else None
+    recorded = G._RECORDED[0]
     out = C._tn_below_autograd(op, *args, **(kwargs or {}))
+    composed = G._RECORDED[0] != recorded  # its parts recorded themselves
     entry = _table().get(op)
     base = op.split(".")[0]
     if (entry is not None and entry["node"] is None) or base in _DONT_REQUIRE or base in _MANUAL_NONDIFF:
         return out  # not differentiable upstream either
+    if composed and not (mutated and G.grad_fn_of(args[0]) is before and _is_diff_dtype(args[0])):
+        # Made of operators that recorded themselves: an output without history came only from
+        # inputs that need no gradient.
+        return out
     inputs = [a for a in args if isinstance(a, C.TensorBase)]
+    inputs += [x for a in args if isinstance(a, (list, tuple)) for x in a if isinstance(x, C.TensorBase)]
     outs = _flat_outputs(out)
     stale = []
     for i, t in enumerate(outs):
@@ -169,6 +176,8 @@ def _record(f, op, args, kwargs):
 
     if all(e[0] is None for e in edges):
         return out
+    if not inplace:
+        out = _distinct_from_inputs(out, args)
     outs = _flat_outputs(out)
     diff = entry["output_differentiability"] if entry else None
     node = G.node_class(f.node or (entry["node"] if entry else _node_name(op)), _functions_module())(f)
@@ -190,6 +199,18 @@ def _record(f, op, args, kwargs):
         if key in f.save and isinstance(t, C.TensorBase):
             saved[key] = G.SavedTensor(t, is_output=True, output_nr=i)
     node._tn_saved = saved
+    return out
+
+
+def _distinct_from_inputs(out, args):
+    """An implementation may hand back an input unchanged (a no-op view); the result must still
+    be a tensor of its own, or recording its history would rewrite the input's."""
+    ids = {id(a) for a in args if isinstance(a, C.TensorBase)}
+    if isinstance(out, C.TensorBase):
+        return out._tn_alias() if id(out) in ids else out
+    if isinstance(out, (tuple, list)) and any(id(t) in ids for t in out if isinstance(t, C.TensorBase)):
+        fresh = [t._tn_alias() if isinstance(t, C.TensorBase) and id(t) in ids else t for t in out]
+        return type(out)(fresh) if isinstance(out, list) else tuple(fresh)
     return out
 
 

@@ -160,7 +160,7 @@ def _dispatch_bound(sig: S.Signature, bound: dict, self_):
             else:
                 v = None
             argv.append(v)
-    if isinstance(out, (list, tuple)) and op.endswith("out") and len(schema.returns) > 1:
+    if isinstance(out, (list, tuple)) and schema.is_out and len(schema.returns) > 1:
         # Multi-output out= overloads take each output as its own argument.
         names = [a.name for a in schema.args if a.is_write]
         argv = [v for a, v in zip(schema.args, argv) if not a.is_write] + list(out)

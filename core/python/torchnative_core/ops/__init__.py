@@ -24,10 +24,11 @@ def install(C, autograd_handler=None) -> None:
     from . import base
 
     base.C = C
-    from . import elementwise, factories, composites, linalg, losses, nn_ops, random_ops, reductions, shape_index, views  # noqa: F401  (registration by import)
-    from . import foreach, inplace, modes, moe
+    from . import activations, elementwise, factories, composites, linalg, losses, nn_ops, normalization, random_ops, reductions, rnn, shape_index, views  # noqa: F401  (registration by import)
+    from . import foreach, inplace, modes, moe, out_variants
 
     inplace.install()
+    out_variants.install()
     foreach.install()
 
     C._tn_install_door(IMPLS, modes.handle, autograd_handler)

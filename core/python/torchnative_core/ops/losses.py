@@ -93,10 +93,98 @@ def nll_loss_nd(self, target, weight=None, reduction=MEAN, ignore_index=-100):
 
 @impl("cross_entropy_loss")
 def cross_entropy_loss(self, target, weight=None, reduction=MEAN, ignore_index=-100, label_smoothing=0.0):
-    if B.dtype_of(target).is_floating_point or label_smoothing:
-        raise NotImplementedError("aten.cross_entropy_loss with probability targets or label smoothing is not implemented yet")
+    """upstream's composition: log_softmax + nll_loss for class indices; a weighted sum for class
+    probabilities; label smoothing mixes in the mean over classes (LossNLL.cpp's formulas)."""
+    if label_smoothing < 0 or label_smoothing > 1:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     dim = 1 if len(self._tn_sizes) >= 2 else 0
-    return D("nll_loss_nd", D("log_softmax.int", self, dim, None), target, weight, reduction, ignore_index)
+    logp = D("log_softmax.int", self, dim, None)
+    if B.dtype_of(target).is_floating_point:
+        return _cross_entropy_probs(self, logp, target, weight, reduction, label_smoothing, dim)
+    nll = D("nll_loss_nd", logp, target, weight, reduction, ignore_index)
+    if not label_smoothing:
+        return nll
+    import torch
+
+    n_classes = self.shape[dim]
+    ignore = target == ignore_index
+    if weight is not None:
+        shape = [1] * logp.dim()
+        shape[dim] = weight.shape[0]
+        smooth = -(logp * weight.view(shape)).sum(dim)
+    else:
+        smooth = -logp.sum(dim)
+    smooth = smooth.masked_fill(ignore, 0.0)
+    if reduction == MEAN:
+        if weight is not None:
+            smooth = smooth.sum() / weight.gather(0, target.masked_select(~ignore).flatten()).sum()
+        else:
+            smooth = smooth.sum() / (~ignore).sum()
+    elif reduction == SUM:
+        smooth = smooth.sum()
+    return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
+
+
+def _cross_entropy_probs(self, logp, target, weight, reduction, label_smoothing, dim):
+    if list(self.shape) != list(target.shape):
+        raise RuntimeError(f"Expected target size {list(self.shape)}, got {list(target.shape)}")
+    n_classes = self.shape[dim]
+    if label_smoothing:
+        target = target * (1 - label_smoothing) + label_smoothing / n_classes
+    if weight is not None:
+        shape = [1] * logp.dim()
+        shape[dim] = n_classes
+        loss = -(logp * target * weight.view(shape)).sum(dim)
+    else:
+        loss = -(logp * target).sum(dim)
+    if reduction == MEAN:
+        return loss.sum() / (self.numel() / n_classes) if self.numel() else loss.sum() * float("nan")
+    if reduction == SUM:
+        return loss.sum()
+    return loss
+
+
+@impl("binary_cross_entropy")
+def binary_cross_entropy(self, target, weight=None, reduction=MEAN):
+    """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 as upstream does."""
+    if list(self.shape) != list(target.shape):
+        raise ValueError(f"Using a target size ({list(target.shape)}) that is different to the input size "
+                         f"({list(self.shape)}) is deprecated. Please ensure they have the same size.")
+    if self.numel() and bool(((self < 0) | (self > 1)).any()):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    loss = -(target * self.log().clamp(min=-100) + (1 - target) * (1 - self).log().clamp(min=-100))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+@impl("smooth_l1_loss")
+def smooth_l1_loss(self, target, reduction=MEAN, beta=1.0):
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    import torch
+
+    d = (self - target).abs()
+    loss = d if beta == 0 else torch.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+@impl("huber_loss")
+def huber_loss(self, target, reduction=MEAN, delta=1.0):
+    if delta <= 0:
+        raise RuntimeError(f"huber_loss does not support non-positive values for delta.")
+    import torch
+
+    d = (self - target).abs()
+    return _reduce(torch.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
+
+
+@impl("kl_div")
+def kl_div(self, target, reduction=MEAN, log_target=False):
+    import torch
+
+    loss = target.exp() * (target - self) if log_target else torch.xlogy(target, target) - target * self
+    return _reduce(loss, reduction)
 
 
 @impl("mse_loss")

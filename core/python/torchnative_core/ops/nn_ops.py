@@ -147,7 +147,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
             f"Expected {nsp + 1}D (unbatched) or {nsp + 2}D (batched) input to conv{nsp}d, but got input of size: {list(input._tn_sizes)}"
         )
     if transposed:
-        raise NotImplementedError("aten.convolution.default (transposed) is not wired in torchnative's core yet")
+        return _conv_transposed(input, weight, bias, stride, padding, dilation, output_padding, groups)
     n, c = input._tn_sizes[0], input._tn_sizes[1]
     oc, icg = weight._tn_sizes[0], weight._tn_sizes[1]
     if icg * groups != c:
@@ -168,6 +168,71 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     out = B.empty([n, oc] + spatial, B.dtype_of(input), B.device_of(input))
     B.launch("convolution", (input, weight, bias, stride, padding, dilation, transposed, expand(output_padding), groups), (out,))
     return out
+
+
+def _conv_transposed(input, weight, bias, stride, padding, dilation, output_padding, groups):
+    """A transposed convolution as a stride-1 convolution of the zero-dilated, padded input with
+    the spatially flipped, in/out-swapped weight (no kernel of its own needed). weight is
+    (in, out / groups, *k); each output size is (in - 1) * stride - 2 * padding
+    + dilation * (k - 1) + output_padding + 1."""
+    nsp = len(weight._tn_sizes) - 2
+    expand = lambda v: list(v) * nsp if len(v) == 1 else list(v)  # noqa: E731
+    stride, padding, dilation, output_padding = expand(stride), expand(padding), expand(dilation), expand(output_padding)
+    cin, cout_g = weight._tn_sizes[0], weight._tn_sizes[1]
+    if input._tn_sizes[1] != cin:
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {list(weight._tn_sizes)}, expected input{list(input._tn_sizes)} to have "
+            f"{cin} channels, but got {input._tn_sizes[1]} channels instead"
+        )
+    k = list(weight._tn_sizes[2:])
+    x = input
+    for i, st in enumerate(stride):
+        if st > 1:  # zeros between the input's elements
+            n = x._tn_sizes[2 + i]
+            shape = list(x._tn_sizes)
+            shape[2 + i] = (n - 1) * st + 1
+            z = _door("zeros", shape, B.dtype_of(x), None, B.device_of(x), None)
+            idx = _door("arange.start_step", 0, shape[2 + i], st, B.I64, None, B.device_of(x), None)
+            x = _door("index_add", z, 2 + i, idx, x, 1)
+    for i in range(nsp):
+        out_i = (input._tn_sizes[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (k[i] - 1) + output_padding[i] + 1
+        lo = dilation[i] * (k[i] - 1) - padding[i]
+        hi = out_i - x._tn_sizes[2 + i] - lo + dilation[i] * (k[i] - 1)
+        x = _pad_dim(x, 2 + i, lo, hi)
+    w = _door("flip", weight, list(range(2, 2 + nsp)))
+    w = _door("reshape", w, [groups, cin // groups, cout_g] + k)
+    w = _door("reshape", _door("transpose.int", w, 1, 2), [groups * cout_g, cin // groups] + k)
+    return _door("convolution", x, w, bias, [1] * nsp, [0] * nsp, dilation, False, [0] * nsp, groups)
+
+
+def _pad_dim(t, dim, lo, hi):
+    """Pads (or, for negative amounts, trims) dimension `dim` by lo before and hi after."""
+    if lo < 0:
+        t = _door("narrow", t, dim, -lo, t._tn_sizes[dim] + lo)
+        lo = 0
+    if hi < 0:
+        t = _door("narrow", t, dim, 0, t._tn_sizes[dim] + hi)
+        hi = 0
+    if lo or hi:
+        pad = [0, 0] * (len(t._tn_sizes) - 1 - dim) + [lo, hi]
+        t = _door("constant_pad_nd", t, pad, 0)
+    return t
+
+
+def _conv_transpose_nd(nsp):
+    def conv_t(input, weight, bias=None, stride=(1,), padding=(0,), output_padding=(0,), groups=1, dilation=(1,)):
+        unbatched = len(input._tn_sizes) == nsp + 1
+        x = _door("unsqueeze", input, 0) if unbatched else input
+        out = _door("convolution", x, weight, bias, list(stride), list(padding), list(dilation), True,
+                    list(output_padding), groups)
+        return _door("squeeze.dim", out, 0) if unbatched else out
+
+    return conv_t
+
+
+impl("conv_transpose1d")(_conv_transpose_nd(1))
+impl("conv_transpose2d.input")(_conv_transpose_nd(2))
+impl("conv_transpose3d.input")(_conv_transpose_nd(3))
 
 
 def _convnd(nsp):
@@ -217,6 +282,21 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation
     idx = B.empty(shape, B.I64, B.device_of(self))
     B.launch("max_pool2d_with_indices", (self, k, s, p, d, ceil_mode), (out, idx))
     return out, idx
+
+
+@impl("max_pool1d_with_indices")
+def max_pool1d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+    """A 1-D pool is the 2-D one over a height of one (indices are then positions along the row)."""
+    one = lambda v: [1] + list(v)  # noqa: E731
+    x = _door("unsqueeze", self, -2)
+    out, idx = _door("max_pool2d_with_indices", x, one(kernel_size), one(stride) if len(stride) else [],
+                     [0] + list(padding), one(dilation), ceil_mode)
+    return _door("squeeze.dim", out, -2), _door("squeeze.dim", idx, -2)
+
+
+@impl("max_pool1d")
+def max_pool1d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+    return _door("max_pool1d_with_indices", self, kernel_size, stride, padding, dilation, ceil_mode)[0]
 
 
 @impl("max_pool2d")

@@ -10,7 +10,6 @@ import math
 import torch
 
 from ..formula import formula
-from .shape import _embed
 
 
 @formula("_softmax", "_safe_softmax", save=("result",))
@@ -95,36 +94,14 @@ def _(s, grads):
 
 # --- convolution ------------------------------------------------------------------------------
 
-def _pad_dim(t, dim, lo, hi):
-    if lo < 0:
-        t = t.narrow(dim, -lo, t.shape[dim] + lo)
-        lo = 0
-    if hi < 0:
-        t = t.narrow(dim, 0, t.shape[dim] + hi)
-        hi = 0
-    if lo or hi:
-        pad = [0, 0] * (t.dim() - 1 - dim) + [lo, hi]
-        t = torch.constant_pad_nd(t, pad, 0)
-    return t
-
-
 def conv_input_grad(g, weight, input_sizes, stride, padding, dilation, groups):
-    """The gradient of a convolution with respect to its input: a transposed convolution,
-    written as a stride-1 convolution of the zero-dilated, padded gradient with the spatially
-    flipped, in/out-swapped weight."""
+    """The gradient of a convolution with respect to its input: the transposed convolution of
+    the output gradient with the same weight, output_padding chosen to give the input's size."""
     nsp = len(input_sizes) - 2
-    for i, st in enumerate(stride):
-        if st > 1:  # zeros between the gradient's elements, out of place (double backward)
-            g = _embed(g, 2 + i, (g.shape[2 + i] - 1) * st + 1, 0, st)
     k = list(weight.shape[2:])
-    for i in range(nsp):
-        lo = dilation[i] * (k[i] - 1) - padding[i]
-        hi = input_sizes[2 + i] - g.shape[2 + i] + padding[i]
-        g = _pad_dim(g, 2 + i, lo, hi)
-    cout, cin_g = weight.shape[0], weight.shape[1]
-    w = weight.flip(list(range(2, 2 + nsp)))
-    w = w.reshape([groups, cout // groups, cin_g] + k).transpose(1, 2).reshape([groups * cin_g, cout // groups] + k)
-    return torch.convolution(g, w, None, [1] * nsp, [0] * nsp, list(dilation), False, [0] * nsp, groups)
+    out_pad = [input_sizes[2 + i] - ((g.shape[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (k[i] - 1) + 1)
+               for i in range(nsp)]
+    return torch.convolution(g, weight, None, list(stride), list(padding), list(dilation), True, out_pad, groups)
 
 
 def conv_weight_grad(x, g, weight_sizes, stride, padding, dilation, groups):
@@ -153,13 +130,20 @@ def _expand(v, n):
 
 @formula("convolution", save=("input", "weight"))
 def _(s, g):
-    if s.transposed:
-        raise NotImplementedError("torchnative: the derivative of a transposed convolution is not implemented yet")
     x, w = s.input, s.weight
     nsp = w.dim() - 2
     stride, padding, dilation = _expand(s.stride, nsp), _expand(s.padding, nsp), _expand(s.dilation, nsp)
-    gx = conv_input_grad(g, w, list(x.shape), stride, padding, dilation, s.groups) if s.needs(0) else None
-    gw = conv_weight_grad(x, g, list(w.shape), stride, padding, dilation, s.groups) if s.needs(1) else None
+    if s.transposed:
+        # a transposed convolution is the adjoint of the convolution with the same weight
+        gx = None
+        if s.needs(0):
+            gx = torch.convolution(g, w, None, stride, padding, dilation, False, [0] * nsp, s.groups)
+            for i in range(nsp):  # an output_padding of a stride or more adds positions no input fed
+                gx = gx.narrow(2 + i, 0, x.shape[2 + i])
+        gw = conv_weight_grad(g, x, list(w.shape), stride, padding, dilation, s.groups) if s.needs(1) else None
+    else:
+        gx = conv_input_grad(g, w, list(x.shape), stride, padding, dilation, s.groups) if s.needs(0) else None
+        gw = conv_weight_grad(x, g, list(w.shape), stride, padding, dilation, s.groups) if s.needs(1) else None
     gb = g.sum([0] + list(range(2, g.dim()))) if s.needs(2) else None
     return gx, gw, gb
 

@@ -1,0 +1,104 @@
+"""Activations composed of other operators (upstream's composites, or the closed forms of its
+kernels); each is differentiable through its parts."""
+
+from __future__ import annotations
+
+from . import impl
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+@impl("prelu")
+def prelu(self, weight):
+    import torch
+
+    if weight.numel() != 1:
+        if self.dim() < 2 or weight.numel() != self.shape[1]:
+            raise RuntimeError(
+                f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {weight.numel()} and "
+                f"channel size = {self.shape[1] if self.dim() >= 2 else 1}."
+            )
+        weight = weight.reshape([1, -1] + [1] * (self.dim() - 2))
+    return torch.where(self > 0, self, weight * self)
+
+
+@impl("selu")
+def selu(self):
+    import torch
+
+    return torch.ops.aten.elu(self, _SELU_ALPHA, _SELU_SCALE, 1.0)
+
+
+@impl("celu")
+def celu(self, alpha=1.0):
+    import torch
+
+    return torch.ops.aten.elu(self, alpha, 1.0, 1.0 / alpha)
+
+
+@impl("glu")
+def glu(self, dim=-1):
+    n = self.shape[dim]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % self.dim()} is size {n}")
+    a, b = self.chunk(2, dim)
+    return a * b.sigmoid()
+
+
+@impl("log_sigmoid")
+def log_sigmoid(self):
+    # min(x, 0) - log1p(exp(-|x|)): stable for large |x|
+    return self.clamp(max=0) - (-self.abs()).exp().log1p()
+
+
+@impl("hardsigmoid")
+def hardsigmoid(self):
+    return (self / 6 + 0.5).clamp(0, 1)
+
+
+@impl("softshrink")
+def softshrink(self, lambd=0.5):
+    import torch
+
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    zero = torch.zeros((), dtype=self.dtype)
+    return torch.where(self > lambd, self - lambd, torch.where(self < -lambd, self + lambd, zero))
+
+
+@impl("hardshrink")
+def hardshrink(self, lambd=0.5):
+    import torch
+
+    return torch.where((self > lambd) | (self < -lambd), self, torch.zeros((), dtype=self.dtype))
+
+
+@impl("threshold")
+def threshold(self, threshold, value):
+    import torch
+
+    return torch.where(self > threshold, self, torch.full((), value, dtype=self.dtype))
+
+
+@impl("xlogy.Tensor")
+def xlogy(self, other):
+    """x * log(y), 0 where x == 0 (unless y is NaN, which propagates)."""
+    import torch
+
+    out = torch.where(self == 0, torch.zeros((), dtype=torch.result_type(self, other)), self * other.log())
+    return out.masked_fill(other.isnan(), float("nan")) if out.is_floating_point() else out
+
+
+@impl("xlogy.Scalar_Other")
+def xlogy_scalar_other(self, other):
+    import torch
+
+    return xlogy(self, torch.scalar_tensor(other, dtype=torch.get_default_dtype()))
+
+
+@impl("xlogy.Scalar_Self")
+def xlogy_scalar_self(self, other):
+    import torch
+
+    return xlogy(torch.scalar_tensor(self, dtype=torch.get_default_dtype()), other)
