@@ -87,21 +87,13 @@ def _run(kind, input, hx, params, has_biases, num_layers, dropout, train, bidire
     return output, torch.stack(hs, 0)
 
 
-@impl("lstm.input")
-def lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
-    return _run("lstm", input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+def _register(kind):
+    def run(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+        return _run(kind, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+
+    run.__name__ = kind
+    impl(f"{kind}.input")(run)
 
 
-@impl("gru.input")
-def gru(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
-    return _run("gru", input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
-
-
-@impl("rnn_tanh.input")
-def rnn_tanh(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
-    return _run("rnn_tanh", input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
-
-
-@impl("rnn_relu.input")
-def rnn_relu(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
-    return _run("rnn_relu", input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+for _kind in ("lstm", "gru", "rnn_tanh", "rnn_relu"):
+    _register(_kind)
