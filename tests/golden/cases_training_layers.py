@@ -146,3 +146,53 @@ def out_arguments():
 @case
 def out_argument_dtype_error():
     torch.mul(torch.ones(3), 2.5, out=torch.empty(3, dtype=torch.int64))
+
+
+@case
+def test_time_adaptation_tent():
+    """TENT-style adaptation: the model frozen except batch-norm affine parameters, batch
+    statistics in train mode, entropy of the predictions minimised."""
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+                        nn.Flatten(), nn.Linear(4, 3))
+    net.requires_grad_(False)
+    params = []
+    for m in net.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.train()
+            m.track_running_stats, m.running_mean, m.running_var = False, None, None
+            m.weight.requires_grad_(True)
+            m.bias.requires_grad_(True)
+            params += [m.weight, m.bias]
+    opt = torch.optim.SGD(params, lr=0.01, momentum=0.9)
+    x = torch.randn(8, 1, 6, 6)
+    out = []
+    for _ in range(3):
+        p = net(x).softmax(1)
+        ent = -(p * p.log()).sum(1).mean()
+        opt.zero_grad()
+        ent.backward()
+        opt.step()
+        out.append((ent.detach(), params[0].detach().clone(), params[1].detach().clone()))
+    return out, net[0].weight.grad is None
+
+
+@case
+def federated_averaging():
+    """Clients train locally, the server averages their state dicts and loads the average."""
+    def client(seed):
+        torch.manual_seed(seed)
+        m = nn.Linear(4, 2)
+        o = torch.optim.SGD(m.parameters(), lr=0.1)
+        xb, yb = torch.randn(16, 4), torch.randint(0, 2, (16,))
+        for _ in range(5):
+            o.zero_grad()
+            F.cross_entropy(m(xb), yb).backward()
+            o.step()
+        return m.state_dict()
+
+    sds = [client(1), client(2), client(3)]
+    avg = {k: torch.stack([sd[k] for sd in sds]).mean(0) for k in sds[0]}
+    g = nn.Linear(4, 2)
+    g.load_state_dict(avg)
+    return g.weight.detach(), g.bias.detach()
