@@ -172,6 +172,8 @@ def _is_symnum(x):
 
 
 def _is_index(x):
+    if isinstance(x, bool):
+        return False  # upstream's THPUtils_checkIndex refuses bools: std(False) is unbiased=False
     if isinstance(x, int):
         return True
     if _is_tensor(x):

@@ -174,6 +174,9 @@ def bernoulli(self, generator=None):
 @impl("baddbmm")
 def baddbmm(self, batch1, batch2, beta=1, alpha=1):
     prod = D("bmm", batch1, batch2)
+    d = B.dtype_of(prod)
+    if not (d.is_floating_point or d.is_complex):
+        beta, alpha = int(beta), int(alpha)  # upstream converts the scalars to the integer type
     if alpha != 1:
         prod = D("mul.Tensor", prod, _num(alpha))
     if beta == 0:
@@ -763,6 +766,8 @@ def sum_to_size(self, size):
     """at::sum_to: sum away the leading dimensions, then keep-dim sums where `size` has a 1."""
     size = list(size)
     sizes = list(self._tn_sizes)
+    if not size:
+        return D("sum", self, None)  # at::sum_to: an empty shape is the full sum (bool sums to int64)
     if not _expandable_to(size, sizes):
         raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size {{{', '.join(map(str, sizes))}}}.")
     lead = len(sizes) - len(size)

@@ -8,6 +8,8 @@ import types as _pytypes
 
 def make_structseq(name: str, fields: tuple):
     def __new__(cls, seq=None, *args, **kwargs):
+        if len(args) == 1 and isinstance(args[0], dict) and isinstance(seq, (tuple, list)) and not kwargs:
+            args = ()  # structseq(sequence, dict): how upstream's pickles rebuild it
         if args or kwargs or not isinstance(seq, (tuple, list)):
             seq = (seq, *args) if not kwargs else tuple(kwargs[f] for f in fields)
         seq = tuple(seq)
@@ -20,7 +22,7 @@ def make_structseq(name: str, fields: tuple):
         return f"torch.return_types.{name}(\n{body})"
 
     def __reduce__(self):
-        return (type(self), (tuple(self),))
+        return (type(self), (tuple(self), {}))  # upstream's (CPython structseq's) form
 
     ns = {"__new__": __new__, "__repr__": __repr__, "__reduce__": __reduce__, "__slots__": (),
           "n_fields": len(fields), "n_sequence_fields": len(fields), "n_unnamed_fields": 0,
