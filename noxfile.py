@@ -2,7 +2,7 @@
 .venv/) rather than nox-managed environments, because the build owns the vendored upstream tree.
 
     nox -s cpu          # the test suite on the cpu backend (the default session)
-    nox -s lint         # cargo clippy (warnings are errors) and rustfmt --check
+    nox -s lint         # ruff check, cargo clippy (warnings are errors) and rustfmt --check
     nox -s wheels       # the built wheels, not an editable tree, in a clean venv running torch
 Backends other than cpu (vulkan, metal, npu) get their sessions with their issues."""
 
@@ -19,8 +19,11 @@ def cpu(session):
 
 @nox.session
 def lint(session):
-    session.run("cargo", "fmt", "--all", "--check", external=True)
-    session.run("cargo", "clippy", "--workspace", "--", "-D", "warnings", external=True)
+    """ruff comes from requirements/runtime.txt (installed into .venv by tools/build.py); its
+    configuration is pyproject.toml's [tool.ruff]."""
+    session.run(".venv/bin/python", "-m", "ruff", "check", ".", external=True)
+    session.run("cargo", "fmt", "--all", "--", "--check", external=True)
+    session.run("cargo", "clippy", "--workspace", "--all-targets", "--", "-D", "warnings", external=True)
 
 
 @nox.session

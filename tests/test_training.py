@@ -8,7 +8,6 @@ activation by 1.001 and must fail the comparison)."""
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest

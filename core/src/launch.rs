@@ -18,7 +18,7 @@ use crate::tensor::TensorBase;
 /// Storage for everything the `TnArg`s point into, alive for the duration of the call.
 #[derive(Default)]
 struct Arena {
-    metas: Vec<Box<(Vec<i64>, Vec<i64>)>>,
+    metas: Vec<(Vec<i64>, Vec<i64>)>,
     ints: Vec<Vec<i64>>,
     floats: Vec<Vec<f64>>,
     tensor_lists: Vec<Vec<TnTensor>>,
@@ -27,8 +27,9 @@ struct Arena {
 
 impl Arena {
     fn tensor(&mut self, t: &TensorBase) -> TnTensor {
-        // Copy sizes/strides into the arena so the pointers outlive the PyRef borrow.
-        let m = Box::new((t.meta.sizes.clone(), t.meta.strides.clone()));
+        // Copy sizes/strides into the arena so the pointers outlive the PyRef borrow (the pointers
+        // are into the Vecs' heap buffers, which stay put when `metas` grows).
+        let m = (t.meta.sizes.clone(), t.meta.strides.clone());
         let mut v = t.abi_view();
         v.sizes = m.0.as_ptr();
         v.strides = m.1.as_ptr();
@@ -354,11 +355,14 @@ pub fn _tn_copy_bytes(
     src: PyRef<'_, TensorBase>,
     nbytes: usize,
 ) -> PyResult<()> {
-    crate::storage::copy_between(
-        dst.device(),
-        dst.data_ptr_raw() as *mut c_void,
-        src.device(),
-        src.data_ptr_raw() as *const c_void,
-        nbytes,
-    )
+    // SAFETY: not checked here: the Python caller passes tensors holding `nbytes` bytes each.
+    unsafe {
+        crate::storage::copy_between(
+            dst.device(),
+            dst.data_ptr_raw() as *mut c_void,
+            src.device(),
+            src.data_ptr_raw() as *const c_void,
+            nbytes,
+        )
+    }
 }

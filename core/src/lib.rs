@@ -5,6 +5,10 @@
 //! registrar (`registrar.rs`, `registry.rs`). The Python half, `torchnative_core`, builds the
 //! rest of the `_C` name surface from generated tables and is run from `init` below.
 
+// The library must be named `_C` (the extension module Python imports as `torch._C`); rustc
+// reports the crate name under non_snake_case, which only a crate-level allow can silence.
+#![allow(non_snake_case)]
+
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
 use pyo3::types::PyType;
@@ -79,13 +83,16 @@ fn _tn_from_bytes(
         )));
     }
     let cpu = registry::lookup_device("cpu").unwrap();
-    storage::copy_between(
-        key,
-        t.data_ptr_raw() as *mut _,
-        cpu,
-        data.as_ptr() as *const _,
-        n,
-    )?;
+    // SAFETY: `t` was just allocated with `n` bytes and `data` has `n` bytes (checked above).
+    unsafe {
+        storage::copy_between(
+            key,
+            t.data_ptr_raw() as *mut _,
+            cpu,
+            data.as_ptr() as *const _,
+            n,
+        )
+    }?;
     tensor::wrap(py, t)
 }
 
@@ -103,13 +110,16 @@ fn _tn_to_bytes<'py>(
     let n = t.numel() as usize * t.meta.dtype.itemsize();
     let cpu = registry::lookup_device("cpu").unwrap();
     pyo3::types::PyBytes::new_with(py, n, |buf| {
-        storage::copy_between(
-            cpu,
-            buf.as_mut_ptr() as *mut _,
-            t.device(),
-            t.data_ptr_raw() as *const _,
-            n,
-        )
+        // SAFETY: `buf` has `n` bytes and the contiguous `t` holds `n` bytes of elements.
+        unsafe {
+            storage::copy_between(
+                cpu,
+                buf.as_mut_ptr() as *mut _,
+                t.device(),
+                t.data_ptr_raw() as *const _,
+                n,
+            )
+        }
     })
 }
 

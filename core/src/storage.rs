@@ -114,13 +114,16 @@ impl Storage {
             )));
         }
         if b.nbytes > 0 && !b.ptr.is_null() {
-            copy_between(
-                self.device,
-                new as *mut c_void,
-                self.device,
-                b.ptr as *const c_void,
-                b.nbytes,
-            )?;
+            // SAFETY: `new` holds `nbytes` >= `b.nbytes` and `b.ptr` holds `b.nbytes`, same device.
+            unsafe {
+                copy_between(
+                    self.device,
+                    new as *mut c_void,
+                    self.device,
+                    b.ptr as *const c_void,
+                    b.nbytes,
+                )
+            }?;
         }
         let old = std::mem::replace(
             &mut *b,
@@ -159,7 +162,11 @@ impl Drop for Storage {
 }
 
 /// Copies raw bytes between (possibly different) devices through their allocators' host copies.
-pub fn copy_between(
+///
+/// # Safety
+/// `dst` and `src` must be valid for `nbytes` bytes on `dst_dev` and `src_dev` respectively
+/// (host memory for cpu, the allocator's own pointers otherwise).
+pub unsafe fn copy_between(
     dst_dev: DeviceKey,
     dst: *mut c_void,
     src_dev: DeviceKey,

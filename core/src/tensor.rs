@@ -250,8 +250,8 @@ impl TensorBase {
         self.requires_grad
     }
 
-    #[setter]
-    fn set__tn_requires_grad(&mut self, v: bool) {
+    #[setter(_tn_requires_grad)]
+    fn set_tn_requires_grad(&mut self, v: bool) {
         self.requires_grad = v;
     }
 
@@ -289,8 +289,8 @@ impl TensorBase {
         self.wrapped_number
     }
 
-    #[setter]
-    fn set__tn_wrapped_number(&mut self, v: bool) {
+    #[setter(_tn_wrapped_number)]
+    fn set_tn_wrapped_number(&mut self, v: bool) {
         self.wrapped_number = v;
     }
 
@@ -460,7 +460,7 @@ fn check_in_bounds(t: &TensorBase, sizes: &[i64], strides: &[i64], offset: i64) 
             sizes.len()
         )));
     }
-    if sizes.iter().any(|&s| s == 0) {
+    if sizes.contains(&0) {
         return Ok(());
     }
     if offset < 0 {

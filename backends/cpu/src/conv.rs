@@ -260,7 +260,7 @@ fn convolution(c: &mut Call) -> KResult {
                 for n in 0..nb {
                     for co in 0..cout {
                         for v in &mut yv[(n * cout + co) * ov..(n * cout + co + 1) * ov] {
-                            *v = *v + b[co];
+                            *v += b[co];
                         }
                     }
                 }

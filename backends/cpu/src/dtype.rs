@@ -45,7 +45,7 @@ pub fn cvtt_i32(v: f64) -> i32 {
 /// x86 `cvttsd2si` (64-bit): truncation, `i64::MIN` when out of range or NaN.
 #[inline(always)]
 pub fn cvtt_i64(v: f64) -> i64 {
-    if v >= -9223372036854775808.0 && v < 9223372036854775808.0 {
+    if (-9223372036854775808.0..9223372036854775808.0).contains(&v) {
         v as i64
     } else {
         i64::MIN

@@ -217,9 +217,12 @@ impl Buf {
     }
 }
 
+/// A tensor's sizes and strides; `TnTensor`s point into the Vecs' heap buffers, which stay put.
+type Dims = (Vec<i64>, Vec<i64>);
+
 struct Views {
     bufs: Vec<Buf>,
-    dims: Vec<Box<(Vec<i64>, Vec<i64>)>>,
+    dims: Vec<Dims>,
     strings: Vec<CString>,
     lists: Vec<Vec<TnTensor>>,
 }
@@ -229,7 +232,7 @@ impl Views {
         let b = Buf::new(&t.bytes);
         let data = unsafe { b.ptr().add(t.offset * t.dtype.itemsize()) };
         self.bufs.push(b);
-        let d = Box::new((t.sizes.clone(), t.strides.clone()));
+        let d = (t.sizes.clone(), t.strides.clone());
         let tt = TnTensor {
             data: data as *mut c_void,
             dtype: t.dtype as i32,
@@ -249,7 +252,7 @@ fn zero_arg() -> TnArg {
 
 /// The harness side of `TnKernelCtx`: allocations made through `alloc_output`.
 struct Core {
-    allocs: Vec<(Buf, Box<(Vec<i64>, Vec<i64>)>)>,
+    allocs: Vec<(Buf, Dims)>,
 }
 
 unsafe extern "C" fn alloc_output(
@@ -270,7 +273,7 @@ unsafe extern "C" fn alloc_output(
     let n: i64 = sizes.iter().product();
     let buf = Buf::new(&vec![0xABu8; n as usize * dt.itemsize()]);
     let strides = crate::strided::contiguous_strides(&sizes);
-    let d = Box::new((sizes, strides));
+    let d = (sizes, strides);
     *out = TnTensor {
         data: buf.ptr() as *mut c_void,
         dtype,
@@ -431,7 +434,7 @@ pub fn run_case(
             }
             ASpec::L(l) => {
                 ta.kind = TnArgKind::IntList as i32;
-                let d = Box::new((l.clone(), vec![]));
+                let d = (l.clone(), vec![]);
                 ta.ints = d.0.as_ptr();
                 ta.len = l.len();
                 v.dims.push(d);

@@ -415,11 +415,10 @@ impl<'a> Call<'a> {
     }
     /// `Tensor[]`.
     pub fn tensor_list(&self, i: usize) -> KResult<Vec<Tensor<'a>>> {
-        Ok(self
-            .opt_tensor_list(i)?
+        self.opt_tensor_list(i)?
             .into_iter()
             .map(|t| t.ok_or_else(|| runtime("None in a Tensor[] argument")))
-            .collect::<KResult<_>>()?)
+            .collect::<KResult<_>>()
     }
     /// `Tensor?[]`: an element is None when its `ndim` is negative or its kind-less view has a
     /// null `sizes` pointer with ndim -1 (see KERNELS.md, "conventions this backend assumes").

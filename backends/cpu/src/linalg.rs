@@ -55,6 +55,8 @@ fn parallelism(m: usize, n: usize, k: usize) -> Parallelism {
 
 /// `out = beta_c * out + alpha_p * (a @ b)`; `read_out == false` ignores `out`'s contents
 /// (upstream's `beta == 0` rule: NaN in `self` does not propagate).
+// dispatch_int! instantiates the `as i64` widening for i64 too, where the cast is a no-op.
+#[allow(clippy::unnecessary_cast)]
 unsafe fn matmul(
     dt: TnDtype,
     out: Mat,

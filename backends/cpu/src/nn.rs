@@ -19,6 +19,9 @@ kernels! {
 }
 
 /// Copies a view into a contiguous `Vec` (logical order), converting each element with `conv`.
+///
+/// # Safety
+/// `t` must describe live memory whose elements are `S`s at its sizes and strides.
 pub unsafe fn gather_vec<S: Copy, D: Copy + Default>(
     t: &Tensor,
     conv: impl Fn(S) -> D,
@@ -47,6 +50,9 @@ pub unsafe fn gather_vec<S: Copy, D: Copy + Default>(
 }
 
 /// Writes a contiguous `Vec` (logical order) into a view of element type `O`.
+///
+/// # Safety
+/// `out` must describe live, writable memory whose elements are `O`s at its sizes and strides.
 pub unsafe fn scatter_vec<O: Copy>(out: &Tensor, v: &[O]) -> KResult {
     if v.len() != out.numel() {
         bail!(
@@ -115,7 +121,7 @@ fn softmax(c: &mut Call, log: bool) -> KResult {
                 for i in 0..n {
                     let e = (x(i) - m).exp();
                     buf.push(e);
-                    sum = sum + e;
+                    sum += e;
                 }
                 let w = |i: usize, v: A| (p[0].wrapping_offset(i as isize * s[0]) as *mut T).write(T::from_acc(v));
                 if log {
@@ -157,7 +163,7 @@ fn layer_norm(c: &mut Call) -> KResult {
         );
     }
     let n: usize = shape.iter().product::<i64>() as usize;
-    let m = if n == 0 { 0 } else { a.numel() / n };
+    let m = a.numel().checked_div(n).unwrap_or(0);
     unsafe {
         dispatch_float!(a.dtype, "LayerNormKernelImpl", T, A => {
             let x: Vec<A> = gather_vec(&a, |v: T| v.to_acc())?;
@@ -319,12 +325,12 @@ fn sdpa(c: &mut Call) -> KResult {
                     for i in 0..ln {
                         let mut m = A::NAN;
                         let mut any = false;
-                        for j in 0..sn {
+                        for (j, slot) in scores.iter_mut().enumerate() {
                             let mut s = A::ZERO;
                             for d in 0..e {
-                                s = s + rd(&q, [b, h, i, d]) * rd(&k, [b, h, j, d]);
+                                s += rd(&q, [b, h, i, d]) * rd(&k, [b, h, j, d]);
                             }
-                            s = s * sc_a;
+                            s *= sc_a;
                             if let Some((mt, st)) = &mask_view {
                                 let off: isize = b as isize * st[0] + h as isize * st[1] + i as isize * st[2] + j as isize * st[3];
                                 if mt.dtype == TnDtype::Bool {
@@ -332,13 +338,13 @@ fn sdpa(c: &mut Call) -> KResult {
                                         s = -A::INF;
                                     }
                                 } else {
-                                    s = s + crate::dispatch_float!(mt.dtype, "attn_mask", M, _B => A::c(mt.read::<M>(off).to_f64()));
+                                    s += crate::dispatch_float!(mt.dtype, "attn_mask", M, _B => A::c(mt.read::<M>(off).to_f64()));
                                 }
                             }
                             if causal && j > i {
                                 s = -A::INF;
                             }
-                            scores[j] = s;
+                            *slot = s;
                             if s != -A::INF {
                                 m = if any { crate::binary::fmax_nan(m, s) } else { s };
                                 any = true;
@@ -347,16 +353,16 @@ fn sdpa(c: &mut Call) -> KResult {
                         acc.iter_mut().for_each(|x| *x = A::ZERO);
                         let mut sum = A::ZERO;
                         if any {
-                            for j in 0..sn {
-                                let p = if scores[j] == -A::INF { A::ZERO } else { (scores[j] - m).exp() };
-                                sum = sum + p;
-                                for d in 0..ev {
-                                    acc[d] = acc[d] + p * rd(&v, [b, h, j, d]);
+                            for (j, &sj) in scores.iter().enumerate() {
+                                let p = if sj == -A::INF { A::ZERO } else { (sj - m).exp() };
+                                sum += p;
+                                for (d, ad) in acc.iter_mut().enumerate() {
+                                    *ad += p * rd(&v, [b, h, j, d]);
                                 }
                             }
                         }
-                        for d in 0..ev {
-                            let val = if any { acc[d] / sum } else { A::ZERO };
+                        for (d, &ad) in acc.iter().enumerate() {
+                            let val = if any { ad / sum } else { A::ZERO };
                             let off: isize = b as isize * o.stride(0) + h as isize * o.stride(1) + i as isize * o.stride(2) + d as isize * o.stride(3);
                             o.write::<T>(off, T::from_acc(val));
                         }

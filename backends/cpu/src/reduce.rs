@@ -377,10 +377,11 @@ fn amax_amin(c: &mut Call, is_max: bool) -> KResult {
 
 /// Reduces each output to (value, position) of its max/min: the first occurrence (smallest
 /// position) among equals, NaN winning (its first occurrence), as upstream's `max.dim`/`argmax`.
-unsafe fn arg_reduce<S: Elem>(r: &Reduction, is_max: bool, float: bool) -> KResult<Vec<(S, usize)>>
-where
-    S: PartialOrd,
-{
+unsafe fn arg_reduce<S: Elem + PartialOrd>(
+    r: &Reduction,
+    is_max: bool,
+    float: bool,
+) -> KResult<Vec<(S, usize)>> {
     let accs = r.fold(
         None::<(S, usize)>,
         |acc: &mut Option<(S, usize)>, x: S, pos| match *acc {

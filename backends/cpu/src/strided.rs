@@ -64,7 +64,7 @@ impl<const N: usize> Plan<N> {
             strides: [[0; N]; MAX_DIMS],
             empty: false,
         };
-        if sizes.iter().any(|&s| s == 0) {
+        if sizes.contains(&0) {
             plan.empty = true;
             return Ok(plan);
         }
@@ -184,14 +184,14 @@ impl<const N: usize> Plan<N> {
             let mut d = nd - 2;
             loop {
                 idx[d] += 1;
-                for k in 0..N {
-                    p[k] = p[k].wrapping_offset(self.strides[d][k]);
+                for (pk, &st) in p.iter_mut().zip(&self.strides[d]) {
+                    *pk = pk.wrapping_offset(st);
                 }
                 if idx[d] < self.sizes[d] {
                     break;
                 }
-                for k in 0..N {
-                    p[k] = p[k].wrapping_offset(-(self.strides[d][k] * self.sizes[d] as isize));
+                for (pk, &st) in p.iter_mut().zip(&self.strides[d]) {
+                    *pk = pk.wrapping_offset(-(st * self.sizes[d] as isize));
                 }
                 idx[d] = 0;
                 if d == 0 {

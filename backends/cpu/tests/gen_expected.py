@@ -1009,7 +1009,7 @@ def main(argv):
     for n in names:
         fam = FAMILIES[n]()
         fam.write()
-        print("%s: %d cases" % (n, sum(1 for l in fam.lines if l.startswith("case "))))
+        print("%s: %d cases" % (n, sum(1 for ln in fam.lines if ln.startswith("case "))))
 
 
 if __name__ == "__main__":

@@ -548,8 +548,8 @@ mod sha256 {
                     v[6],
                 ];
             }
-            for i in 0..8 {
-                self.h[i] = self.h[i].wrapping_add(v[i]);
+            for (h, &vi) in self.h.iter_mut().zip(&v) {
+                *h = h.wrapping_add(vi);
             }
         }
         pub fn update(&mut self, data: &[u8]) {

@@ -296,7 +296,7 @@ def _scalar_for(t, what):
         n *= s
     if n != 1:
         if what == "bool":
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
     return host_values(t)[0]
 

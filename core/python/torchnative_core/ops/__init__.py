@@ -25,7 +25,7 @@ def install(C, autograd_handler=None) -> None:
 
     base.C = C
     from . import activations, elementwise, factories, composites, linalg, losses, nn_ops, normalization, random_ops, reductions, rnn, shape_index, views  # noqa: F401  (registration by import)
-    from . import foreach, inplace, modes, moe, out_variants
+    from . import foreach, inplace, modes, moe, out_variants  # noqa: F401  (moe: registration by import)
 
     inplace.install()
     out_variants.install()

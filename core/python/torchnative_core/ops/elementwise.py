@@ -558,7 +558,7 @@ for _n in ("isnan", "isinf", "isfinite"):
 @impl("gelu")
 def gelu(self, approximate="none"):
     if approximate not in ("none", "tanh"):
-        raise RuntimeError(f"approximate argument must be either none or tanh.")
+        raise RuntimeError("approximate argument must be either none or tanh.")
     return unary("gelu", self, approximate, float_only=True)
 
 

@@ -104,7 +104,6 @@ def cross_entropy_loss(self, target, weight=None, reduction=MEAN, ignore_index=-
     nll = D("nll_loss_nd", logp, target, weight, reduction, ignore_index)
     if not label_smoothing:
         return nll
-    import torch
 
     n_classes = self.shape[dim]
     ignore = target == ignore_index
@@ -172,7 +171,7 @@ def smooth_l1_loss(self, target, reduction=MEAN, beta=1.0):
 @impl("huber_loss")
 def huber_loss(self, target, reduction=MEAN, delta=1.0):
     if delta <= 0:
-        raise RuntimeError(f"huber_loss does not support non-positive values for delta.")
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
     import torch
 
     d = (self - target).abs()

@@ -204,7 +204,7 @@ def argmin(self, dim=None, keepdim=False):
 def _var_std(kernel, self, dim, correction, keepdim):
     d = B.dtype_of(self)
     if not (d.is_floating_point or d.is_complex):
-        raise RuntimeError(f"std and var only support floating point and complex dtypes")
+        raise RuntimeError("std and var only support floating point and complex dtypes")
     dims = norm_dims(dim, len(self._tn_sizes))
     out = B.empty(reduced_shape(list(self._tn_sizes), dims, keepdim), d, B.device_of(self))
     B.launch(kernel, (self, dims, correction, keepdim), (out,))

@@ -170,7 +170,7 @@ def index_put(self, indices, values, accumulate=False):
 @impl("masked_select")
 def masked_select(self, mask):
     if B.dtype_of(mask) is not B.BOOL:
-        raise RuntimeError(f"masked_select: expected BoolTensor for mask")
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
     shape = B.broadcast_shapes(self._tn_sizes, mask._tn_sizes)
     return _door("index.Tensor", B.expand_to(self, shape), [B.expand_to(mask, shape)])
 

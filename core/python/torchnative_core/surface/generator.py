@@ -30,7 +30,7 @@ class Generator(metaclass=_GeneratorMeta):
     def manual_seed(self, seed):
         seed = int(seed)
         if seed < -(1 << 63) or seed >= (1 << 64):
-            raise RuntimeError(f"Overflow when unpacking long long")
+            raise RuntimeError("Overflow when unpacking long long")
         self._tn_impl.manual_seed(seed & ((1 << 64) - 1))
         return self
 

@@ -111,7 +111,7 @@ def install(C) -> None:
     @export
     def _set_default_dtype(d):
         if not d.is_floating_point and not d.is_complex:
-            raise TypeError(f"only floating-point types are supported as the default type")
+            raise TypeError("only floating-point types are supported as the default type")
         G.default_dtype = d
 
     @export
