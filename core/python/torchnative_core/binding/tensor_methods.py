@@ -151,6 +151,8 @@ def install(C_) -> None:
         if not as_tuple:
             return idx
         # upstream: one index tensor per dimension (a 0-dim input counts as 1-dim)
+        if self.dim() == 0:
+            idx = _door("nonzero", _door("unsqueeze", self, 0))
         return tuple(_door("select.int", idx, 1, i) for i in range(max(self.dim(), 1)))
 
     def set_(self, source=None, storage_offset=0, size=None, stride=None):

@@ -311,7 +311,16 @@ def triu(self, diagonal=0):
 
 @impl("take")
 def take(self, index):
-    return D("view", D("index_select", D("reshape", self, [-1]), 0, D("reshape", index, [-1])), list(index._tn_sizes))
+    """self as flat, indexed by `index` (negative indices count from the end, as upstream)."""
+    n = B.numel(self._tn_sizes)
+    flat = D("reshape", index, [-1])
+    if B.numel(flat._tn_sizes):
+        lo, hi = D("min", flat).item(), D("max", flat).item()
+        for bad in (lo, hi):
+            if bad < -n or bad >= n:
+                raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+        flat = D("where.self", D("lt.Scalar", flat, 0), D("add.Scalar", flat, n, 1), flat)
+    return D("view", D("index_select", D("reshape", self, [-1]), 0, flat), list(index._tn_sizes))
 
 
 @impl("tensor_split.sections")
@@ -638,8 +647,16 @@ def index_add_(self, dim, index, source, alpha=1):
     return D("copy_", self, D("index_add", self, dim, index, source, alpha), False)
 
 
+def _as_1d(self, *rest):
+    """A 0-dim tensor as a 1-element vector (upstream treats its dim 0 so), with the others."""
+    return [D("reshape", t, [1]) if isinstance(t, B.C.TensorBase) and not t._tn_sizes else t for t in (self, *rest)]
+
+
 @impl("index_add")
 def index_add(self, dim, index, source, alpha=1):
+    if not self._tn_sizes:
+        x, src = _as_1d(self, source)
+        return D("reshape", D("index_add", x, dim, index, src, alpha), [])
     d = B.wrap_dim(dim, len(self._tn_sizes))
     moved = D("movedim.int", D("clone", self, None), d, 0)
     src = D("movedim.int", source if alpha == 1 else D("mul.Tensor", source, _num(alpha)), d, 0)
@@ -657,6 +674,8 @@ def index_fill_(self, dim, index, value):
 
 @impl("index_fill.int_Scalar")
 def index_fill(self, dim, index, value):
+    if not self._tn_sizes:
+        return D("reshape", index_fill_(D("reshape", D("clone", self, None), [1]), dim, index, value), [])
     return index_fill_(D("clone", self, None), dim, index, value)
 
 
@@ -666,6 +685,9 @@ def index_fill(self, dim, index, value):
 def median_dim(self, dim, keepdim=False):
     from torch.return_types import median as t
 
+    if not self._tn_sizes:  # a 0-dim tensor is its own median, at index 0
+        B.wrap_dim(dim, 0)
+        return t((D("clone", self, None), D("zeros", [], B.I64, None, B.device_of(self), None)))
     d = B.wrap_dim(dim, len(self._tn_sizes))
     n = self._tn_sizes[d]
     values, idx = D("sort.stable", self, True, d, False)

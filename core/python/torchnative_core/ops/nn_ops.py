@@ -336,6 +336,13 @@ def _bool_mask_to_float(attn_mask, dtype):
 
 @impl("scaled_dot_product_attention")
 def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    if len(query._tn_sizes) == 3 and len(key._tn_sizes) == 3 and len(value._tn_sizes) == 3:
+        # (heads, L, E) without a batch: the kernels take 4-d
+        one = lambda t: _door("unsqueeze", t, 0) if t is not None else None  # noqa: E731
+        mask = one(attn_mask) if attn_mask is not None and len(attn_mask._tn_sizes) == 3 else attn_mask
+        out = _door("scaled_dot_product_attention", one(query), one(key), one(value), mask, dropout_p, is_causal,
+                    scale, enable_gqa)
+        return _door("squeeze.dim", out, 0)
     if dropout_p > 0.0:
         # upstream's CPU backend choice: dropout takes the math path; the fused kernel does GQA
         return _door("_scaled_dot_product_attention_math", query, key, value, attn_mask, dropout_p, is_causal, None,
