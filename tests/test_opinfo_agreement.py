@@ -7,7 +7,6 @@ agreeing; the only disagreements allowed are the tie orders listed in KNOWN_DISA
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -44,8 +43,8 @@ def test_opinfo_samples_agree_with_upstream(recorded, tmp_path):
                          text=True, timeout=1800, cwd=str(tmp_path))
     assert out.returncode == 0, out.stderr[-3000:]
     results = json.loads(report.read_text())["results"]
-    expected = [l.strip() for l in (REPO / "tests" / "data" / "opinfo_agree.txt").read_text().splitlines()
-                if l.strip() and not l.startswith("#")]
+    expected = [ln.strip() for ln in (REPO / "tests" / "data" / "opinfo_agree.txt").read_text().splitlines()
+                if ln.strip() and not ln.startswith("#")]
     regressed = {e: results.get(e, {}).get("detail", "not replayed") for e in expected if results.get(e, {}).get("status") != "agree"}
     disagree = {k: v["detail"] for k, v in results.items() if v["status"] == "disagree" and k not in KNOWN_DISAGREEMENTS}
     assert not regressed, f"no longer agreeing: {regressed}"
