@@ -1,7 +1,7 @@
 """Upstream's OpInfo samples replayed on torchnative (issue 4): recorded by the reference
 interpreter, replayed by ours, compared in value, shape, dtype and exception type.
 
-tests/data/opinfo_agree.txt lists the OpInfo entries that agree (325 of 692 recorded; most of
+tests/data/opinfo_agree.txt lists the OpInfo entries that agree (394 of 692 recorded; most of
 the rest refuse by name for an operator not implemented yet). Every listed entry must keep
 agreeing; the only disagreements allowed are the tie orders listed in KNOWN_DISAGREEMENTS."""
 

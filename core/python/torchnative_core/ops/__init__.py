@@ -24,9 +24,10 @@ def install(C, autograd_handler=None) -> None:
     from . import base
 
     base.C = C
-    from . import activations, elementwise, factories, composites, linalg, losses, nn_ops, normalization, random_ops, reductions, rnn, shape_index, views  # noqa: F401  (registration by import)
-    from . import foreach, inplace, modes, moe, out_variants  # noqa: F401  (moe: registration by import)
+    from . import activations, elementwise, factories, composites, linalg, losses, math_extra, nn_ops, normalization, random_ops, reductions, rnn, shape_index, views  # noqa: F401  (registration by import)
+    from . import aliases, foreach, inplace, modes, moe, out_variants  # noqa: F401  (moe: registration by import)
 
+    aliases.install()
     inplace.install()
     out_variants.install()
     foreach.install()

@@ -195,6 +195,16 @@ def std_mean(self, dim=None, correction=None, keepdim=False):
     return D("std.correction", self, dim, correction, keepdim), D("mean.dim", self, dim, keepdim, None)
 
 
+@impl("var_mean")
+def var_mean_unbiased(self, unbiased=True):
+    return D("var_mean.correction", self, None, 1 if unbiased else 0, False)
+
+
+@impl("std_mean")
+def std_mean_unbiased(self, unbiased=True):
+    return D("std_mean.correction", self, None, 1 if unbiased else 0, False)
+
+
 @impl("var_mean.dim")
 def var_mean_dim(self, dim, unbiased=True, keepdim=False):
     return var_mean(self, dim, 1 if unbiased else 0, keepdim)
@@ -674,8 +684,10 @@ def index_fill_(self, dim, index, value):
 
 @impl("index_fill.int_Scalar")
 def index_fill(self, dim, index, value):
-    if not self._tn_sizes:
-        return D("reshape", index_fill_(D("reshape", D("clone", self, None), [1]), dim, index, value), [])
+    if not self._tn_sizes:  # a 0-dim tensor: index [0] fills it, an empty index leaves it
+        B.wrap_dim(dim, 0)
+        hit = B.numel(index._tn_sizes) > 0
+        return D("full_like", self, value, None, None, None, None, None) if hit else D("clone", self, None)
     return index_fill_(D("clone", self, None), dim, index, value)
 
 

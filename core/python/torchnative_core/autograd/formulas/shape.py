@@ -273,3 +273,8 @@ def _(s, g):
     length = int(both.max().item()) - lo + 1
     buf = torch.zeros(length, dtype=g.dtype, device=g.device).index_add(0, out_pos - lo, g.reshape(-1))
     return buf.index_select(0, in_pos - lo).reshape(x.shape)
+
+
+@formula("index_fill.int_Scalar", "index_fill_.int_Scalar", save=("index",))
+def _(s, g):
+    return g.index_fill(s.dim, s.index, 0)
