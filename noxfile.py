@@ -4,7 +4,13 @@
     nox -s cpu          # the test suite on the cpu backend (the default session)
     nox -s lint         # ruff check, cargo clippy (warnings are errors) and rustfmt --check
     nox -s wheels       # the built wheels, not an editable tree, in a clean venv running torch
-Backends other than cpu (vulkan, metal, npu) get their sessions with their issues."""
+    nox -s docs         # relative links and quoted tools/tests paths in the Markdown exist
+    nox -t vulkan       # (metal, npu) a backend's session; skips, saying why, until it is built
+"""
+
+import sys
+import tomllib
+from pathlib import Path
 
 import nox
 
@@ -33,3 +39,28 @@ def wheels(session):
     and runs a torch program and `torchnative backends list` there."""
     session.run("python3", "tools/build.py", external=True)
     session.run("python3", "tools/wheel_smoke.py", external=True)
+
+
+@nox.session
+def docs(session):
+    session.run("python3", "tools/check_docs.py", external=True)
+
+
+def _backend_session(name, path):
+    def run(session):
+        if not (Path(__file__).parent / path / "Cargo.toml").exists():
+            session.skip(f"{name}: {path} is not in the repository yet (its issue builds it)")
+        session.run("python3", "tools/build.py", external=True)
+        session.env["TORCHNATIVE_BACKENDS"] = f"cpu,{name}"
+        session.env["TORCHNATIVE_STRICT"] = "1"  # a backend that fails to load fails the session
+        session.run(".venv/bin/python", "-m", "pytest", "-q", "tests", "-k", name, external=True)
+
+    run.__name__ = name
+    run.__doc__ = f"The test suite's {name} cases with the {name} backend required to load."
+    return nox.session(name=name, tags=[name])(run)
+
+
+# one session per first-party backend other than cpu, from the single table of plugins
+for _p in tomllib.loads((Path(__file__).parent / "torchnative" / "plugins.toml").read_text())["plugin"]:
+    if _p["name"] != "cpu":
+        setattr(sys.modules[__name__], _p["name"], _backend_session(_p["name"], _p["path"]))
