@@ -1,6 +1,6 @@
 """Operators transformers' models reach beyond the basics (issue 5): one_hot, histc and
 _grouped_mm (the mixture-of-experts path), type_as, the comparison aliases; values and the
-exception types of their checks; isin, concat, take_along_dim (beam search); Tensor.to with a leading None device (nn.Module.to(dtype) passes one)."""
+exception types of their checks; isin, concat, take_along_dim (beam search), topk's order of ties; Tensor.to with a leading None device (nn.Module.to(dtype) passes one)."""
 from .registry import F, case, nn, torch
 
 
@@ -125,3 +125,14 @@ def take_along_dim_int32_indices():
 @case
 def take_along_dim_rank_mismatch():
     return torch.take_along_dim(torch.ones(3, 4), torch.tensor([1]), 1)
+
+
+@case(exact=True)
+def topk_tie_order():
+    """Which of several equal values topk returns follows upstream's libstdc++ selection (a MoE
+    router whose gate starts at zero ties every expert: afmoe)."""
+    x = torch.tensor([3.0, 1, 3, float("nan"), 2, 3, 1, 1, float("nan"), 0] * 7)
+    return (torch.topk(torch.zeros(2, 4), 2, dim=-1), torch.topk(torch.zeros(200), 3), torch.topk(torch.zeros(200), 5),
+            torch.topk(torch.zeros(40), 5), torch.topk(torch.zeros(300), 2, largest=False), torch.topk(x, 6),
+            torch.topk(x, 6, largest=False), torch.topk(x, 6, sorted=False),
+            torch.topk(torch.zeros(3, 5, dtype=torch.int64), 2, dim=0))

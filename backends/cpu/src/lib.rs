@@ -30,6 +30,7 @@ pub mod linalg;
 pub mod nn;
 pub mod reduce;
 pub mod sort;
+pub mod stdsort;
 pub mod unary;
 
 use torchnative_abi::TnKernelFn;

@@ -1,6 +1,7 @@
 //! `sort`, `sort.stable`, `topk`. NaN sorts above +inf (last ascending, first descending), as
 //! upstream. The sort is always stable (upstream's unstable `sort` may order ties differently;
-//! any order of ties is valid for it). `topk` returns its values sorted, ties by position.
+//! any order of ties is valid for it). `topk` selects as upstream's `topk_impl_loop` does, with
+//! libstdc++'s algorithms (`stdsort.rs`), so ties come out in upstream's order.
 
 use std::cmp::Ordering;
 
@@ -9,6 +10,7 @@ use torchnative_abi::TnDtype;
 use crate::dtype::Elem;
 use crate::kernel::{Call, KResult};
 use crate::reduce::normalize_dims;
+use crate::stdsort;
 use crate::strided::for_each_line;
 use crate::{bail, dispatch_all, kernels};
 
@@ -73,6 +75,7 @@ fn topk(c: &mut Call) -> KResult {
     let a = c.tensor(0)?;
     let k = c.int(1)?;
     let largest = c.bool(3)?;
+    let sorted = c.bool(4)?;
     let d = if a.ndim() == 0 {
         None
     } else {
@@ -92,10 +95,10 @@ fn topk(c: &mut Call) -> KResult {
                 for i in 0..n {
                     buf.push(((p[2].wrapping_offset(i as isize * s[2]) as *const T).read(), i as i64));
                 }
-                if largest {
-                    buf.sort_by(|x, y| key_cmp(y.0, x.0));
-                } else {
-                    buf.sort_by(|x, y| key_cmp(x.0, y.0));
+                if k > 0 {
+                    // upstream's comparators: NaN counts as the largest value (key_cmp's order)
+                    let want = if largest { Ordering::Greater } else { Ordering::Less };
+                    select_top(&mut buf, k, sorted, &|x: &(T, i64), y: &(T, i64)| key_cmp(x.0, y.0) == want);
                 }
                 for (i, &(v, j)) in buf.iter().take(k).enumerate() {
                     (p[0].wrapping_offset(i as isize * s[0]) as *mut T).write(v);
@@ -103,5 +106,18 @@ fn topk(c: &mut Call) -> KResult {
                 }
             })
         })
+    }
+}
+
+/// upstream's TopKImpl.h: `partial_sort` when k * 64 <= n, else `nth_element` at k - 1 and, when
+/// sorted, `sort` of the first k - 1.
+fn select_top<E: Copy>(buf: &mut [E], k: usize, sorted: bool, cmp: &impl Fn(&E, &E) -> bool) {
+    if k * 64 <= buf.len() {
+        stdsort::partial_sort(buf, k, cmp);
+    } else {
+        stdsort::nth_element(buf, k - 1, cmp);
+        if sorted {
+            stdsort::sort(&mut buf[..k - 1], cmp);
+        }
     }
 }
