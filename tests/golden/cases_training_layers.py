@@ -196,3 +196,12 @@ def federated_averaging():
     g = nn.Linear(4, 2)
     g.load_state_dict(avg)
     return g.weight.detach(), g.bias.detach()
+
+
+@case
+def conv_same_padding_even_kernels():
+    """padding='same' with even kernels: the odd unit of padding goes on the right, as upstream."""
+    torch.manual_seed(0)
+    x, w = torch.randn(1, 2, 7, 6), torch.randn(3, 2, 4, 3)
+    x1, w1 = torch.randn(2, 2, 9), torch.randn(2, 2, 2)
+    return F.conv2d(x, w, padding="same"), F.conv2d(x, w, padding="same", dilation=2), F.conv1d(x1, w1, padding="same")

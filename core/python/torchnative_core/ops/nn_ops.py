@@ -235,6 +235,18 @@ impl("conv_transpose2d.input")(_conv_transpose_nd(2))
 impl("conv_transpose3d.input")(_conv_transpose_nd(3))
 
 
+_SAME_WARNED = []
+
+
+def _warn_same_padding_once():
+    if not _SAME_WARNED:  # upstream's TORCH_WARN_ONCE
+        import warnings
+
+        _SAME_WARNED.append(True)
+        warnings.warn("Using padding='same' with even kernel lengths and odd dilation may require a zero-padded copy of "
+                      "the input be created", UserWarning, stacklevel=4)
+
+
 def _convnd(nsp):
     def conv(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
         unbatched = len(input._tn_sizes) == nsp + 1
@@ -246,7 +258,15 @@ def _convnd(nsp):
                 if any(s != 1 for s in (stride if len(stride) > 1 else stride * nsp)):
                     raise RuntimeError("padding='same' is not supported for strided convolutions")
                 dil = dilation if len(dilation) > 1 else list(dilation) * nsp
-                padding = [d * (k - 1) // 2 for d, k in zip(dil, weight._tn_sizes[2:])]
+                total = [d * (k - 1) for d, k in zip(dil, weight._tn_sizes[2:])]
+                padding = [t // 2 for t in total]
+                if any(t % 2 for t in total):
+                    # upstream's _convolution_mode: the odd unit of padding goes on the right side
+                    _warn_same_padding_once()
+                    extra = []
+                    for t in reversed(total):
+                        extra += [0, t % 2]
+                    x = _door("constant_pad_nd", x, extra, 0)
         out = _door("convolution", x, weight, bias, list(stride), list(padding), list(dilation), False, [0] * nsp, groups)
         return _door("squeeze.dim", out, 0) if unbatched else out
 
