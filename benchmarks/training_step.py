@@ -1,0 +1,76 @@
+"""Training-step time, torchnative against upstream torch 2.13.0, in one run (a benchmark, never
+a test): forward + backward + AdamW step of small models, both interpreters alternating, median
+of several runs, ratio ours/upstream. Upstream runs with one intra-op thread (OMP_NUM_THREADS=1)
+as ours does, so the ratio compares work, not thread counts; set BENCH_THREADS to change that.
+
+    .venv/bin/python benchmarks/training_step.py [--json docs/bench-training.json]
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+RUNNER = r"""
+import json, sys, time, torch, transformers
+from torch import nn
+torch.manual_seed(0)
+case = sys.argv[1]
+if case == "mlp":
+    m = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+    x, y = torch.randn(64, 64), torch.randint(0, 10, (64,))
+    loss_fn = lambda: nn.functional.cross_entropy(m(x), y)
+elif case == "cnn":
+    m = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                      nn.Linear(8 * 4 * 4, 10))
+    x, y = torch.randn(64, 1, 8, 8), torch.randint(0, 10, (64,))
+    loss_fn = lambda: nn.functional.cross_entropy(m(x), y)
+else:
+    cfg = transformers.LlamaConfig(vocab_size=96, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                   num_attention_heads=4, num_key_value_heads=2)
+    m = transformers.LlamaForCausalLM(cfg)
+    ids = torch.randint(0, 96, (4, 32))
+    loss_fn = lambda: m(input_ids=ids, labels=ids).loss
+opt = torch.optim.AdamW(m.parameters(), lr=1e-3)
+def step():
+    opt.zero_grad(); loss_fn().backward(); opt.step()
+for _ in range(3): step()
+n = 20
+t = time.perf_counter()
+for _ in range(n): step()
+print(json.dumps((time.perf_counter() - t) / n * 1e3))
+"""
+
+
+def measure(python, case, threads):
+    env = dict(os.environ, OMP_NUM_THREADS=threads)
+    r = subprocess.run([python, "-c", RUNNER, case], capture_output=True, text=True, check=True, env=env)
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json", default="")
+    ap.add_argument("--reps", type=int, default=3)
+    args = ap.parse_args()
+    ours = str(REPO / ".venv/bin/python")
+    ref = (REPO / "build/ref-python").read_text().strip()
+    threads = os.environ.get("BENCH_THREADS", "1")
+    rows = []
+    for case in ("mlp", "cnn", "llama-tiny"):
+        o, r = [], []
+        for _ in range(args.reps):  # alternate, so load changes hit both sides alike
+            o.append(measure(ours, case, threads))
+            r.append(measure(ref, case, threads))
+        mo, mr = statistics.median(o), statistics.median(r)
+        rows.append({"case": case, "ours_ms": round(mo, 2), "upstream_ms": round(mr, 2), "ratio": round(mo / mr, 2)})
+        print(f"{case:12s} ours {mo:8.2f} ms   upstream {mr:8.2f} ms   ratio {mo / mr:5.2f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"threads": threads, "rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
