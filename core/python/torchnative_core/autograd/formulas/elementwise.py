@@ -455,6 +455,6 @@ def _(s, g):
     return g * s.self.isfinite()
 
 
-@formula("bernoulli", "bernoulli.p")
+@formula("bernoulli")
 def _(s, g):
     return g * 0
