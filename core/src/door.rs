@@ -172,7 +172,7 @@ pub fn _aten_dispatch(
             return h.call(py, (op, args.clone()), kwargs);
         }
     }
-    let out = below_autograd(py, op, args, kwargs)?;
+    let out = _tn_below_autograd(py, op, args, kwargs)?;
     if INFERENCE.with(|g| g.get()) {
         mark_inference(py, &out);
     }
@@ -188,15 +188,6 @@ pub fn _tn_below_autograd(
     args: &Bound<'_, PyTuple>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<PyObject> {
-    below_autograd(py, op, args, kwargs)
-}
-
-fn below_autograd(
-    py: Python<'_>,
-    op: &str,
-    args: &Bound<'_, PyTuple>,
-    kwargs: Option<&Bound<'_, PyDict>>,
-) -> PyResult<PyObject> {
     let st = state(py);
     let has_mode = MODES.with(|m| !m.borrow().is_empty());
     if has_mode {
@@ -204,22 +195,13 @@ fn below_autograd(
             return h.call(py, (op, args.clone()), kwargs);
         }
     }
-    call_impl(py, op, args, kwargs)
+    _tn_call_impl(py, op, args, kwargs)
 }
 
 /// The implementation step alone (no modes): what a mode calls to run the real operator.
 #[pyfunction]
 #[pyo3(signature = (op, *args, **kwargs))]
 pub fn _tn_call_impl(
-    py: Python<'_>,
-    op: &str,
-    args: &Bound<'_, PyTuple>,
-    kwargs: Option<&Bound<'_, PyDict>>,
-) -> PyResult<PyObject> {
-    call_impl(py, op, args, kwargs)
-}
-
-fn call_impl(
     py: Python<'_>,
     op: &str,
     args: &Bound<'_, PyTuple>,
