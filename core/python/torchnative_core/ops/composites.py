@@ -195,26 +195,6 @@ def std_mean(self, dim=None, correction=None, keepdim=False):
     return D("std.correction", self, dim, correction, keepdim), D("mean.dim", self, dim, keepdim, None)
 
 
-@impl("var_mean")
-def var_mean_unbiased(self, unbiased=True):
-    return D("var_mean.correction", self, None, 1 if unbiased else 0, False)
-
-
-@impl("std_mean")
-def std_mean_unbiased(self, unbiased=True):
-    return D("std_mean.correction", self, None, 1 if unbiased else 0, False)
-
-
-@impl("var_mean.dim")
-def var_mean_dim(self, dim, unbiased=True, keepdim=False):
-    return var_mean(self, dim, 1 if unbiased else 0, keepdim)
-
-
-@impl("std_mean.dim")
-def std_mean_dim(self, dim, unbiased=True, keepdim=False):
-    return std_mean(self, dim, 1 if unbiased else 0, keepdim)
-
-
 @impl("nansum")
 def nansum(self, dim=None, keepdim=False, dtype=None):
     clean = D("where.self", D("isnan", self), D("zeros_like", self, None, None, None, None, None), self)

@@ -221,24 +221,22 @@ def std(self, dim=None, correction=None, keepdim=False):
     return _var_std("std.correction", self, dim, correction, keepdim)
 
 
-@impl("var.dim")
-def var_dim(self, dim, unbiased=True, keepdim=False):
-    return _door("var.correction", self, dim, 1 if unbiased else 0, keepdim)
+def _unbiased_overloads(name):
+    """`name(self, unbiased)` and `name.dim(self, dim, unbiased, keepdim)`: the old spellings of
+    `name.correction`, correction 1 when unbiased else 0 (upstream's composites)."""
+
+    def full(self, unbiased=True):
+        return _door(f"{name}.correction", self, None, 1 if unbiased else 0, False)
+
+    def by_dim(self, dim, unbiased=True, keepdim=False):
+        return _door(f"{name}.correction", self, dim, 1 if unbiased else 0, keepdim)
+
+    impl(name)(full)
+    impl(f"{name}.dim")(by_dim)
 
 
-@impl("std.dim")
-def std_dim(self, dim, unbiased=True, keepdim=False):
-    return _door("std.correction", self, dim, 1 if unbiased else 0, keepdim)
-
-
-@impl("var")
-def var_all(self, unbiased=True):
-    return _door("var.correction", self, None, 1 if unbiased else 0, False)
-
-
-@impl("std")
-def std_all(self, unbiased=True):
-    return _door("std.correction", self, None, 1 if unbiased else 0, False)
+for _name in ("var", "std", "var_mean", "std_mean"):
+    _unbiased_overloads(_name)
 
 
 def _bool_out(self):
