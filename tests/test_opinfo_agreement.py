@@ -10,22 +10,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from test_training import OURS, _ref_python
 
 REPO = Path(__file__).resolve().parents[1]
-OURS = str(REPO / ".venv" / "bin" / "python")
 TOOL = REPO / "tools" / "opinfo_agreement.py"
 
 # Indices among equal values: upstream's sort kernels order ties differently (docs/STATUS.md).
 KNOWN_DISAGREEMENTS = {"argsort", "sort", "topk", "kthvalue"}
 
 pytestmark = pytest.mark.runtime
-
-
-def _ref_python():
-    marker = REPO / "build" / "ref-python"
-    if not marker.exists():
-        pytest.fail("no reference environment: run `python3 tools/build.py --ref`")
-    return marker.read_text().strip()
 
 
 @pytest.fixture(scope="module")
