@@ -68,6 +68,13 @@ BROKEN = {
                 super().torchnative_register(registrar)
                 raise RuntimeError("lost the device half way")
 
+        class Usurper(Backend):  # overrides cpu's add.Tensor and allocator, then fails
+            def torchnative_register(self, registrar):
+                from mydev_backend.memory import HostAllocator
+                registrar.register_allocator("cpu", HostAllocator())
+                registrar.register_kernel("add.Tensor", "cpu", print)
+                raise RuntimeError("usurper gave up")
+
         class DescribeOnly:
             def torchnative_describe(self):
                 return SimpleNamespace(name="mute", device_keys=("mute",), abi_version=1 << 16)
@@ -79,12 +86,14 @@ BROKEN = {
         mute = DescribeOnly()
         misnamed = Misnamed("misnamed", ("misnamed",))
         halfway = Halfway("halfway", ("halfway",))
+        usurper = Usurper("usurper", ("cpu",), priority=1000)
     """,
 }
 
 BROKEN_EPS = {"broken": "tn_broken:plugin", "oldabi": "tn_misfits:oldabi", "absent": "tn_misfits:absent",
               "greedy": "tn_misfits:greedy", "typo": "tn_misfits:typo", "mute": "tn_misfits:mute",
-              "misnamed": "tn_misfits:misnamed", "halfway": "tn_misfits:halfway"}
+              "misnamed": "tn_misfits:misnamed", "halfway": "tn_misfits:halfway",
+              "usurper": "tn_misfits:usurper"}
 
 RECORDS = """
 import json, torch
@@ -226,6 +235,22 @@ def test_a_plugin_failing_half_way_leaves_nothing_registered(good, broken):
     """, good, broken)
     last = r.stderr.strip().splitlines()[-1]
     assert last.startswith("NotImplementedError: no allocator registered for device 'halfway'"), r.stderr[-2000:]
+
+
+def test_a_failed_plugin_gives_back_what_it_had_overridden(good, broken):
+    """The usurper registers after cpu (higher priority), replaces cpu's allocator and its
+    add.Tensor kernel, then fails: cpu's own come back, so cpu computes as before."""
+    r = run_torch("""
+        import torch
+        from torchnative_core.plugins import RECORDS
+        assert RECORDS["usurper"].status == "error", RECORDS["usurper"]
+        assert "usurper" not in torch._C._tn_registered_kernels()
+        assert "aten::add.Tensor" in torch._C._tn_registered_kernels()["cpu"]["cpu"]
+        x = torch.ones(3) + torch.arange(3.0)
+        assert x.tolist() == [1.0, 2.0, 3.0], x
+        print("ok")
+    """, good, broken)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]
 
 
 def test_unavailable_device_is_valid_but_names_what_is_missing(good, broken):

@@ -67,8 +67,9 @@ unsafe extern "C" fn register_kernel(
         return UNKNOWN_OP;
     }
     let key = r.device_key(device);
-    r.kernels.insert(
-        (op, key),
+    r.insert_kernel(
+        op,
+        key,
         Kernel::Native {
             f: kernel,
             user,
@@ -97,8 +98,7 @@ unsafe extern "C" fn register_allocator(
     }
     let mut r = registry().write().unwrap();
     let key = r.device_key(device);
-    r.allocators.insert(key, Allocator(std::ptr::read(alloc)));
-    r.allocator_owners.insert(key, ctx.name.clone());
+    r.insert_allocator(key, Allocator(std::ptr::read(alloc)), &ctx.name);
     let devs = r.plugins.entry(ctx.name.clone()).or_default();
     if !devs.iter().any(|d| d == device) {
         devs.push(device.to_string());
@@ -162,8 +162,9 @@ pub fn _tn_register_python_kernel(
         )));
     }
     let key = r.device_key(device);
-    r.kernels.insert(
-        (op, key),
+    r.insert_kernel(
+        op,
+        key,
         Kernel::Python {
             f: std::sync::Arc::new(f),
             plugin: plugin.to_string(),
@@ -277,8 +278,7 @@ pub fn _tn_register_python_allocator(plugin: &str, device: &str, allocator: Py<P
     };
     let mut r = registry().write().unwrap();
     let key = r.device_key(device);
-    r.allocators.insert(key, Allocator(a));
-    r.allocator_owners.insert(key, plugin.to_string());
+    r.insert_allocator(key, Allocator(a), plugin);
     let devs = r.plugins.entry(plugin.to_string()).or_default();
     if !devs.iter().any(|d| d == device) {
         devs.push(device.to_string());
@@ -297,9 +297,7 @@ pub fn _tn_registered_kernels(py: Python<'_>) -> PyResult<PyObject> {
     let r = registry().read().unwrap();
     let out = pyo3::types::PyDict::new(py);
     for ((op, key), k) in r.kernels.iter() {
-        let plugin = match k {
-            Kernel::Native { plugin, .. } | Kernel::Python { plugin, .. } => plugin,
-        };
+        let plugin = k.plugin();
         let per_plugin = match out.get_item(plugin)? {
             Some(d) => d,
             None => {

@@ -1,8 +1,9 @@
 //! The kernel and allocator registry: what backends registered, by device key.
 //!
 //! Backends reach it through the C registrar (`registrar.rs`) or, for Python kernels, through
-//! `_tn_register_python_kernel`. Entries are never removed, so a `Storage` may keep a copy of
-//! its allocator for its whole life.
+//! `_tn_register_python_kernel`. A plugin whose registration fails half way is removed again
+//! (`remove_plugin`), and whatever it had overridden comes back; a `Storage` keeps its own copy
+//! of its allocator, so memory allocated meanwhile stays valid.
 
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -27,6 +28,14 @@ pub enum Kernel {
     },
 }
 
+impl Kernel {
+    pub fn plugin(&self) -> &str {
+        match self {
+            Kernel::Native { plugin, .. } | Kernel::Python { plugin, .. } => plugin,
+        }
+    }
+}
+
 // Kernels and allocators are plain function pointers plus opaque user data that the backend
 // promised to keep alive and thread-safe (see docs/plugins.md).
 unsafe impl Send for Kernel {}
@@ -44,6 +53,10 @@ pub struct Registry {
     /// Which plugin registered each allocator.
     pub allocator_owners: HashMap<DeviceKey, String>,
     pub kernels: HashMap<(String, DeviceKey), Kernel>,
+    /// Kernels a later plugin overrode, oldest first, restored when that plugin is removed.
+    shadowed_kernels: HashMap<(String, DeviceKey), Vec<Kernel>>,
+    /// Allocators a later plugin overrode, with their owners.
+    shadowed_allocators: HashMap<DeviceKey, Vec<(Allocator, String)>>,
     /// Plugin name -> device keys it registered, for `torchnative backends`.
     pub plugins: HashMap<String, Vec<String>>,
     /// Every operator overload the core knows (`aten::add.Tensor`), once the Python half has
@@ -60,12 +73,50 @@ impl Registry {
         (self.devices.len() - 1) as DeviceKey
     }
 
-    /// Forgets everything plugin `name` registered (its registration failed half way). Storages
-    /// already allocated keep their copy of the allocator; a kernel it had overridden stays lost.
+    /// Registers `kernel` for (op, key); a kernel of another plugin that it replaces is kept
+    /// aside so that `remove_plugin` can restore it.
+    pub fn insert_kernel(&mut self, op: String, key: DeviceKey, kernel: Kernel) {
+        let slot = (op, key);
+        if let Some(old) = self.kernels.insert(slot.clone(), kernel.clone()) {
+            if old.plugin() != kernel.plugin() {
+                self.shadowed_kernels.entry(slot).or_default().push(old);
+            }
+        }
+    }
+
+    /// Registers the allocator of `key` for `plugin`, keeping a replaced one aside.
+    pub fn insert_allocator(&mut self, key: DeviceKey, alloc: Allocator, plugin: &str) {
+        let prev = self.allocators.insert(key, alloc);
+        let prev_owner = self.allocator_owners.insert(key, plugin.to_string());
+        if let (Some(prev), Some(owner)) = (prev, prev_owner) {
+            if owner != plugin {
+                self.shadowed_allocators
+                    .entry(key)
+                    .or_default()
+                    .push((prev, owner));
+            }
+        }
+    }
+
+    /// Forgets everything plugin `name` registered (its registration failed half way) and
+    /// restores the kernels and allocators it had overridden. Storages already allocated keep
+    /// their copy of the allocator.
     pub fn remove_plugin(&mut self, name: &str) {
-        self.kernels.retain(|_, k| match k {
-            Kernel::Native { plugin, .. } | Kernel::Python { plugin, .. } => plugin != name,
-        });
+        self.kernels.retain(|_, k| k.plugin() != name);
+        for stack in self.shadowed_kernels.values_mut() {
+            stack.retain(|k| k.plugin() != name);
+        }
+        for (slot, stack) in self.shadowed_kernels.iter_mut() {
+            if !self.kernels.contains_key(slot) {
+                if let Some(k) = stack.pop() {
+                    self.kernels.insert(slot.clone(), k);
+                }
+            }
+        }
+        self.shadowed_kernels.retain(|_, stack| !stack.is_empty());
+        for stack in self.shadowed_allocators.values_mut() {
+            stack.retain(|(_, owner)| owner != name);
+        }
         let owned: Vec<DeviceKey> = self
             .allocator_owners
             .iter()
@@ -75,6 +126,11 @@ impl Registry {
         for key in owned {
             self.allocators.remove(&key);
             self.allocator_owners.remove(&key);
+            if let Some((alloc, owner)) = self.shadowed_allocators.get_mut(&key).and_then(Vec::pop)
+            {
+                self.allocators.insert(key, alloc);
+                self.allocator_owners.insert(key, owner);
+            }
         }
         self.plugins.remove(name);
     }
