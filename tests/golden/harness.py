@@ -56,8 +56,9 @@ def _fail(stage, error, tail=""):
     return {"kind": "harness_error", "stage": stage, "error": error, "traceback": tail}
 
 
-def run_batch(python, ids, modules=(), timeout=900):
-    """Run `ids` under `python`.  Every id gets a result: a crash or hang is recorded as a
+def run_batch(python, ids, modules=(), timeout=900, runner=RUNNER):
+    """Run `ids` under `python` with `runner` (runner.py, or a script speaking its protocol:
+    tests/conformance/runner.py).  Every id gets a result: a crash or hang is recorded as a
     harness_error for the case that was running, and the rest continue in a new process."""
     batch = Batch(python)
     remaining = list(ids)
@@ -67,7 +68,7 @@ def run_batch(python, ids, modules=(), timeout=900):
             out = pathlib.Path(tmp, f"out{restarts}.jsonl")
             ids_file = pathlib.Path(tmp, f"ids{restarts}.json")
             ids_file.write_text(json.dumps(remaining))
-            cmd = [python, str(RUNNER), str(out), str(ids_file), *modules]
+            cmd = [python, str(runner), str(out), str(ids_file), *modules]
             try:
                 # cwd=tmp: nothing in the repo root can shadow an installed package.
                 proc = subprocess.run(cmd, cwd=tmp, stdout=subprocess.PIPE,

@@ -1,0 +1,109 @@
+"""Run conformance cases on one device in *this* interpreter (upstream torch or ours).
+
+    python runner.py OUT.jsonl IDS.json DEVICE
+
+Speaks tests/golden/runner.py's protocol (header, start, id/result lines), so
+tests/golden/harness.run_batch drives it and survives crashes and hangs. The header also carries
+the device's plugin status (`torchnative backends list`'s row) under torchnative; a device
+whose plugin is not "ok" runs no case (the tests skip, giving the status and reason).
+
+Each result is brought back with .cpu() after checking that every tensor the case returned is
+on DEVICE (a result silently computed elsewhere is a harness error, never an agreement).
+"""
+import json
+import pathlib
+import signal
+import sys
+import traceback
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if pathlib.Path(p or ".").resolve() != HERE]
+sys.path.insert(0, str(HERE.parent))
+
+from golden import runner as golden_runner  # noqa: E402  (encode, exc_record, harness_error)
+
+
+def plugin_status(device):
+    """The backends-list row of the plugin declaring `device`, or None under upstream torch."""
+    try:
+        from torchnative.backends import backend_rows
+    except ImportError:
+        return None
+    rows = [r for r in backend_rows() if device in r["device_keys"]]
+    if not rows:
+        return {"status": "not installed", "reason": f"no plugin declares device key '{device}'"}
+    ok = [r for r in rows if r["status"] == "ok"]
+    r = (ok or rows)[0]
+    return {"name": r["name"], "status": r["status"], "reason": r["reason"], "kernels": r["kernels"]}
+
+
+def to_host(v, torch, device, where="result"):
+    if isinstance(v, torch.Tensor):
+        if v.device.type != device:
+            raise WrongDevice(f"{where} is on {v.device}, expected device type '{device}'")
+        return v.cpu()
+    if isinstance(v, (tuple, list)):
+        return tuple(to_host(x, torch, device, f"{where}[{i}]") for i, x in enumerate(v))
+    return v
+
+
+class WrongDevice(Exception):
+    pass
+
+
+class Emitter:
+    """One JSON line per event, flushed (the parent reads them after a crash too)."""
+
+    def __init__(self, path):
+        self.file = open(path, "a", encoding="utf-8")
+
+    def __call__(self, obj):
+        self.file.write(json.dumps(obj) + "\n")
+        self.file.flush()
+
+
+def main(out_path, ids_path, device):
+    ids, emit = json.loads(pathlib.Path(ids_path).read_text()), Emitter(out_path)
+    try:
+        import torch
+    except BaseException:  # noqa: B036 -- anything, a broken build included: recorded, not raised
+        emit({"import_error": traceback.format_exc()})
+        return 3
+    status = plugin_status(device)
+    emit({"header": {"torch": getattr(torch, "__version__", None), "python": sys.executable,
+                     "device": device, "torchnative": status}})
+    if status is not None and status["status"] != "ok":
+        return 0
+    from conformance.cases import CASES
+    signal.signal(signal.SIGALRM, golden_runner._on_alarm)
+    for cid in ids:
+        emit({"start": cid})
+        torch.manual_seed(0)
+        signal.alarm(60)
+        try:
+            try:  # .cpu() belongs to the case: a device that cannot copy back refuses there
+                value = to_host(CASES[cid].fn(device), torch, device)
+            except (golden_runner.CaseTimeout, WrongDevice):
+                raise
+            except BaseException as e:  # the case's own exception is its result
+                result = golden_runner.exc_record(e)
+            else:
+                try:
+                    result = golden_runner.encode(value, torch)
+                except golden_runner.CaseTimeout:
+                    raise
+                except BaseException as e:
+                    result = golden_runner.harness_error("serialise", e)
+        except WrongDevice as e:
+            result = golden_runner.harness_error("device", e)
+        except golden_runner.CaseTimeout as e:
+            result = golden_runner.harness_error("timeout", e)
+        finally:
+            signal.alarm(0)
+        value = None
+        emit({"id": cid, "result": result})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2], sys.argv[3]))
