@@ -10,7 +10,73 @@ kernels fall back: an error raised by the device's own kernel propagates.
 
 from __future__ import annotations
 
-DEVICES: set[str] = set()  # device keys whose plugins opted in
+import collections
+import os
+import warnings
+
+# Device keys whose operators may fall back: those whose plugins opted in, plus those the user
+# turned on (TORCHNATIVE_CPU_FALLBACK=vulkan,... at import, or torchnative.enable_cpu_fallback).
+# Off for every other device: a missing kernel is then refused by name.
+DEVICES: set[str] = {k.strip() for k in os.environ.get("TORCHNATIVE_CPU_FALLBACK", "").split(",") if k.strip()}
+# (device key, operator) -> how many calls ran on the CPU fallback in this process.
+COUNTS: collections.Counter = collections.Counter()
+
+
+class FallbackWarning(UserWarning):
+    """The first time an operator falls back to the CPU on a device (once per operator and device)."""
+
+
+def enable(device_key: str) -> None:
+    DEVICES.add(device_key)
+
+
+def disable(device_key: str) -> None:
+    DEVICES.discard(device_key)
+
+
+def report() -> dict:
+    """{device key: {operator: calls that ran on the CPU fallback}}, most frequent first."""
+    out: dict = {}
+    for (key, op), n in COUNTS.most_common():
+        out.setdefault(key, {})[op] = n
+    return out
+
+
+def summary() -> str:
+    """The report as lines a user can print: one per device and operator, with the call count."""
+    rep = report()
+    if not rep:
+        return "CPU fallback: no operator fell back" + (f" (enabled for {', '.join(sorted(DEVICES))})" if DEVICES else " (off)")
+    lines = []
+    for key, ops in rep.items():
+        lines.append(f"CPU fallback on {key}: {sum(ops.values())} calls of {len(ops)} operators (calls, operator):")
+        lines += [f"  {n:8d}  {op}" for op, n in ops.items()]
+    return "\n".join(lines)
+
+
+if os.environ.get("TORCHNATIVE_FALLBACK_REPORT") not in (None, "", "0"):
+    import atexit
+    import sys
+
+    atexit.register(lambda: print(summary(), file=sys.stderr))
+
+
+def _name(op: str) -> str:
+    """"exp" / "aten::sum.dim_IntList" -> "aten.exp.default" / "aten.sum.dim_IntList" (as refusals name them)."""
+    op = op.removeprefix("aten::")
+    return f"aten.{op}" if "." in op else f"aten.{op}.default"
+
+
+def _count(key: str, op: str) -> None:
+    op = _name(op)
+    COUNTS[key, op] += 1
+    if COUNTS[key, op] == 1:
+        warnings.warn(
+            f"{op} has no kernel for device '{key}': it ran on the CPU fallback (operands copied to the "
+            f"host and back); every call is counted, see torchnative.fallback_report()",
+            FallbackWarning,
+            stacklevel=4,
+        )
 
 
 def _span(t) -> int:
@@ -63,6 +129,7 @@ def launch(C, op, args, outs):
     key, index = _device_of(args, outs)
     if key not in DEVICES or C._tn_has_kernel(op, key):
         return None
+    _count(key, op)
     host = _HostCopies(C, key)
     allocated = C._tn_launch(op, host(tuple(args)), host(tuple(outs)))
     host.write_back(outs)
