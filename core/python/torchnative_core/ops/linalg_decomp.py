@@ -658,14 +658,15 @@ def linalg_lu_solve(LU, pivots, B, left=True, adjoint=False):
     torch = _torch()
     _check_float(LU, "linalg.lu_solve")
     # A = P L U; solve with the unpacked factors
+    # composed of operators that record themselves: the gradient flows through lu_unpack's
+    # triangles as upstream's LinalgLuSolveBackward0 treats LU
     P, L, U = D("lu_unpack", LU, pivots, True, True)
+    tri = lambda A, Bm, upper, unit: D("linalg_solve_triangular", A, Bm, upper, True, unit)  # noqa: E731
     if left:
         if not adjoint:
-            Y = linalg_solve_triangular(L, P.mT @ B, False, True, True)
-            return linalg_solve_triangular(U, Y, True, True, False)
-        Y = linalg_solve_triangular(U.mT, B, False, True, False)
-        Z = linalg_solve_triangular(L.mT, Y, True, True, True)
-        return P @ Z
+            return tri(U, tri(L, D("matmul", D("transpose.int", P, -2, -1), B), False, True), True, False)
+        Z = tri(D("transpose.int", L, -2, -1), tri(D("transpose.int", U, -2, -1), B, False, False), True, True)
+        return D("matmul", P, Z)
     # X A = B  <=>  A^T X^T = B^T (adjoint: A X^T ... )
     return linalg_lu_solve(LU, pivots, B.mT, True, not adjoint).mT.contiguous()
 
@@ -673,3 +674,20 @@ def linalg_lu_solve(LU, pivots, B, left=True, adjoint=False):
 @impl("lu_solve")
 def lu_solve(self, LU_data, LU_pivots):
     return D("linalg_lu_solve", LU_data, LU_pivots, self, True, False)
+
+
+@impl("diag_embed")
+def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+    torch = _torch()
+    nd = self.dim() + 1
+    d1, d2 = B.wrap_dim(dim1, nd), B.wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = self.shape[-1] + abs(offset) if self.dim() else 1 + abs(offset)
+    rest = list(self.shape[:-1])
+    shape = []
+    for i in range(nd):
+        shape.append(n if i in (d1, d2) else rest.pop(0))
+    out = torch.zeros(shape, dtype=self.dtype)
+    out.diagonal(offset, d1, d2).copy_(self)
+    return out
