@@ -46,21 +46,27 @@ def docs(session):
     session.run("python3", "tools/check_docs.py", external=True)
 
 
-def _backend_session(name, path):
+def _backend_session(name, path, device_keys):
     def run(session):
         if not (Path(__file__).parent / path / "Cargo.toml").exists():
             session.skip(f"{name}: {path} is not in the repository yet (its issue builds it)")
         session.run("python3", "tools/build.py", external=True)
         session.env["TORCHNATIVE_BACKENDS"] = f"cpu,{name}"
         session.env["TORCHNATIVE_STRICT"] = "1"  # a backend that fails to load fails the session
-        session.run(".venv/bin/python", "-m", "pytest", "-q", "tests", "-k", name, external=True)
+        # tests/conformance fails (instead of skipping) when these devices cannot run its cases
+        session.env["TORCHNATIVE_CONFORMANCE_REQUIRE"] = ",".join(device_keys)
+        # -k name: tests/conformance's cases on the device (ids "<device key>-<case>"), its
+        # self-test, and tests/test_<name>_*.py
+        keys = " or ".join(dict.fromkeys([name, *device_keys]))
+        session.run(".venv/bin/python", "-m", "pytest", "-q", "tests", "-k", keys, external=True)
 
     run.__name__ = name
-    run.__doc__ = f"The test suite's {name} cases with the {name} backend required to load."
+    run.__doc__ = f"The test suite's {name} cases (the conformance suite on {', '.join(device_keys)} " \
+                  f"included) with the {name} backend required to load."
     return nox.session(name=name, tags=[name])(run)
 
 
 # one session per first-party backend other than cpu, from the single table of plugins
 for _p in tomllib.loads((Path(__file__).parent / "torchnative" / "plugins.toml").read_text())["plugin"]:
     if _p["name"] != "cpu":
-        setattr(sys.modules[__name__], _p["name"], _backend_session(_p["name"], _p["path"]))
+        setattr(sys.modules[__name__], _p["name"], _backend_session(_p["name"], _p["path"], _p["device_keys"]))

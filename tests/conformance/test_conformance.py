@@ -7,6 +7,8 @@ device has no kernel for must refuse by name (NotImplementedError naming the ate
 device): that passes and is counted as refused; anything else that differs fails. The per-device
 summary (agree / refused / disagree) is printed at the end and written to build/conformance/.
 """
+import os
+
 import pytest
 
 from . import suite
@@ -19,6 +21,9 @@ KNOWN = {
     ("cpu", "minimum_nan"): "cpu minimum(-0.0, 0.0) gives 0.0, upstream -0.0 "
                             "(backends/cpu/src/binary.rs max_min returns b on ties)",
 }
+
+
+REQUIRED = {k for k in os.environ.get("TORCHNATIVE_CONFORMANCE_REQUIRE", "").split(",") if k}
 
 
 def _params():
@@ -34,6 +39,8 @@ def test_conformance(device, case_id, oracle, device_batch):
     batch = device_batch(device)
     why = suite.unusable(batch, device)
     if why:
+        if device in REQUIRED:  # the backend's nox session: a device that cannot run fails
+            pytest.fail(f"TORCHNATIVE_CONFORMANCE_REQUIRE names {device}, but {why}")
         pytest.skip(why)
     case, ref, ours = CASES[case_id], oracle[case_id], batch.results[case_id]
     verdict, detail = suite.verdict(ref, ours, device, case)
