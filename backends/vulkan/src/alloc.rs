@@ -191,26 +191,35 @@ fn span(addr: u64, nbytes: usize) -> Result<DevPtr, String> {
     Ok(p)
 }
 
+/// Runs one host copy against the allocation holding `addr`; 0 on success, 1 (reported) if not.
+fn host_copy(
+    what: &str,
+    addr: u64,
+    nbytes: usize,
+    f: impl FnOnce(&DevPtr) -> Result<(), String>,
+) -> i32 {
+    if nbytes == 0 {
+        return 0;
+    }
+    match span(addr, nbytes).and_then(|p| f(&p)) {
+        Ok(()) => 0,
+        Err(e) => {
+            report(what, &e);
+            1
+        }
+    }
+}
+
 unsafe extern "C" fn vk_copy_from_host(
     _user: *mut c_void,
     dst: *mut c_void,
     src: *const c_void,
     nbytes: usize,
 ) -> i32 {
-    if nbytes == 0 {
-        return 0;
-    }
-    let r = span(dst as u64, nbytes).and_then(|p| {
+    host_copy("copy_from_host", dst as u64, nbytes, |p| {
         let bytes = std::slice::from_raw_parts(src as *const u8, nbytes);
         write_bytes(&p.buffer, p.offset, bytes)
-    });
-    match r {
-        Ok(()) => 0,
-        Err(e) => {
-            report("copy_from_host", &e);
-            1
-        }
-    }
+    })
 }
 
 unsafe extern "C" fn vk_copy_to_host(
@@ -219,20 +228,10 @@ unsafe extern "C" fn vk_copy_to_host(
     src: *const c_void,
     nbytes: usize,
 ) -> i32 {
-    if nbytes == 0 {
-        return 0;
-    }
-    let r = span(src as u64, nbytes).and_then(|p| {
+    host_copy("copy_to_host", src as u64, nbytes, |p| {
         let out = std::slice::from_raw_parts_mut(dst as *mut u8, nbytes);
         read_bytes(&p.buffer, p.offset, out)
-    });
-    match r {
-        Ok(()) => 0,
-        Err(e) => {
-            report("copy_to_host", &e);
-            1
-        }
-    }
+    })
 }
 
 /// The allocator table handed to `register_allocator` (the core copies it).
