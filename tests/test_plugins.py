@@ -27,7 +27,16 @@ TWO_MORE_DEVICES = {
             def fill(args, outs):
                 raise NotImplementedError("picky: fill_ is not written yet")
 
+        class Twin(Backend):  # two memories: twin:0 and twin:1, each its own allocator
+            def torchnative_register(self, registrar):
+                from mydev_backend.memory import HostAllocator
+                n = super().torchnative_register(registrar)
+                self.second = HostAllocator()
+                registrar.register_allocator("twin", self.second, index=1)
+                return n
+
         alpha = Backend("alpha", ("alpha",), cpu_fallback=False)
+        twin = Twin("twin", ("twin",))
         beta = Backend("beta", ("beta",))
         picky = Picky("picky", ("picky",))
     """,
@@ -106,7 +115,8 @@ print(json.dumps({n: {"status": r.status, "reason": r.reason, "keys": list(r.dev
 def good(tmp_path_factory):
     site = install_template(tmp_path_factory.mktemp("good") / "site")
     return write_dist(site, "tn-alphabeta", {"alpha": "tn_alphabeta:alpha", "beta": "tn_alphabeta:beta",
-                                             "picky": "tn_alphabeta:picky"}, TWO_MORE_DEVICES)
+                                             "picky": "tn_alphabeta:picky", "twin": "tn_alphabeta:twin"},
+                      TWO_MORE_DEVICES)
 
 
 @pytest.fixture(scope="module")
@@ -163,6 +173,40 @@ def test_several_devices_at_once(good):
     assert out["errors"] == [prefix + "alpha:0 and beta:0!", prefix + "mydev:0 and cpu!", prefix + "mydev:0 and cpu!"]
 
 
+def test_device_indices_are_separate_memories(good):
+    r = run_torch("""
+        import json, torch, tn_alphabeta
+        twin = tn_alphabeta.twin
+        first, second = twin.allocators["twin"], twin.second
+        counts = []
+        def step(make):
+            before = (first.allocated, second.allocated)
+            t = make()
+            counts.append([first.allocated - before[0], second.allocated - before[1]])
+            return t
+        a = step(lambda: torch.empty(3, device="twin:1"))
+        a.copy_(torch.arange(3.0))
+        b = step(lambda: a.to("twin:0"))
+        c = step(lambda: b.to(torch.device("twin", 1)))
+        out = {"devices": [str(a.device), str(b.device), str(c.device)], "counts": counts,
+               "values": (c * 2).cpu().tolist()}
+        for make in (lambda: torch.empty(1, device="twin:2"), lambda: a + b):
+            try:
+                make()
+            except Exception as e:
+                out.setdefault("errors", []).append(f"{type(e).__name__}: {e}")
+        print(json.dumps(out))
+    """, good)
+    out = _json(r)
+    assert out["devices"] == ["twin:1", "twin:0", "twin:1"]
+    # each allocation went to the memory of its index, none to the other's
+    (a0, a1), (b0, b1), (c0, c1) = out["counts"]
+    assert a0 == 0 < a1 and b1 == 0 < b0 and c0 == 0 < c1, out
+    assert out["values"] == [0.0, 2.0, 4.0]
+    assert out["errors"][0] == "RuntimeError: device 'twin:2' does not exist: its backend registered twin:0, twin:1"
+    assert out["errors"][1].startswith("RuntimeError: Expected all tensors to be on the same device"), out["errors"]
+
+
 def test_cpu_fallback_for_operators_a_device_lacks(good):
     out = _json(run_torch("""
         import json, torch
@@ -188,7 +232,7 @@ def test_cpu_fallback_for_operators_a_device_lacks(good):
     assert out["nz"] == ["mydev:0", [[0, 1], [1, 1]]]
     assert out["sum"] == ["mydev:0", 15.0]
     assert out["errors"] == [
-        "aten.exp.default has no kernel for device 'alpha' (installed backends: alpha, beta, cpu, mydev, picky)",
+        "aten.exp.default has no kernel for device 'alpha' (installed backends: alpha, beta, cpu, mydev, picky, twin)",
         "picky: fill_ is not written yet"]
 
 
@@ -208,7 +252,7 @@ def test_broken_plugins_are_recorded_and_skipped(good, broken):
     recs = _json(r)
     assert recs["broken"]["status"] == "error"
     assert recs["broken"]["reason"] == "RuntimeError: boom at import"
-    assert recs["oldabi"] == {"status": "error", "reason": "ImportError: built for torchnative ABI 2.0, core speaks 1.0",
+    assert recs["oldabi"] == {"status": "error", "reason": "ImportError: built for torchnative ABI 2.0, core speaks 1.1",
                               "keys": ["oldabi"]}
     assert recs["absent"] == {"status": "unavailable", "reason": "no absent hardware here", "keys": ["absent"]}
     assert recs["greedy"]["status"] == "error"
@@ -267,7 +311,7 @@ def test_unavailable_device_is_valid_but_names_what_is_missing(good, broken):
 @pytest.mark.parametrize("env,needle", [
     ({"TORCHNATIVE_STRICT": "1", "TORCHNATIVE_BLOCK": "absent"}, "ImportError: torchnative backend 'broken' failed to load: RuntimeError: boom at import"),
     ({"TORCHNATIVE_BACKENDS": "cpu,oldabi"},
-     "ImportError: torchnative backend 'oldabi' failed to load: ImportError: built for torchnative ABI 2.0, core speaks 1.0"),
+     "ImportError: torchnative backend 'oldabi' failed to load: ImportError: built for torchnative ABI 2.0, core speaks 1.1"),
     ({"TORCHNATIVE_BACKENDS": "cpu,absent"}, "ImportError: torchnative backend 'absent' is unavailable: no absent hardware here"),
     ({"TORCHNATIVE_BACKENDS": "cpu,vulkan"},
      "ImportError: TORCHNATIVE_BACKENDS asks for 'vulkan', which no installed distribution provides "

@@ -358,9 +358,9 @@ pub fn _tn_copy_bytes(
     // SAFETY: not checked here: the Python caller passes tensors holding `nbytes` bytes each.
     unsafe {
         crate::storage::copy_between(
-            dst.device(),
+            dst.place(),
             dst.data_ptr_raw() as *mut c_void,
-            src.device(),
+            src.place(),
             src.data_ptr_raw() as *const c_void,
             nbytes,
         )

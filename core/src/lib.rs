@@ -86,9 +86,9 @@ fn _tn_from_bytes(
     // SAFETY: `t` was just allocated with `n` bytes and `data` has `n` bytes (checked above).
     unsafe {
         storage::copy_between(
-            key,
+            t.place(),
             t.data_ptr_raw() as *mut _,
-            cpu,
+            (cpu, 0),
             data.as_ptr() as *const _,
             n,
         )
@@ -113,9 +113,9 @@ fn _tn_to_bytes<'py>(
         // SAFETY: `buf` has `n` bytes and the contiguous `t` holds `n` bytes of elements.
         unsafe {
             storage::copy_between(
-                cpu,
+                (cpu, 0),
                 buf.as_mut_ptr() as *mut _,
-                t.device(),
+                t.place(),
                 t.data_ptr_raw() as *const _,
                 n,
             )

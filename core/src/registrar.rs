@@ -88,6 +88,16 @@ unsafe extern "C" fn register_allocator(
     device: *const c_char,
     alloc: *const TnAllocator,
 ) -> i32 {
+    register_allocator_at(core, device, 0, alloc)
+}
+
+/// ABI 1.1: the allocator of one device index (`mydev:1`); `register_allocator` is index 0.
+unsafe extern "C" fn register_allocator_at(
+    core: *mut c_void,
+    device: *const c_char,
+    index: i32,
+    alloc: *const TnAllocator,
+) -> i32 {
     let ctx = &*(core as *const PluginCtx);
     let Some(device) = cstr(device) else { return 1 };
     if !ctx.declared(device) {
@@ -96,9 +106,12 @@ unsafe extern "C" fn register_allocator(
     if alloc.is_null() || ((*alloc).struct_size as usize) < std::mem::size_of::<TnAllocator>() {
         return 2;
     }
+    if index < 0 {
+        return 4;
+    }
     let mut r = registry().write().unwrap();
     let key = r.device_key(device);
-    r.insert_allocator(key, Allocator(std::ptr::read(alloc)), &ctx.name);
+    r.insert_allocator((key, index), Allocator(std::ptr::read(alloc)), &ctx.name);
     let devs = r.plugins.entry(ctx.name.clone()).or_default();
     if !devs.iter().any(|d| d == device) {
         devs.push(device.to_string());
@@ -133,6 +146,7 @@ pub fn _tn_make_registrar(
         plugin: plugin_ptr,
         register_kernel,
         register_allocator,
+        register_allocator_at,
     };
     let cap_name = CString::new(REGISTRAR_CAPSULE_NAME).unwrap();
     Ok(PyCapsule::new(py, RegistrarBox(reg), Some(cap_name))?.unbind())
@@ -263,10 +277,12 @@ mod py_alloc {
     }
 }
 
-/// Registers a Python object as the allocator of `device` (see `py_alloc` for its methods).
-/// The object is kept alive for the rest of the process, as native allocators are.
+/// Registers a Python object as the allocator of `device`, device index `index` (see `py_alloc`
+/// for its methods). The object is kept alive for the rest of the process, as native allocators
+/// are.
 #[pyfunction]
-pub fn _tn_register_python_allocator(plugin: &str, device: &str, allocator: Py<PyAny>) {
+#[pyo3(signature = (plugin, device, allocator, index=0))]
+pub fn _tn_register_python_allocator(plugin: &str, device: &str, allocator: Py<PyAny>, index: i32) {
     let user = Box::into_raw(Box::new(allocator)) as *mut c_void;
     let a = TnAllocator {
         struct_size: std::mem::size_of::<TnAllocator>() as u32,
@@ -278,7 +294,7 @@ pub fn _tn_register_python_allocator(plugin: &str, device: &str, allocator: Py<P
     };
     let mut r = registry().write().unwrap();
     let key = r.device_key(device);
-    r.insert_allocator(key, Allocator(a), plugin);
+    r.insert_allocator((key, index), Allocator(a), plugin);
     let devs = r.plugins.entry(plugin.to_string()).or_default();
     if !devs.iter().any(|d| d == device) {
         devs.push(device.to_string());

@@ -15,6 +15,10 @@ use torchnative_abi::{TnAllocator, TnKernelFn};
 /// A device key's index in the registry (`"cpu"` is whatever index it was registered with).
 pub type DeviceKey = u16;
 
+/// One device: its key and its index (`mydev:1` is `(key of "mydev", 1)`). Allocators are
+/// registered per place; the legacy `register_allocator` registers index 0.
+pub type Place = (DeviceKey, i32);
+
 #[derive(Clone)]
 pub enum Kernel {
     Native {
@@ -49,14 +53,14 @@ unsafe impl Sync for Allocator {}
 #[derive(Default)]
 pub struct Registry {
     pub devices: Vec<String>,
-    pub allocators: HashMap<DeviceKey, Allocator>,
+    pub allocators: HashMap<Place, Allocator>,
     /// Which plugin registered each allocator.
-    pub allocator_owners: HashMap<DeviceKey, String>,
+    pub allocator_owners: HashMap<Place, String>,
     pub kernels: HashMap<(String, DeviceKey), Kernel>,
     /// Kernels a later plugin overrode, oldest first, restored when that plugin is removed.
     shadowed_kernels: HashMap<(String, DeviceKey), Vec<Kernel>>,
     /// Allocators a later plugin overrode, with their owners.
-    shadowed_allocators: HashMap<DeviceKey, Vec<(Allocator, String)>>,
+    shadowed_allocators: HashMap<Place, Vec<(Allocator, String)>>,
     /// Plugin name -> device keys it registered, for `torchnative backends`.
     pub plugins: HashMap<String, Vec<String>>,
     /// Every operator overload the core knows (`aten::add.Tensor`), once the Python half has
@@ -85,7 +89,7 @@ impl Registry {
     }
 
     /// Registers the allocator of `key` for `plugin`, keeping a replaced one aside.
-    pub fn insert_allocator(&mut self, key: DeviceKey, alloc: Allocator, plugin: &str) {
+    pub fn insert_allocator(&mut self, key: Place, alloc: Allocator, plugin: &str) {
         let prev = self.allocators.insert(key, alloc);
         let prev_owner = self.allocator_owners.insert(key, plugin.to_string());
         if let (Some(prev), Some(owner)) = (prev, prev_owner) {
@@ -117,7 +121,7 @@ impl Registry {
         for stack in self.shadowed_allocators.values_mut() {
             stack.retain(|(_, owner)| owner != name);
         }
-        let owned: Vec<DeviceKey> = self
+        let owned: Vec<Place> = self
             .allocator_owners
             .iter()
             .filter(|(_, owner)| owner.as_str() == name)
@@ -182,8 +186,21 @@ pub fn intern_device(name: &str) -> DeviceKey {
     registry().write().unwrap().device_key(name)
 }
 
-pub fn allocator(key: DeviceKey) -> Option<Allocator> {
-    registry().read().unwrap().allocators.get(&key).copied()
+pub fn allocator(place: Place) -> Option<Allocator> {
+    registry().read().unwrap().allocators.get(&place).copied()
+}
+
+/// The device indices that have an allocator for `key`, ascending.
+pub fn device_indices(key: DeviceKey) -> Vec<i32> {
+    let r = registry().read().unwrap();
+    let mut v: Vec<i32> = r
+        .allocators
+        .keys()
+        .filter(|(k, _)| *k == key)
+        .map(|(_, i)| *i)
+        .collect();
+    v.sort_unstable();
+    v
 }
 
 pub fn kernel(op: &str, key: DeviceKey) -> Option<Kernel> {

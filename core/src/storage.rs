@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use pyo3::exceptions::{PyNotImplementedError, PyRuntimeError};
 use pyo3::PyResult;
 
-use crate::registry::{self, Allocator, DeviceKey};
+use crate::registry::{self, Allocator, DeviceKey, Place};
 
 pub const ALIGN: usize = 64;
 
@@ -30,8 +30,17 @@ pub struct Storage {
 unsafe impl Send for Storage {}
 unsafe impl Sync for Storage {}
 
-fn no_allocator(device: DeviceKey) -> pyo3::PyErr {
+fn no_allocator((device, index): Place) -> pyo3::PyErr {
     let name = registry::device_name(device);
+    let indices = registry::device_indices(device);
+    if !indices.is_empty() {
+        // The device key exists, this index does not (upstream: "invalid device ordinal").
+        let have: Vec<String> = indices.iter().map(|i| format!("{name}:{i}")).collect();
+        return PyRuntimeError::new_err(format!(
+            "device '{name}:{index}' does not exist: its backend registered {}",
+            have.join(", ")
+        ));
+    }
     PyNotImplementedError::new_err(format!(
         "no allocator registered for device '{name}' (installed backends: {}); install its backend, e.g. `pip install torchnative[cpu]`",
         registry::installed_backends().join(", ")
@@ -48,7 +57,8 @@ impl Storage {
                 allocator: None,
             }
         } else {
-            let alloc = registry::allocator(device).ok_or_else(|| no_allocator(device))?;
+            let place = (device, device_index);
+            let alloc = registry::allocator(place).ok_or_else(|| no_allocator(place))?;
             let ptr = unsafe { (alloc.0.alloc)(alloc.0.user, nbytes, ALIGN) } as *mut u8;
             if ptr.is_null() && nbytes > 0 {
                 return Err(PyRuntimeError::new_err(format!(
@@ -106,7 +116,8 @@ impl Storage {
             b.nbytes = nbytes;
             return Ok(());
         }
-        let alloc = registry::allocator(self.device).ok_or_else(|| no_allocator(self.device))?;
+        let place = (self.device, self.device_index);
+        let alloc = registry::allocator(place).ok_or_else(|| no_allocator(place))?;
         let new = unsafe { (alloc.0.alloc)(alloc.0.user, nbytes, ALIGN) } as *mut u8;
         if new.is_null() {
             return Err(PyRuntimeError::new_err(format!(
@@ -117,9 +128,9 @@ impl Storage {
             // SAFETY: `new` holds `nbytes` >= `b.nbytes` and `b.ptr` holds `b.nbytes`, same device.
             unsafe {
                 copy_between(
-                    self.device,
+                    place,
                     new as *mut c_void,
-                    self.device,
+                    place,
                     b.ptr as *const c_void,
                     b.nbytes,
                 )
@@ -167,9 +178,9 @@ impl Drop for Storage {
 /// `dst` and `src` must be valid for `nbytes` bytes on `dst_dev` and `src_dev` respectively
 /// (host memory for cpu, the allocator's own pointers otherwise).
 pub unsafe fn copy_between(
-    dst_dev: DeviceKey,
+    dst_dev: Place,
     dst: *mut c_void,
-    src_dev: DeviceKey,
+    src_dev: Place,
     src: *const c_void,
     nbytes: usize,
 ) -> PyResult<()> {
@@ -177,7 +188,7 @@ pub unsafe fn copy_between(
         return Ok(());
     }
     let cpu = registry::lookup_device("cpu");
-    let is_cpu = |d| Some(d) == cpu;
+    let is_cpu = |(d, _): Place| Some(d) == cpu;
     unsafe {
         match (is_cpu(dst_dev), is_cpu(src_dev)) {
             (true, true) => std::ptr::copy(src as *const u8, dst as *mut u8, nbytes),

@@ -127,6 +127,11 @@ impl TensorBase {
         self.storage.device
     }
 
+    /// Device key and index of the storage.
+    pub fn place(&self) -> crate::registry::Place {
+        (self.storage.device, self.storage.device_index)
+    }
+
     pub fn data_ptr_raw(&self) -> *mut u8 {
         let p = self.storage.ptr();
         if p.is_null() {

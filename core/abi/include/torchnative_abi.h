@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 #define TN_ABI_VERSION_MAJOR 1u
-#define TN_ABI_VERSION_MINOR 0u
+#define TN_ABI_VERSION_MINOR 1u
 #define TN_ABI_VERSION ((TN_ABI_VERSION_MAJOR << 16) | TN_ABI_VERSION_MINOR)
 #define TN_REGISTRAR_CAPSULE_NAME "torchnative.registrar"
 
@@ -112,6 +112,10 @@ typedef struct TnRegistrar {
     int32_t (*register_kernel)(void *core, const char *op, const char *device, TnKernelFn kernel,
                                void *user);
     int32_t (*register_allocator)(void *core, const char *device, const TnAllocator *alloc);
+    /* ABI 1.1, present when struct_size covers it: the allocator of one device index
+       ("mydev:1"); register_allocator is index 0. 4 for a negative index. */
+    int32_t (*register_allocator_at)(void *core, const char *device, int32_t index,
+                                     const TnAllocator *alloc);
 } TnRegistrar;
 
 #ifdef __cplusplus

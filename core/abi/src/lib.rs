@@ -21,7 +21,7 @@ use std::ffi::{c_char, c_void};
 /// Major version: a backend built for another major is skipped, never loaded.
 pub const ABI_VERSION_MAJOR: u32 = 1;
 /// Minor version: additive changes only (new trailing struct fields, guarded by `struct_size`).
-pub const ABI_VERSION_MINOR: u32 = 0;
+pub const ABI_VERSION_MINOR: u32 = 1;
 /// `abi_version` as carried in structs: `major << 16 | minor`.
 pub const ABI_VERSION: u32 = (ABI_VERSION_MAJOR << 16) | ABI_VERSION_MINOR;
 /// The name of the PyCapsule that carries a `*const TnRegistrar`.
@@ -274,10 +274,18 @@ pub struct TnRegistrar {
         kernel: TnKernelFn,
         user: *mut c_void,
     ) -> i32,
-    /// Registers the allocator of device key `device` (copied by the core).
+    /// Registers the allocator of device key `device` (copied by the core), device index 0.
     pub register_allocator: unsafe extern "C" fn(
         core: *mut c_void,
         device: *const c_char,
+        alloc: *const TnAllocator,
+    ) -> i32,
+    /// ABI 1.1 (present when `struct_size` covers it): registers the allocator of one device
+    /// index, so `mydev:0` and `mydev:1` are separate memories. Returns 4 for a negative index.
+    pub register_allocator_at: unsafe extern "C" fn(
+        core: *mut c_void,
+        device: *const c_char,
+        index: i32,
         alloc: *const TnAllocator,
     ) -> i32,
 }

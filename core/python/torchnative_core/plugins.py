@@ -85,12 +85,16 @@ class Registrar:
                 f"declare (declared: {', '.join(self.device_keys)})"
             )
 
-    def register_allocator(self, device_key: str, allocator) -> None:
+    def register_allocator(self, device_key: str, allocator, index: int = 0) -> None:
+        """`allocator` serves device `device_key:index`; register one per index for a device
+        with several memories (`mydev:0`, `mydev:1`). An index without one does not exist."""
         self._check_key(device_key)
         for method in ("alloc", "free", "copy_from_host", "copy_to_host"):
             if not callable(getattr(allocator, method, None)):
                 raise TypeError(f"allocator for '{device_key}' has no method {method}()")
-        self._C._tn_register_python_allocator(self.name, device_key, allocator)
+        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+            raise ValueError(f"device index must be a non-negative int, got {index!r}")
+        self._C._tn_register_python_allocator(self.name, device_key, allocator, index)
 
     def register_kernel(self, op: str, device_key: str, fn) -> None:
         self._check_key(device_key)

@@ -33,7 +33,7 @@ def copy_(self, src, non_blocking=False):
         return self  # a meta tensor holds no data
     if src._tn_device_key == "meta":
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
-    if self._tn_device_key != src._tn_device_key:
+    if not _same_device(self, src):
         src_b = _to_device(src_b, B.device_of(self))
     B.launch("copy_", (self, src_b, non_blocking), (self,))
     self._tn_bump_version()
@@ -122,9 +122,13 @@ def _device_operand(a, b):
     return b if a._tn_wrapped_number else a
 
 
+def _same_device(a, b):
+    return a._tn_device_key == b._tn_device_key and a._tn_device_index == b._tn_device_index
+
+
 def _check_devices(a, b):
     # 0-dim operands (and wrapped numbers) may live on the CPU beside a device tensor, as upstream allows
-    if a._tn_device_key != b._tn_device_key and a._tn_sizes and b._tn_sizes:
+    if not _same_device(a, b) and a._tn_sizes and b._tn_sizes:
         # TensorIterator names its common device (the first non-CPU operand's) first.
         first, other = (b, a) if a._tn_device_key == "cpu" else (a, b)
         raise RuntimeError(
