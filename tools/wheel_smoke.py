@@ -43,6 +43,13 @@ def base_python() -> str:
     return out.stdout.strip() if out.returncode == 0 else "python3.11"
 
 
+def backends(venv: Path, cwd: Path) -> dict:
+    """`torchnative backends list --json` of the venv, by plugin name."""
+    cli = run([venv / "bin" / "torchnative", "backends", "list", "--json"], capture_output=True, text=True,
+              cwd=cwd).stdout
+    return {r["name"]: r for r in json.loads(cli)}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--keep", type=Path, help="work in this directory and keep it")
@@ -70,8 +77,14 @@ def main() -> int:
         run([py, "-m", "pip", "wheel", "-q", "--disable-pip-version-check", "--no-deps", "--no-build-isolation",
              "-w", work / "dist", src])
         (root,) = (work / "dist").glob("torchnative-*.whl")
-        # Every wheel by path: pip takes our torch, core and cpu from them, the rest from the index.
-        run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", root, *wheels])
+        # torch by path (its own dependencies from the index), then our distributions the way a
+        # user gets them, `pip install torchnative` and `pip install torchnative[gpu]`, resolved
+        # only from our wheels (--no-index: never a same-named distribution from the index).
+        torch_wheel = next(w for w in wheels if w.name.startswith("torch-"))
+        run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", torch_wheel, "rich", "pluggy>=1.3"])
+        ours = [py, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-index",
+                "--find-links", WHEELS, "--find-links", work / "dist"]
+        run([*ours, "torchnative"])
         out = run([py, "-c", PROGRAM], capture_output=True, text=True, cwd=work).stdout
         result = json.loads(out)
         outside = [f for f in result["files"] if not f.startswith(str(venv))]
@@ -82,14 +95,20 @@ def main() -> int:
         if any(abs(a - b) > 1e-6 for a, b in zip(result["y"], expect)):
             print(f"wheel_smoke: softmax sums {result['y']}, expected {expect}")
             return 1
-        cli = run([venv / "bin" / "torchnative", "backends", "list", "--json"], capture_output=True, text=True,
-                  cwd=work).stdout
-        rows = {r["name"]: r for r in json.loads(cli)}
+        rows = backends(venv, work)
         if rows["cpu"]["status"] != "ok" or rows["vulkan"]["status"] != "not installed":
-            print(f"wheel_smoke: unexpected backends: {rows}")
+            print(f"wheel_smoke: unexpected backends after `pip install torchnative`: {rows}")
             return 1
+        gpu = "no torchnative-vulkan wheel in build/wheels (its build failed or was skipped)"
+        if "torchnative_vulkan" in names:
+            run([*ours, "torchnative[gpu]"])
+            rows = backends(venv, work)
+            if rows["vulkan"]["status"] not in ("ok", "unavailable"):
+                print(f"wheel_smoke: unexpected vulkan row after `pip install torchnative[gpu]`: {rows['vulkan']}")
+                return 1
+            gpu = f"[gpu] installed vulkan: {rows['vulkan']['status']} {rows['vulkan'].get('reason') or ''}".strip()
         print(f"wheel_smoke: ok: torch from {result['files'][0]}; cpu backend {rows['cpu']['kernels']} kernels; "
-              f"wheels: {', '.join(w.name for w in [root, *wheels])}")
+              f"{gpu}; wheels: {', '.join(w.name for w in [root, *wheels])}")
         return 0
     finally:
         if not args.keep:
