@@ -152,8 +152,9 @@ pub struct Kernel {
     /// `s_i(k)` / `s_f(k)` (scalar k as i32 / f32), `fail()` (reports an index error).
     pub body: String,
     pub scalars: [i32; NSCALARS],
-    /// Adds an error flag; after the run, a non-zero flag is an index error.
-    pub checks: bool,
+    /// Adds an error flag (`fail()` in the body); after the run, a raised flag becomes this
+    /// error (kind and message).
+    pub check: Option<(torchnative_abi::TnErrorKind, String)>,
 }
 
 /// Merges adjacent dims that every operand walks contiguously, and drops size-1 dims.
@@ -268,7 +269,7 @@ impl Kernel {
             inner: vec![],
             body: body.into(),
             scalars: [0; NSCALARS],
-            checks: false,
+            check: None,
         }
     }
     pub fn scalar_f(&mut self, k: usize, v: f64) -> &mut Self {
@@ -332,7 +333,7 @@ impl Kernel {
                 s + 1
             );
         }
-        if self.checks {
+        if self.check.is_some() {
             let _ = writeln!(
                 src,
                 "@group(0) @binding({}) var<storage, read_write> ERR: array<atomic<u32>>;\nfn fail() {{ atomicStore(&ERR[0], 1u); }}",
@@ -354,7 +355,9 @@ impl Kernel {
             if o.store {
                 src.push_str(&store_fn(k, slot_of[k], atomic[slot_of[k]], o.view.dtype));
             }
-            if ni > 0 {
+            if ni == 0 {
+                let _ = writeln!(src, "fn ioff{k}(j: u32) -> i32 {{ return 0; }}");
+            } else {
                 let base = op_at(k) + 1 + no;
                 let _ = writeln!(
                     src,
@@ -427,7 +430,7 @@ impl Kernel {
         let g = gpu().map_err(runtime)?;
         let pipeline = pipeline(g, &plan.source)?;
         let params = buffer_init(g, bytemuck_cast(&plan.params));
-        let err = if self.checks {
+        let err = if self.check.is_some() {
             Some(buffer_init(g, &[0u8; 4]))
         } else {
             None
@@ -474,10 +477,8 @@ impl Kernel {
             let mut flag = [0u8; 4];
             crate::alloc::read_bytes(&e, 0, &mut flag).map_err(runtime)?;
             if flag != [0u8; 4] {
-                return Err(crate::kernel::kerr(
-                    torchnative_abi::TnErrorKind::Index,
-                    "index out of range in self",
-                ));
+                let (kind, msg) = self.check.clone().unwrap();
+                return Err(crate::kernel::kerr(kind, msg));
             }
         }
         Ok(())

@@ -300,6 +300,55 @@ impl<'a> Call<'a> {
             .to_str()
             .map_err(|_| runtime(format!("{}: argument {i} is not UTF-8", self.op)))
     }
+    /// `Tensor?[]`: None entries (ndim -1) are None.
+    pub fn opt_tensor_list(&self, i: usize) -> KResult<Vec<Option<View>>> {
+        let a = self.arg(i)?;
+        if a.kind != TnArgKind::TensorList as i32 {
+            return Err(self.wrong(i, "a tensor list"));
+        }
+        let raw: &[TnTensor] = if a.len == 0 {
+            &[]
+        } else {
+            unsafe { std::slice::from_raw_parts(a.tensors, a.len) }
+        };
+        raw.iter()
+            .map(|t| {
+                if t.ndim < 0 {
+                    Ok(None)
+                } else {
+                    unsafe { View::from_raw(t) }.map(Some)
+                }
+            })
+            .collect()
+    }
+    /// Allocates a data-dependent output through the core (`ctx.alloc_output`).
+    pub fn alloc_output(&mut self, i: usize, dtype: TnDtype, sizes: &[i64]) -> KResult<View> {
+        if self.ctx.is_null() || i >= self.outs.len() {
+            return Err(runtime(format!(
+                "{}: no kernel context to allocate output {i}",
+                self.op
+            )));
+        }
+        let ctx = unsafe { &*self.ctx };
+        let slot: *mut TnTensor = &mut self.outs[i];
+        let rc = unsafe {
+            (ctx.alloc_output)(
+                ctx.core,
+                i,
+                dtype as i32,
+                sizes.len() as i32,
+                sizes.as_ptr(),
+                slot,
+            )
+        };
+        if rc != 0 {
+            return Err(runtime(format!(
+                "{}: the core could not allocate output {i}",
+                self.op
+            )));
+        }
+        self.out(i)
+    }
     pub fn out(&self, i: usize) -> KResult<View> {
         let t = self
             .outs

@@ -19,6 +19,10 @@ pub mod kernel;
 pub mod register;
 
 pub mod ew;
+pub mod index;
+pub mod linalg;
+pub mod nn;
+pub mod reduce;
 
 use torchnative_abi::TnKernelFn;
 
@@ -29,6 +33,10 @@ pub const DEVICE_KEY: &str = "vulkan";
 pub fn kernels() -> Vec<(&'static str, TnKernelFn)> {
     let mut reg = vec![];
     ew::register(&mut reg);
+    reduce::register(&mut reg);
+    linalg::register(&mut reg);
+    nn::register(&mut reg);
+    index::register(&mut reg);
     reg
 }
 
