@@ -34,6 +34,12 @@ def copy_(self, src, non_blocking=False):
     if src._tn_device_key == "meta":
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     if not _same_device(self, src):
+        if self._tn_is_contiguous() and B.dtype_of(self) is B.dtype_of(src_b):
+            # Straight into place: one host<->device transfer, no staging tensor on the device.
+            c = contiguous(src_b)
+            B.C._tn_copy_bytes(self, c, B.numel(dst_shape) * B.dtype_of(c).itemsize)
+            self._tn_bump_version()
+            return self
         src_b = _to_device(src_b, B.device_of(self))
     B.launch("copy_", (self, src_b, non_blocking), (self,))
     self._tn_bump_version()
@@ -60,7 +66,7 @@ def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_bl
     dtype = dtype or B.dtype_of(self)
     src_dev = B.device_of(self)
     device = device or src_dev
-    if device.type != src_dev.type:
+    if device.type != src_dev.type or device.index not in (None, src_dev.index):
         moved = _to_device(self, device)
         return moved if dtype is B.dtype_of(self) else _to_copy(moved, dtype)
     out = B.empty(self._tn_sizes, dtype, device)
