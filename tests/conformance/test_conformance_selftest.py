@@ -47,6 +47,9 @@ def test_refusals_must_name_the_operator_and_the_device(oracle):
     ref, case = oracle["exp"], CASES["exp"]
     named = "aten.exp.default has no kernel for device 'vulkan' (installed backends: cpu, vulkan)"
     assert suite.verdict(ref, _raised(named), "vulkan", case)[0] == "refused"
+    by_dtype = "\"exp\" not implemented for 'Double' on device 'vulkan'"
+    assert suite.verdict(ref, _raised(by_dtype), "vulkan", case)[0] == "refused"
+    assert suite.verdict(ref, _raised(by_dtype.replace("vulkan", "cpu")), "vulkan", case)[0] == "disagree"
     for msg, device in ((named, "cpu"), ("exp is not written yet", "vulkan"),
                         ("has no kernel for device 'vulkan'", "vulkan")):
         assert suite.verdict(ref, _raised(msg), device, case)[0] == "disagree", msg

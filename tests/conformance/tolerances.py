@@ -22,9 +22,13 @@ _F32 = GOLDEN["torch.float32"]  # (7e-6, 6e-6), measured by tests/golden/measure
 TOLERANCES = {
     "cpu": {"exact": EXACT, "arith": EXACT, "math": _F32, "reduction": _F32, "matmul": _F32,
             "nn": _F32},
-    # lavapipe (llvmpipe's Vulkan), measured with measure.py; see docs/vulkan.md.
-    "vulkan": {"exact": EXACT, "arith": (1e-7, 3e-7), "math": (2e-6, 4e-6),
-               "reduction": (1e-5, 1e-5), "matmul": (1e-5, 1e-5), "nn": (2e-6, 1e-5)},
+    # lavapipe (llvmpipe's Vulkan), measured with measure.py (docs/vulkan.md). arith measured
+    # bit-exact there (WGSL allows x / y 2.5 ulp: a real GPU may need this loosened, measured on
+    # it); math measured (1.7e-6, 1.5e-6), atan/atan2 worst (~12 ulp), the rest within 2 ulp.
+    # reduction, matmul, nn: PROVISIONAL (no vulkan kernel for those cases when measured): a
+    # relative 1e-5, a tenth of what must always be caught; re-measure when the kernels exist.
+    "vulkan": {"exact": EXACT, "arith": EXACT, "math": (4e-6, 3e-6),
+               "reduction": (1e-5, 1e-5), "matmul": (1e-5, 1e-5), "nn": (1e-5, 1e-5)},
 }
 # A device without a measured row (another installed device key) gets vulkan's: GPU-like.
 DEFAULT = TOLERANCES["vulkan"]
