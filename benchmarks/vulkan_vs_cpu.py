@@ -131,17 +131,20 @@ def main():
     if args.worker:
         return worker(args)
     ref_python = (REPO / "build" / "ref-python").read_text().strip()
+    load_before = os.getloadavg()
     ours = run_worker(str(REPO / ".venv" / "bin" / "python"), args, vulkan=True)
     ref = run_worker(ref_python, args, vulkan=False)
     record = {"date": time.strftime("%Y-%m-%d"), "command": " ".join(["benchmarks/vulkan_vs_cpu.py", *sys.argv[1:]]),
-              "machine": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine()},
+              "machine": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),
+                          "load_average_before_after": [load_before[0], os.getloadavg()[0]]},
               "adapter": ours.get("adapter"), "vulkan_status": ours.get("vulkan_status"),
               "note": "lavapipe (llvmpipe) is Mesa's CPU implementation of Vulkan: a CPU emulating a GPU",
               "threads": "cpu sides with torch.set_num_threads(1); lavapipe uses its own worker threads",
               "upstream_cpu": ref["cpu"], "ours_cpu": ours["cpu"], "vulkan": ours.get("vulkan", {})}
-    print(f"adapter: {record['adapter'] or record['vulkan_status']}")
+    print(f"adapter: {record['adapter'] or record['vulkan_status']}; load average "
+          f"{record['machine']['load_average_before_after']} on {os.cpu_count()} cpus")
     print("| case | upstream cpu ms | ours cpu ms | vulkan op ms | upload ms | download ms | vulkan op+download ms "
-          "| vulkan op / ours cpu |")
+          "| vulkan op ÷ ours cpu (>1: vulkan slower) |")
     print("|---|---|---|---|---|---|---|---|")
     for key, (cpu_ms, _) in ours["cpu"].items():
         v = record["vulkan"].get(key, {})
