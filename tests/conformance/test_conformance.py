@@ -48,3 +48,25 @@ def test_conformance(device, case_id, oracle, device_batch):
         "verdict": verdict, "detail": detail, "op": case.op, "family": case.family,
         "errors": suite.float_errors(ref, ours)}
     assert verdict != "disagree", f"{case.op} on {device} ({case.family}): {detail}"
+
+
+# Issue 7: "on vulkan at least 60 operators pass it".
+MIN_OPERATORS = {"vulkan": 60}
+
+
+@pytest.mark.parametrize("device", sorted(MIN_OPERATORS))
+def test_enough_operators_agree(device, oracle, device_batch):
+    """Operators (a case's `op`) all of whose cases agree with upstream on the device."""
+    batch = device_batch(device)
+    why = suite.unusable(batch, device)
+    if why:
+        if device in REQUIRED:
+            pytest.fail(f"TORCHNATIVE_CONFORMANCE_REQUIRE names {device}, but {why}")
+        pytest.skip(why)
+    verdicts = {}
+    for cid, case in CASES.items():
+        verdicts.setdefault(case.op, set()).add(suite.verdict(oracle[cid], batch.results[cid], device, case)[0])
+    agree = sorted(op for op, vs in verdicts.items() if vs == {"agree"})
+    assert len(agree) >= MIN_OPERATORS[device], \
+        f"{len(agree)} operators agree on {device}, need {MIN_OPERATORS[device]}: " \
+        f"not yet {sorted(set(verdicts) - set(agree))}"
