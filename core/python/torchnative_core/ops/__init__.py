@@ -26,7 +26,8 @@ def install(C, autograd_handler=None) -> None:
     base.C = C
     from . import activations, elementwise, factories, composites, linalg, losses, math_extra, nn_ops, normalization, random_ops, reductions, rnn, shape_index, views  # noqa: F401  (registration by import)
     from . import aliases, foreach, inplace, modes, moe, out_variants  # noqa: F401  (moe: registration by import)
-    from . import linalg_decomp  # noqa: F401  (registration by import)
+    from . import einsum, resample  # noqa: F401  (model sweep, issue 5 item 7: registration by import)
+    from . import linalg_composite, linalg_decomp  # noqa: F401  (registration by import)
 
     aliases.install()
     inplace.install()
@@ -34,3 +35,5 @@ def install(C, autograd_handler=None) -> None:
     foreach.install()
 
     C._tn_install_door(IMPLS, modes.handle, autograd_handler)
+    if hasattr(C, "_tn_set_fast_paths"):  # native meta steps standing in for these implementations (core/src/fastpath.rs)
+        C._tn_set_fast_paths(IMPLS)

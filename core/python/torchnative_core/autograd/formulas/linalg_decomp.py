@@ -316,3 +316,59 @@ def _(s, grads):
 @formula("diag_embed")
 def _(s, g):
     return g.diagonal(s.offset, s.dim1, s.dim2)
+
+
+def pinv_backward(g, pinvA, A):
+    m, n = A.shape[-2], A.shape[-1]
+    pinvAh, gh = pinvA.mT, g.mT
+    if m <= n:
+        K = gh @ pinvA
+        KpinvAh = K @ pinvAh
+        return -(pinvA @ K).mT + KpinvAh - (A @ pinvA) @ KpinvAh + (pinvAh @ pinvA) @ (gh - K @ A)
+    K = pinvA @ gh
+    pinvAhK = pinvAh @ K
+    return -(K @ pinvA).mT + (gh - A @ K) @ pinvA @ pinvAh + pinvAhK - pinvAhK @ pinvA @ A
+
+
+@formula("linalg_pinv.atol_rtol_tensor", save=("self", "result"))
+def _(s, g):
+    return pinv_backward(g, s.result, s.self)
+
+
+@formula("linalg_lstsq", save=("self", "b", "result0"), multi=True)
+def _(s, grads):
+    gX, gR = grads[0], grads[1]
+    if gX is None and gR is None:
+        return None, None
+    A, Bt, X = s.self, s.b, s.result0
+    vector = Bt.dim() == A.dim() - 1
+    if vector:
+        Bt, X = Bt.unsqueeze(-1), X.unsqueeze(-1)
+        gX = gX.unsqueeze(-1) if gX is not None else None
+    gA = gB = None
+    if gX is not None:
+        pinvA = torch.linalg.pinv(A)
+        gA = pinv_backward(gX @ Bt.mT, pinvA, A) if s.needs(0) else None
+        gB = pinvA.mT @ gX if s.needs(1) else None
+    if gR is not None and gR.numel():
+        # residuals r_j = |A x_j - b_j|^2 at the least-squares optimum: dr = 2 (A x - b) . (dA x - db)
+        wR = 2.0 * (A @ X - Bt) * gR.unsqueeze(-2)
+        if s.needs(0):
+            gA = wR @ X.mT if gA is None else gA + wR @ X.mT
+        if s.needs(1):
+            gB = -wR if gB is None else gB - wR
+    if gB is not None and vector:
+        gB = gB.squeeze(-1)
+    return (_sum_to(gA, s.self_sizes) if gA is not None else None), (_sum_to(gB, s.b_sizes) if gB is not None else None)
+
+
+@formula("linalg_matrix_exp", save=("self",))
+def _(s, g):
+    # upstream's linalg_matrix_exp_differential: the top-right block of exp([[A^T, G], [0, A^T]])
+    A = s.self
+    n = A.shape[-1]
+    At = A.mT
+    top = torch.cat([At, g], -1)
+    bottom = torch.cat([torch.zeros_like(At), At], -1)
+    big = torch.linalg.matrix_exp(torch.cat([top, bottom], -2))
+    return big.narrow(-2, 0, n).narrow(-1, n, n)

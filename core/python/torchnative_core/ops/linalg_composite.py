@@ -1,0 +1,538 @@
+"""Linear-algebra operators upstream composes of others (aten/src/ATen/native/LinearAlgebra.cpp,
+BatchLinearAlgebra.cpp): matrix norms, rank, pseudo-inverse, least squares, condition number,
+matrix powers, multi_dot. Composed in the same order as upstream, so rounding and the operator
+sequence a dispatch mode sees agree."""
+
+from __future__ import annotations
+
+import math
+
+from . import base as B
+from . import dense as Dn
+from . import impl
+from .linalg_decomp import _check_float, _check_matrix, _tname, mats, tensor
+
+D = B.door
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+_EPS = {"float32": 1.1920928955078125e-07, "float64": 2.220446049250313e-16}
+
+
+def _eps(dtype):
+    return _EPS.get(str(dtype).replace("torch.", ""), 2.220446049250313e-16)
+
+
+def _backshift(d0, d1, ndim):
+    return [i for i in range(ndim) if i not in (d0, d1)] + [d0, d1]
+
+
+def _reverse(perm):
+    out = [0] * len(perm)
+    for i, p in enumerate(perm):
+        out[p] = i
+    return out
+
+
+def _matrix_norm_checks(A, dim, dtype, low_precision):
+    torch = _torch()
+    if A.dim() < 2:
+        raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dim)}")
+    d = [B.wrap_dim(x, A.dim()) for x in dim]
+    if d[0] == d[1]:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d[0]}, {d[1]})")
+    if not (A.is_floating_point() or A.is_complex()):
+        raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got {_tname(A.dtype)}")
+    if not low_precision and A.dtype in (torch.float16, torch.bfloat16):
+        raise RuntimeError(f"linalg.matrix_norm: Low precision dtypes not supported. Got {_tname(A.dtype)}")
+    return d
+
+
+def _svd_reduce(A, d, dtype, keepdim, reduce):
+    A_ = A if dtype is None else A.to(dtype)
+    perm = _backshift(d[0], d[1], A_.dim())
+    result = reduce(D("linalg_svdvals", A_.permute(perm), None))
+    if keepdim:
+        result = result.unsqueeze(-1).permute(_reverse(perm))
+    return result
+
+
+@impl("linalg_matrix_norm")
+def linalg_matrix_norm(A, ord, dim=(-2, -1), keepdim=False, dtype=None):
+    o = float(ord)
+    if abs(o) not in (1.0, 2.0, math.inf):
+        raise RuntimeError(f"linalg.matrix_norm: Order {_fmt(ord)} not supported.")
+    d = _matrix_norm_checks(A, list(dim), dtype, abs(o) != 2.0)
+
+    def max_min(t, dm):
+        return t.amax(dm, keepdim) if o > 0 else t.amin(dm, keepdim)
+
+    if abs(o) == 2.0:
+        return _svd_reduce(A, d, dtype, keepdim, lambda s: max_min(s, -1))
+    if abs(o) == math.inf:
+        d = [d[1], d[0]]
+    if not keepdim and d[0] < d[1]:
+        d[1] -= 1
+    return max_min(D("linalg_vector_norm", A, 1.0, [d[0]], keepdim, dtype), d[1])
+
+
+def _fmt(x):
+    return str(x)
+
+
+@impl("linalg_matrix_norm.str_ord")
+def linalg_matrix_norm_str(A, ord="fro", dim=(-2, -1), keepdim=False, dtype=None):
+    if ord not in ("fro", "nuc"):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    d = _matrix_norm_checks(A, list(dim), dtype, ord != "nuc")
+    if ord == "fro":
+        return D("linalg_vector_norm", A, 2, list(dim), keepdim, dtype)
+    return _svd_reduce(A, d, dtype, keepdim, lambda s: s.sum(-1, keepdim))
+
+
+@impl("linalg_norm")
+def linalg_norm(A, ord=None, dim=None, keepdim=False, dtype=None):
+    if dim is not None:
+        if len(dim) not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}")
+    elif ord is not None and A.dim() not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D.")
+    if ord is not None and ((dim is not None and len(dim) == 2) or (dim is None and A.dim() == 2)):
+        return D("linalg_matrix_norm", A, ord, list(dim) if dim is not None else [0, 1], keepdim, dtype)
+    return D("linalg_vector_norm", A, 2.0 if ord is None else ord, None if dim is None else list(dim), keepdim, dtype)
+
+
+@impl("linalg_norm.ord_str")
+def linalg_norm_str(A, ord, dim=None, keepdim=False, dtype=None):
+    if dim is not None:
+        if len(dim) not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}")
+    elif A.dim() not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D.")
+    return D("linalg_matrix_norm.str_ord", A, ord, list(dim) if dim is not None else [0, 1], keepdim, dtype)
+
+
+@impl("nuclear_norm")
+def nuclear_norm(self, keepdim=False):
+    if self.dim() != 2:
+        raise RuntimeError(f"nuclear_norm requires a 2D input; got {self.dim()}D")
+    return D("linalg_matrix_norm.str_ord", self, "nuc", [-2, -1], keepdim, None)
+
+
+@impl("nuclear_norm.dim")
+def nuclear_norm_dim(self, dim, keepdim=False):
+    return D("linalg_matrix_norm.str_ord", self, "nuc", list(dim), keepdim, None)
+
+
+# --- tolerances (get_atol_rtol) -------------------------------------------------------------------
+
+def _atol_rtol_tensors(A, atol, rtol):
+    torch = _torch()
+    atol_t = atol if atol is not None else torch.zeros((), dtype=torch.float64)
+    if rtol is not None:
+        rtol_t = rtol
+    else:
+        default = torch.full((), _eps(A.dtype) * max(A.shape[-1], A.shape[-2]), dtype=torch.float64)
+        rtol_t = torch.where(atol > 0, torch.zeros((), dtype=torch.float64), default) if atol is not None else default
+    return atol_t, rtol_t
+
+
+def _atol_rtol_floats(A, atol, rtol):
+    a = 0.0 if atol is None else atol
+    if rtol is not None:
+        r = rtol
+    else:
+        r = 0.0 if a > 0.0 else _eps(A.dtype) * max(A.shape[-1], A.shape[-2])
+    return a, r
+
+
+def _max_singular(A, hermitian):
+    if not hermitian:
+        S = D("linalg_svdvals", A, None)
+        return S, S.narrow(-1, 0, 1)
+    S = D("linalg_eigvalsh", A, "L").abs()
+    return S, S.amax(-1, True)
+
+
+def _rank(A, atol, rtol, hermitian, floats):
+    torch = _torch()
+    if A.dim() < 2:
+        raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions.")
+    if A.numel() == 0:
+        return torch.zeros(list(A.shape[:-2]), dtype=torch.int64)
+    S, max_S = _max_singular(A, hermitian)
+    if floats:
+        tol = torch.clamp_min(rtol * max_S, atol)
+    else:
+        tol = torch.max(atol.unsqueeze(-1), rtol.unsqueeze(-1) * max_S)
+    return torch.sum(S > tol, -1)
+
+
+@impl("linalg_matrix_rank.atol_rtol_tensor")
+def matrix_rank_tensor(input, atol=None, rtol=None, hermitian=False):
+    _check_float(input, "torch.linalg.matrix_rank")
+    a, r = _atol_rtol_tensors(input, atol, rtol)
+    return _rank(input, a, r, hermitian, False)
+
+
+@impl("linalg_matrix_rank.atol_rtol_float")
+def matrix_rank_float(self, atol=None, rtol=None, hermitian=False):
+    _check_float(self, "torch.linalg.matrix_rank")
+    a, r = _atol_rtol_floats(self, atol, rtol)
+    return _rank(self, a, r, hermitian, True)
+
+
+@impl("linalg_matrix_rank.tol_tensor")
+def matrix_rank_tol_tensor(input, tol, hermitian=False):
+    torch = _torch()
+    _check_float(input, "torch.linalg.matrix_rank")
+    return _rank(input, tol, torch.zeros((), dtype=torch.float64), hermitian, False)
+
+
+@impl("linalg_matrix_rank")
+def matrix_rank_tol_float(self, tol, hermitian=False):
+    _check_float(self, "torch.linalg.matrix_rank")
+    return _rank(self, tol, 0.0, hermitian, True)
+
+
+# --- pseudo-inverse ---------------------------------------------------------------------------------
+
+@impl("linalg_pinv.atol_rtol_tensor")
+def linalg_pinv(self, atol=None, rtol=None, hermitian=False):
+    torch = _torch()
+    if self.dtype not in (torch.float32, torch.float64) or self.dim() < 2:
+        raise RuntimeError(f"linalg.pinv({_pinv_type(self.dtype)}{{{list(self.shape)}}}): expected a tensor with 2 or more "
+                           "dimensions of float, double, cfloat or cdouble types")
+    a, r = _atol_rtol_tensors(self, atol, rtol)
+    if self.numel() == 0 or not hermitian:
+        U, S, V = D("svd", self, True, True)
+        if self.numel() == 0:
+            return torch.matmul(V * S.reciprocal().unsqueeze(-2), U.mT)
+        max_val = S.narrow(-1, 0, 1)
+        tol = torch.max(a.unsqueeze(-1), r.unsqueeze(-1) * max_val)
+        Sinv = torch.where(S > tol, S.reciprocal(), torch.zeros((), dtype=S.dtype)).to(self.dtype)
+        return torch.matmul(V * Sinv.unsqueeze(-2), U.mT)
+    S, U = D("linalg_eigh", self, "L")
+    S_abs = S.abs()
+    max_val = S_abs.amax(-1, True)
+    tol = torch.max(a.unsqueeze(-1), r.unsqueeze(-1) * max_val)
+    Sinv = torch.where(S_abs > tol, S.reciprocal(), torch.zeros((), dtype=S.dtype)).to(self.dtype)
+    return torch.matmul(U * Sinv.unsqueeze(-2), U.mT)
+
+
+def _pinv_type(d):
+    return {"float32": "Float", "float64": "Double"}.get(str(d).replace("torch.", ""), _tname(d))
+
+
+@impl("linalg_pinv.atol_rtol_float")
+def linalg_pinv_float(self, atol=None, rtol=None, hermitian=False):
+    torch = _torch()
+    a, r = _atol_rtol_floats(self, atol, rtol)
+    return D("linalg_pinv.atol_rtol_tensor", self, torch.full((), a, dtype=torch.float64),
+             torch.full((), r, dtype=torch.float64), hermitian)
+
+
+@impl("linalg_pinv")
+def linalg_pinv_rcond(self, rcond, hermitian=False):
+    torch = _torch()
+    return D("linalg_pinv.atol_rtol_tensor", self, torch.zeros((), dtype=torch.float64),
+             torch.full((), float(rcond), dtype=torch.float64), hermitian)
+
+
+@impl("linalg_pinv.rcond_tensor")
+def linalg_pinv_rcond_tensor(self, rcond, hermitian=False):
+    torch = _torch()
+    return D("linalg_pinv.atol_rtol_tensor", self, torch.zeros((), dtype=rcond.dtype), rcond, hermitian)
+
+
+@impl("pinverse")
+def pinverse(self, rcond=1e-15):
+    return D("linalg_pinv", self, rcond, False)
+
+
+# --- least squares ------------------------------------------------------------------------------------
+
+@impl("linalg_lstsq")
+def linalg_lstsq(self, b, rcond=None, driver=None):
+    """Upstream's CPU default driver is gelsy (QR with column pivoting): full-rank problems have
+    one solution (tall: least squares; wide: minimum norm), computed here from the SVD, which
+    also gives the rank. singular_values are returned only by the gelsd/gelss drivers."""
+    from torch.return_types import linalg_lstsq as ret
+
+    torch = _torch()
+    _check_float(self, "torch.linalg.lstsq")
+    if self.dim() < 2:
+        raise RuntimeError(f"torch.linalg.lstsq: input must have at least 2 dimensions.")
+    drv = driver or "gelsy"
+    if drv not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+    if not (self.dim() >= b.dim() and self.dim() - b.dim() <= 1):
+        raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and (input.dim() - other.dim()) <= 1")
+    vector = b.dim() == self.dim() - 1
+    Bm = b.unsqueeze(-1) if vector else b
+    if self.shape[-2] != Bm.shape[-2]:
+        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    batch = B.broadcast_shapes(list(self.shape[:-2]), list(Bm.shape[:-2]))
+    A_ = self.expand(batch + list(self.shape[-2:]))
+    B_ = Bm.expand(batch + list(Bm.shape[-2:]))
+    _, m, n, As = mats(A_)
+    _, _, k, Bs = mats(B_)
+    r = _eps(self.dtype) * max(m, n) if rcond is None or rcond < 0 else rcond
+    xs, ranks, svs, full = [], [], [], True
+    for a, bb in zip(As, Bs):
+        if min(m, n) == 0:
+            xs.append([[0.0] * k for _ in range(n)])
+            ranks.append(0)
+            svs.append([])
+            full = full and False
+            continue
+        U, S, Vh = Dn.svd(a, m, n, False, True)
+        cut = r * S[0]
+        rank = sum(1 for s in S if s > cut)
+        ranks.append(rank)
+        svs.append(S)
+        full = full and rank == min(m, n)
+        Ut_b = Dn.matmul(Dn.transpose(U, len(S)), bb)
+        for i, s in enumerate(S):
+            inv = 1.0 / s if s > cut else 0.0
+            Ut_b[i] = [v * inv for v in Ut_b[i]]
+        xs.append(Dn.matmul(Dn.transpose(Vh, n), Ut_b))
+    X = tensor(xs, batch + [n, k], self.dtype)
+    if vector:
+        X = X.squeeze(-1)
+    rank_t = torch.tensor(ranks, dtype=torch.int64).reshape(batch) if drv != "gels" else torch.empty([0], dtype=torch.int64)
+    sv = tensor(svs, batch + [min(m, n)], self.dtype) if drv in ("gelsd", "gelss") else torch.empty([0], dtype=self.dtype)
+    if m > n and full and drv != "gelsy":
+        R = torch.matmul(A_, X.unsqueeze(-1) if vector else X) - B_
+        residuals = (R * R).sum(-2)
+    else:
+        residuals = torch.empty([0], dtype=self.dtype)
+    return ret((X, residuals, rank_t, sv))
+
+
+# --- condition number, powers, chains ---------------------------------------------------------------
+
+@impl("linalg_cond")
+def linalg_cond(self, p=None):
+    torch = _torch()
+    _check_matrix(self, "linalg.cond")
+    ord = 2 if p is None else p
+    if self.numel() == 0:
+        return torch.zeros(list(self.shape[:-2]), dtype=self.dtype)
+    if abs(float(ord)) == 2.0:
+        S = D("linalg_svdvals", self, None)
+        s_max, s_min = S.narrow(-1, 0, 1), S.narrow(-1, -1, 1)
+        res = s_min / s_max if float(ord) == -2.0 else s_max / s_min
+        return res.squeeze(-1)
+    if float(ord) not in (1.0, -1.0, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {ord}")
+    _check_matrix(self, f"linalg.cond(ord={ord})", square=True)
+    return _cond_helper(self, ord, "linalg_matrix_norm")
+
+
+def _cond_helper(self, ord, norm_op):
+    torch = _torch()
+    inv, info = D("linalg_inv_ex", self, False)
+    info = info.unsqueeze(-1).unsqueeze(-1)
+    inv = inv.masked_fill(info > 0, math.inf)
+    return D(norm_op, self, ord, [-2, -1], False, None) * D(norm_op, inv, ord, [-2, -1], False, None)
+
+
+@impl("linalg_cond.p_str")
+def linalg_cond_str(self, p):
+    torch = _torch()
+    _check_matrix(self, "linalg.cond")
+    if p not in ("fro", "nuc"):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    if self.numel() == 0:
+        return torch.zeros(list(self.shape[:-2]), dtype=self.dtype)
+    _check_matrix(self, f"linalg.cond(ord={p})", square=True)
+    return _cond_helper(self, p, "linalg_matrix_norm.str_ord")
+
+
+@impl("linalg_matrix_power", "matrix_power")
+def linalg_matrix_power(self, n):
+    torch = _torch()
+    if self.dim() < 2:
+        raise RuntimeError(f"linalg.matrix_power: The input tensor A must have at least 2 dimensions.")
+    if self.shape[-1] != self.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are {self.shape[-2]} by {self.shape[-1]} matrices")
+    if n == 0:
+        return self.clone(memory_format=torch.contiguous_format).copy_(torch.eye(self.shape[-2], dtype=self.dtype).expand(list(self.shape)))
+    a = self
+    if n < 0:
+        a = D("linalg_inv", self)
+        n = -n
+    if n == 1:
+        return a.clone()
+    if n == 2:
+        return torch.matmul(a, a)
+    if n == 3:
+        return torch.matmul(torch.matmul(a, a), a)
+    z = result = None
+    while n > 0:
+        bit = n % 2
+        n //= 2
+        z = a if z is None else torch.matmul(z, z)
+        if bit == 1:
+            result = z if result is None else torch.matmul(result, z)
+    return result
+
+
+@impl("linalg_multi_dot")
+def linalg_multi_dot(tensors):
+    torch = _torch()
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    first_1d, last_1d = tensors[0].dim() == 1, tensors[-1].dim() == 1
+    ts = list(tensors)
+    if first_1d:
+        ts[0] = ts[0].unsqueeze(0)
+    if last_1d:
+        ts[-1] = ts[-1].unsqueeze(-1)
+    for i, t in enumerate(ts):
+        if t.dim() != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {tensors[i].dim()}D")
+    for i in range(1, n):
+        if ts[i - 1].shape[1] != ts[i].shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i - 1} and {i} with shapes {list(tensors[i - 1].shape)} and "
+                               f"{list(tensors[i].shape)} cannot be multiplied")
+    if n == 2:
+        out = ts[0].mm(ts[1])
+    elif n == 3:
+        a, b, c, d = ts[0].shape[0], ts[1].shape[0], ts[2].shape[0], ts[2].shape[1]
+        cost_1 = (a * c) * (b + d)
+        cost_2 = (b * d) * (a + c)
+        out = ts[0].mm(ts[1].mm(ts[2])) if cost_1 > cost_2 else ts[0].mm(ts[1]).mm(ts[2])
+    else:
+        out = _chain(ts, _chain_order(ts), 0, n - 1)
+    if first_1d and last_1d:
+        return out.squeeze(0).squeeze(0)
+    if first_1d:
+        return out.squeeze(0)
+    if last_1d:
+        return out.squeeze(-1)
+    return out
+
+
+def _chain_order(ts):
+    n = len(ts)
+    p = [t.shape[0] for t in ts] + [ts[-1].shape[1]]
+    m = [[0] * n for _ in range(n)]
+    s = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            m[i][j] = None
+            for k in range(i, j):
+                q = m[i][k] + m[k + 1][j] + p[i] * p[k + 1] * p[j + 1]
+                if m[i][j] is None or q < m[i][j]:
+                    m[i][j], s[i][j] = q, k
+    return s
+
+
+def _chain(ts, s, i, j):
+    if i == j:
+        return ts[i]
+    return _chain(ts, s, i, s[i][j]).mm(_chain(ts, s, s[i][j] + 1, j))
+
+
+@impl("linalg_tensorinv")
+def linalg_tensorinv(self, ind=2):
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    end, start = list(self.shape[ind:]), list(self.shape[:ind])
+    p_end, p_start = B.numel(end), B.numel(start)
+    if p_end != p_start:
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == prod(self.shape[:ind]), "
+                           f"but got {p_end} != {p_start}")
+    inv, info = D("linalg_inv_ex", self.reshape(p_start, p_end), False)
+    from .linalg_decomp import _raise_singular
+
+    _raise_singular(info.reshape(-1).tolist(), "linalg.inv")
+    return inv.reshape(end + start)
+
+
+@impl("linalg_tensorsolve")
+def linalg_tensorsolve(self, other, dims=None):
+    torch = _torch()
+    nd = self.dim()
+    s = self
+    if dims is not None:
+        s = torch.movedim(s, list(dims), list(range(nd - len(dims), nd)))
+    result_shape = list(s.shape[other.dim():])
+    rp, op = B.numel(result_shape), B.numel(other.shape)
+    if rp != op:
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                           f"prod(self.shape[:other.ndim]), but got {rp} != {op}")
+    return D("linalg_solve", s.reshape(rp, rp), other.flatten(), True).reshape(result_shape)
+
+
+@impl("linalg_vecdot")
+def linalg_vecdot(x, y, dim=-1):
+    if not (x.is_floating_point() or x.is_complex()):
+        raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as input. Got {_tname(x.dtype)}")
+    if x.dtype != y.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type {_tname(x.dtype)} "
+                           f"and y of type {_tname(y.dtype)} instead")
+    return (x * y).sum(dim)
+
+
+@impl("linalg_vander")
+def linalg_vander(x, N=None):
+    torch = _torch()
+    if x.is_complex() or x.dtype in (torch.float16, torch.bfloat16, torch.bool):
+        raise RuntimeError(f"linalg.vander supports floating point, complex, and integer tensors, but got {_tname(x.dtype)}")
+    x_ = x.unsqueeze(-1) if x.dim() == 0 else x
+    shape = list(x_.shape)
+    n = shape[-1] if N is None else N
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    result = torch.cumprod(x_.unsqueeze(-1).expand(shape + [n - 1]), -1)
+    ones = result.new_ones(shape + [1])
+    return torch.cat([ones, result], -1)
+
+
+@impl("linalg_diagonal")
+def linalg_diagonal(A, offset=0, dim1=-2, dim2=-1):
+    return A.diagonal(offset, dim1, dim2)
+
+
+@impl("matrix_exp")
+def matrix_exp_alias(self):
+    return D("linalg_matrix_exp", self)
+
+
+@impl("linalg_matrix_exp")
+def matrix_exp(self):
+    """exp(A) by scaling and squaring of a degree-18 Taylor polynomial in float64 (upstream uses
+    Pade-type approximants chosen by the norm; both are accurate to float64 rounding)."""
+    _check_float(self, "linalg.matrix_exp")
+    _check_matrix(self, "linalg.matrix_exp", square=True)
+    batch, n, _, ms = mats(self)
+    out = [_expm(a, n) for a in ms]
+    return tensor(out, batch + [n, n], self.dtype)
+
+
+def _expm(a, n):
+    norm = max((sum(abs(x) for x in row) for row in a), default=0.0)
+    if not math.isfinite(norm):
+        return [[math.nan] * n for _ in range(n)]
+    s = max(0, int(math.ceil(math.log2(norm))) + 1) if norm > 0.5 else 0
+    scale = 2.0 ** -s
+    x = [[v * scale for v in row] for row in a]
+    result, term = Dn.eye(n), Dn.eye(n)
+    for k in range(1, 19):
+        term = [[v / k for v in row] for row in Dn.matmul(term, x)]
+        result = [[r + t for r, t in zip(rr, tr)] for rr, tr in zip(result, term)]
+    for _ in range(s):
+        result = Dn.matmul(result, result)
+    return result
