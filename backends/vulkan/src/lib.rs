@@ -24,6 +24,9 @@ pub mod linalg;
 pub mod nn;
 pub mod reduce;
 
+#[cfg(test)]
+mod tests;
+
 use torchnative_abi::TnKernelFn;
 
 /// The device key this backend serves.
