@@ -80,3 +80,22 @@ def test_a_wrong_runtime_is_caught_end_to_end(tmp_path, oracle):
     assert got == {"exp": "disagree", "abs": "disagree", "abs_sliced": "disagree", "mm": "disagree",
                    "add_same_shape": "agree", "softmax": "agree", "cat": "agree"}, got
     assert batch.results["abs"]["stage"] == "device"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_tolerances_are_measured(device, oracle, device_batch):
+    """Each device's tolerances cover a fresh measurement (measure.py) and are no looser than
+    max(the float32 floor, 3x the measurement); families in use as exact measure bit-exact on the
+    cases that agree."""
+    from .measure import measure
+    batch = device_batch(device)
+    why = suite.unusable(batch, device)
+    if why:
+        pytest.skip(why)
+    for family, row in measure(device, oracle, batch).items():
+        used = tolerances.TOLERANCES[device][family]
+        if used == tolerances.EXACT:
+            assert family == "exact" or row["exact"], (device, family, row)
+            continue
+        for u, m, floor in zip(used, row["measured"], tolerances.FLOOR):
+            assert m <= u <= max(floor, 3 * m), (device, family, used, row)

@@ -5,30 +5,32 @@
 bool results are always compared exactly, whatever the family.
 
 How they were measured: `python tests/conformance/measure.py DEVICE` runs the whole suite on
-DEVICE and prints the largest absolute and relative error per family against upstream (the
-numbers and the command are in docs/vulkan.md). A tolerance is that measurement times two,
-rounded up to one significant digit, and never below the family's detection requirement in
-test_conformance_selftest.py (a 1e-4 relative error must always be caught).
+DEVICE and prints, per family, the (atol, rtol) its cases need against upstream (the numbers and
+the command are in docs/vulkan.md). A family measured bit-exact is "exact". Otherwise the
+tolerance is twice the measurement (two significant digits, rounded up), but never below the
+golden harness's measured float32 tolerance (atol 7e-6, rtol 6e-6: twice upstream's own float32
+error against a float64 truth on the same families, tests/golden/measure_tolerances.py): two
+correct float32 implementations may differ that much, whatever this suite's few inputs showed.
+Every tolerance must still catch a relative error of 1e-4 (test_conformance_selftest.py).
 
 cpu: the families where upstream's own result is correctly rounded (data movement,
-comparisons, conversions, + - * /) are exact and measured exact; the rest use the golden
-harness's measured float32 tolerance (tests/golden/compare.py, docs/golden.md).
+comparisons, conversions, + - * /) are exact and measured exact; the rest use the floor.
 """
 from golden.compare import TOLERANCES as GOLDEN
 
 EXACT = "exact"
 _F32 = GOLDEN["torch.float32"]  # (7e-6, 6e-6), measured by tests/golden/measure_tolerances.py
+FLOOR = _F32
 
 TOLERANCES = {
     "cpu": {"exact": EXACT, "arith": EXACT, "math": _F32, "reduction": _F32, "matmul": _F32,
             "nn": _F32},
-    # lavapipe (llvmpipe's Vulkan), measured with measure.py (docs/vulkan.md). arith measured
-    # bit-exact there (WGSL allows x / y 2.5 ulp: a real GPU may need this loosened, measured on
-    # it); math measured (1.7e-6, 1.5e-6), atan/atan2 worst (~12 ulp), the rest within 2 ulp.
-    # reduction, matmul, nn: PROVISIONAL (no vulkan kernel for those cases when measured): a
-    # relative 1e-5, a tenth of what must always be caught; re-measure when the kernels exist.
-    "vulkan": {"exact": EXACT, "arith": EXACT, "math": (4e-6, 3e-6),
-               "reduction": (1e-5, 1e-5), "matmul": (1e-5, 1e-5), "nn": (1e-5, 1e-5)},
+    # lavapipe (llvmpipe's Vulkan), measured 2026-11-29 (docs/vulkan.md): + - * / bit-exact (WGSL
+    # allows x / y 2.5 ulp: a real GPU may need "arith" loosened, measured on it); measured math
+    # (1.7e-6, 1.5e-6: atan/atan2 ~12 ulp, the rest within 2), matmul (3.2e-6, 2.6e-6), nn (2e-7,
+    # 2e-7): all under the floor; reduction (5.7e-6, 1.4e-6): atol twice the measurement.
+    "vulkan": {"exact": EXACT, "arith": EXACT, "math": _F32, "reduction": (1.2e-5, _F32[1]),
+               "matmul": _F32, "nn": _F32},
 }
 # A device without a measured row (another installed device key) gets vulkan's: GPU-like.
 DEFAULT = TOLERANCES["vulkan"]
