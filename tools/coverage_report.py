@@ -71,14 +71,16 @@ def report(demand_files):
     return {"implemented": impls, "kernels": kernels, "demanded": dict(want), "missing": missing}, "\n".join(lines)
 
 
-def write_status(text):
+def write_status(text, begin=BEGIN, end=END, heading="Operator coverage"):
+    """Replace the block between `begin` and `end` in docs/STATUS.md (appended under `heading`
+    the first time). Also used by tools/model_sweep.py for its own markers."""
     status = REPO / "docs" / "STATUS.md"
     body = status.read_text()
-    block = f"{BEGIN}\n{text}\n{END}"
-    if BEGIN in body:
-        body = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, body, flags=re.S)
+    block = f"{begin}\n{text}\n{end}"
+    if begin in body:
+        body = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: block, body, flags=re.S)
     else:
-        body = body.rstrip() + "\n\n## Operator coverage\n\n" + block + "\n"
+        body = body.rstrip() + f"\n\n## {heading}\n\n" + block + "\n"
     status.write_text(body)
 
 
