@@ -4,7 +4,6 @@ within 1e-4. The CPU fallback stays off, so an operator vulkan lacks fails this 
 Skips, saying why, where the vulkan backend is not installed or finds no Vulkan adapter."""
 
 import json
-import os
 import re
 import subprocess
 from pathlib import Path
@@ -46,22 +45,17 @@ venc = {k: v.to("vulkan") for k, v in enc.items()}
 t0 = time.perf_counter()
 hidden, emb = embed(model, venc)
 seconds = time.perf_counter() - t0
-kernels = set(torch._C._tn_registered_kernels()["vulkan"]["vulkan"])
-print(json.dumps({"kernels": sorted(kernels), "devices": sorted({str(p.device) for p in model.parameters()}),
+print(json.dumps({"devices": sorted({str(p.device) for p in model.parameters()}),
                   "hidden_device": str(hidden.device), "emb_device": str(emb.device),
                   "cpu": cpu.tolist(), "vulkan": emb.cpu().tolist(), "seconds": seconds,
                   "fallbacks": torchnative.fallback_report()}))
 """
 
 
-def _run(env=None):
-    return subprocess.run([str(REPO / ".venv/bin/python"), "-c", PROGRAM], capture_output=True, text=True,
-                          timeout=900, env={**os.environ, **(env or {})})
-
-
 @pytest.fixture(scope="module")
 def result():
-    r = _run()
+    r = subprocess.run([str(REPO / ".venv/bin/python"), "-c", PROGRAM], capture_output=True, text=True,
+                       timeout=900)
     last = (r.stderr.strip().splitlines() or [""])[-1]
     if r.returncode != 0 and REFUSAL.match(last):
         # An operator vulkan has no kernel for yet, refused by name (the fallback is off): the
@@ -89,18 +83,3 @@ def test_agreement_check_rejects_an_embedding_off_by_more_than_the_tolerance():
     bad[0][1] += 2e-4
     assert _max_diff(ref, ref) == 0.0 and _max_diff(bad, ref) > TOLERANCE
 
-
-def test_minilm_on_vulkan_with_the_cpu_fallback_on_agrees_and_counts_every_fallback():
-    """Turned on, the fallback runs what vulkan lacks on the host, and the report names exactly
-    those operators (each with a vulkan kernel missing), with their call counts."""
-    r = _run({"TORCHNATIVE_CPU_FALLBACK": "vulkan"})
-    assert r.returncode == 0, r.stderr[-3000:]
-    out = json.loads(r.stdout.strip().splitlines()[-1])
-    if "skip" in out:
-        pytest.skip(out["skip"])
-    assert out["hidden_device"] == "vulkan:0"
-    assert _max_diff(out["vulkan"], out["cpu"]) <= TOLERANCE
-    counted = out["fallbacks"].get("vulkan", {})
-    have = {k.removeprefix("aten::") for k in out["kernels"]}
-    assert all(n > 0 and op.removeprefix("aten.").removesuffix(".default") not in have
-               for op, n in counted.items()), counted
