@@ -21,27 +21,52 @@ KNOWN_DISAGREEMENTS = {"argsort", "sort", "topk", "kthvalue"}
 pytestmark = pytest.mark.runtime
 
 
-@pytest.fixture(scope="module")
-def recorded(tmp_path_factory):
-    d = tmp_path_factory.mktemp("opinfo")
-    out = subprocess.run([_ref_python(), str(TOOL), "record", str(d)], capture_output=True, text=True, timeout=1800,
-                         cwd=str(d))
+def _record(d, *extra):
+    out = subprocess.run([_ref_python(), str(TOOL), "record", str(d), *extra], capture_output=True, text=True,
+                         timeout=1800, cwd=str(d.parent))
     assert out.returncode == 0, out.stderr[-3000:]
     return d
 
 
-def test_opinfo_samples_agree_with_upstream(recorded, tmp_path):
+def _replay_and_check(recorded, tmp_path, agree_file, known):
+    """Replays on ours; every entry of `agree_file` must agree, and only `known` may disagree."""
     report = tmp_path / "replay.json"
     out = subprocess.run([OURS, str(TOOL), "replay", str(recorded), "--json", str(report)], capture_output=True,
                          text=True, timeout=1800, cwd=str(tmp_path))
     assert out.returncode == 0, out.stderr[-3000:]
     results = json.loads(report.read_text())["results"]
-    expected = [ln.strip() for ln in (REPO / "tests" / "data" / "opinfo_agree.txt").read_text().splitlines()
+    expected = [ln.strip() for ln in (REPO / "tests" / "data" / agree_file).read_text().splitlines()
                 if ln.strip() and not ln.startswith("#")]
     regressed = {e: results.get(e, {}).get("detail", "not replayed") for e in expected if results.get(e, {}).get("status") != "agree"}
-    disagree = {k: v["detail"] for k, v in results.items() if v["status"] == "disagree" and k not in KNOWN_DISAGREEMENTS}
+    disagree = {k: v["detail"] for k, v in results.items() if v["status"] == "disagree" and k not in known}
     assert not regressed, f"no longer agreeing: {regressed}"
     assert not disagree, f"disagree with upstream: {disagree}"
+
+
+def test_opinfo_samples_agree_with_upstream(tmp_path):
+    recorded = _record(tmp_path / "rec")
+    _replay_and_check(recorded, tmp_path, "opinfo_agree.txt", KNOWN_DISAGREEMENTS)
+
+
+# bfloat16/float16 entries that still differ from upstream by more than torch.testing's tolerance
+# for the dtype: rounding order inside kernels that upstream computes in float32 "opmath" with a
+# formula of its own (batch norm's alpha/beta form, addbmm's per-batch addmm_, transposed
+# convolution and upsampling kernels, the flash attention kernel), plus the tie orders above.
+# The measured list, with each largest difference, is in docs/STATUS.md.
+KNOWN_REDUCED_DISAGREEMENTS = KNOWN_DISAGREEMENTS | {
+    "addbmm", "addr", "masked.normalize", "native_batch_norm", "nn.functional.adaptive_avg_pool3d",
+    "nn.functional.batch_norm", "nn.functional.conv_transpose1d", "nn.functional.conv_transpose2d",
+    "nn.functional.conv_transpose3d", "nn.functional.instance_norm", "nn.functional.interpolate.bicubic",
+    "nn.functional.interpolate.linear", "nn.functional.interpolate.trilinear",
+    "nn.functional.scaled_dot_product_attention",
+}
+
+
+def test_reduced_precision_samples_agree_with_upstream(tmp_path):
+    """bfloat16 and float16 samples (issue 4 item 6): composites computed in float32 and rounded
+    once where upstream's kernels do (torchnative_core/ops/opmath.py)."""
+    recorded = _record(tmp_path / "rec", "--dtypes", "reduced")
+    _replay_and_check(recorded, tmp_path, "opinfo_agree_reduced.txt", KNOWN_REDUCED_DISAGREEMENTS)
 
 
 def test_comparison_catches_a_small_error():

@@ -1,6 +1,6 @@
 """Upstream's OpInfo samples replayed on torchnative and compared with upstream's results.
 
-    REF/bin/python tools/opinfo_agreement.py record DIR [--ops a,b] [--samples N]
+    REF/bin/python tools/opinfo_agreement.py record DIR [--ops a,b] [--samples N] [--dtypes reduced]
     .venv/bin/python tools/opinfo_agreement.py replay DIR [--json OUT]
 
 `record` runs in the reference interpreter: for every OpInfo and each of float32, float64, int64
@@ -25,6 +25,8 @@ import warnings
 from pathlib import Path
 
 DTYPES = ("float32", "float64", "int64", "bool")
+# `--dtypes reduced`: the reduced-precision floats, compared at torch.testing's tolerances for them
+REDUCED = ("bfloat16", "float16")
 SEED = 1234  # set before every call on both sides: random operators draw the same numbers
 # operators whose values are whatever memory held: only shape and dtype are compared
 UNINITIALIZED = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "empty_permuted"}
@@ -57,7 +59,7 @@ def _run(op, sample_input, args, kwargs):
     return op.op(sample_input, *args, **kwargs)
 
 
-def record(out_dir, ops, n_samples):
+def record(out_dir, ops, n_samples, dtypes=DTYPES):
     import torch
     from torch.testing._internal.common_methods_invocations import op_db
 
@@ -69,7 +71,7 @@ def record(out_dir, ops, n_samples):
             continue
         supported = op.supported_dtypes("cpu")
         records = []
-        for name in DTYPES:
+        for name in dtypes:
             dtype = getattr(torch, name)
             if dtype not in supported:
                 continue
@@ -191,14 +193,30 @@ def replay(ref_dir, json_out, timeout):
             results[key] = {"status": "error", "detail": f"{type(e).__name__}: {e}"[:300]}
         finally:
             signal.alarm(0)
-    counts = {}
+        results[key]["family"] = family(op)
+    counts, by_family = {}, {}
     for r in results.values():
         counts[r["status"]] = counts.get(r["status"], 0) + 1
-    summary = {"torch": torch.__version__, "ops": len(results), "counts": counts, "seconds": round(time.time() - t0, 1)}
+        fam = by_family.setdefault(r["family"], {})
+        fam[r["status"]] = fam.get(r["status"], 0) + 1
+    summary = {"torch": torch.__version__, "ops": len(results), "counts": counts, "by_family": by_family,
+               "seconds": round(time.time() - t0, 1)}
     print(json.dumps(summary))
     if json_out:
         Path(json_out).write_text(json.dumps({"summary": summary, "results": results}, indent=1, sort_keys=True))
     return results
+
+
+def family(op):
+    """A family name for reports: the namespace (linalg, special, fft, nn) or the OpInfo class
+    (UnaryUfuncInfo -> unary elementwise, ReductionOpInfo -> reduction, ...)."""
+    for prefix, name in (("linalg.", "linalg"), ("special.", "special"), ("fft.", "fft"),
+                         ("nn.functional.", "nn.functional"), ("_refs", "refs"), ("_foreach", "foreach")):
+        if op.name.startswith(prefix):
+            return name
+    cls = type(op).__name__
+    return {"UnaryUfuncInfo": "unary elementwise", "BinaryUfuncInfo": "binary elementwise",
+            "ReductionOpInfo": "reduction", "ShapeFuncInfo": "shape", "ForeachFuncInfo": "foreach"}.get(cls, "other")
 
 
 def _tolerances(op, torch):
@@ -281,9 +299,12 @@ def main(argv):
     ap.add_argument("--samples", type=int, default=3)
     ap.add_argument("--json", default="")
     ap.add_argument("--timeout", type=int, default=60)
+    ap.add_argument("--dtypes", default="", help="record: comma-separated dtype names, or 'reduced' for "
+                    f"{', '.join(REDUCED)} (default: {', '.join(DTYPES)})")
     args = ap.parse_args(argv)
     if args.mode == "record":
-        record(args.dir, set(filter(None, args.ops.split(","))), args.samples)
+        dtypes = REDUCED if args.dtypes == "reduced" else tuple(filter(None, args.dtypes.split(","))) or DTYPES
+        record(args.dir, set(filter(None, args.ops.split(","))), args.samples, dtypes)
     else:
         replay(args.dir, args.json, args.timeout)
     return 0

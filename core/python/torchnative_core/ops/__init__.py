@@ -29,6 +29,9 @@ def install(C, autograd_handler=None) -> None:
     from . import einsum, resample  # noqa: F401  (model sweep, issue 5 item 7: registration by import)
     from . import linalg_composite, linalg_decomp  # noqa: F401  (registration by import)
 
+    from . import opmath
+
+    opmath.install()  # before the derived forms, so addcmul_ and out= compute in float32 too
     aliases.install()
     inplace.install()
     out_variants.install()

@@ -471,3 +471,19 @@ def diff(self, n=1, dim=-1, prepend=None, append=None):
         a, b = x.narrow(d, 1, m - 1), x.narrow(d, 0, m - 1)
         x = a != b if x.dtype == torch.bool else a - b
     return x
+
+
+_TYPEMETA = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+
+
+@impl("lerp.Tensor")
+def lerp_tensor(self, end, weight):
+    import torch
+
+    for name, t in (("end", end), ("weight", weight)):
+        if t.dtype != self.dtype:  # upstream's lerp meta function names dtypes as caffe2 TypeMeta prints them
+            a, b = (_TYPEMETA.get(str(d).replace("torch.", ""), str(d)) for d in (self.dtype, t.dtype))
+            raise RuntimeError(f"expected dtype {a} for `{name}` but got dtype {b}")
+    diff = end - self
+    # upstream's lerp formula: from the nearer end, so weight 0 and 1 give the ends exactly
+    return torch.where(weight.abs() < 0.5, self + weight * diff, end - diff * (1 - weight))
