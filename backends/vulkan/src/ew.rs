@@ -196,6 +196,8 @@ fn unary_expr(name: &str, c: Ct) -> Option<&'static str> {
         ("abs", Ct::I) => "abs(x)",
         ("abs", Ct::L) => "l_abs(x)",
         ("abs", Ct::B) => "x",
+        ("neg", Ct::D) => "vec2<u32>(x.x, x.y ^ 0x80000000u)",
+        ("abs", Ct::D) => "vec2<u32>(x.x, x.y & 0x7fffffffu)",
         ("exp", Ct::F) => "exp(x)",
         ("exp2", Ct::F) => "exp2(x)",
         ("expm1", Ct::F) => "f_expm1(x)",
@@ -278,6 +280,9 @@ fn predicate(c: &mut Call, name: &'static str) -> KResult {
         ("isnan", Ct::F) => "is_nan(x)",
         ("isinf", Ct::F) => "is_inf(x)",
         ("isfinite", Ct::F) => "!(is_nan(x) || is_inf(x))",
+        ("isnan", Ct::D) => "d_is_nan(x)",
+        ("isinf", Ct::D) => "d_is_inf(x)",
+        ("isfinite", Ct::D) => "!(d_is_nan(x) || d_is_inf(x))",
         ("isnan" | "isinf", _) => "false",
         ("isfinite", _) => "true",
         ("logical_not", k) => {
@@ -310,6 +315,13 @@ fn binary_expr(name: &str, c: Ct) -> Option<&'static str> {
         ("mul", L) => "l_mul(a, b)",
         ("mul", B) => "a && b",
         ("div", F) => "a / b",
+        ("div", D) => "d_div(a, b)",
+        ("eq", D) => "d_eq(a, b)",
+        ("ne", D) => "!d_eq(a, b)",
+        ("lt", D) => "d_lt(a, b)",
+        ("le", D) => "d_lt(a, b) || d_eq(a, b)",
+        ("gt", D) => "d_lt(b, a)",
+        ("ge", D) => "d_lt(b, a) || d_eq(a, b)",
         ("pow", F) => "f_pow(a, b)",
         ("atan2", F) => "atan2(a, b)",
         ("maximum", F) => "f_max(a, b)",
@@ -464,11 +476,8 @@ fn clamp_body(k: Ct, lo: Option<String>, hi: Option<String>) -> KResult<String> 
         Ct::F => ("f_max", "f_min"),
         Ct::I => ("max", "min"),
         Ct::L => ("l_max", "l_min"),
-        Ct::B => {
-            return Err(not_implemented(
-                "clamp is not implemented for 'Bool' on vulkan",
-            ))
-        }
+        Ct::B => return Err(unsupported("clamp", TnDtype::Bool)),
+        Ct::D => return Err(unsupported("clamp", TnDtype::Float64)),
     };
     let mut e = "x".to_string();
     if let Some(l) = lo {

@@ -37,6 +37,8 @@ pub enum Ct {
     L,
     /// bool as bool
     B,
+    /// float64 as its IEEE bits in a vec2<u32> (exact casts, neg/abs, comparisons, division)
+    D,
 }
 
 impl Ct {
@@ -44,7 +46,7 @@ impl Ct {
         match self {
             Ct::F => "f32",
             Ct::I => "i32",
-            Ct::L => "vec2<u32>",
+            Ct::L | Ct::D => "vec2<u32>",
             Ct::B => "bool",
         }
     }
@@ -58,6 +60,7 @@ pub fn ct(op: &str, d: TnDtype) -> KResult<Ct> {
         Int32 | UInt8 | Int8 => Ct::I,
         Int64 => Ct::L,
         Bool => Ct::B,
+        Float64 => Ct::D,
         _ => return Err(unsupported(op, d)),
     })
 }
@@ -84,6 +87,14 @@ pub fn cast(v: &str, from: Ct, to: Ct) -> String {
         (B, F) => format!("select(0.0, 1.0, {v})"),
         (B, I) => format!("select(0, 1, {v})"),
         (B, L) => format!("vec2<u32>(select(0u, 1u, {v}), 0u)"),
+        (F, D) => format!("f_to_d({v})"),
+        (D, F) => format!("d_to_f({v})"),
+        (I, D) => format!("l_to_d(l_from_i({v}))"),
+        (L, D) => format!("l_to_d({v})"),
+        (D, I) => format!("bitcast<i32>(d_to_l({v}).x)"),
+        (D, L) => format!("d_to_l({v})"),
+        (D, B) => format!("d_nz({v})"),
+        (B, D) => format!("select(vec2<u32>(0u, 0u), vec2<u32>(0u, 0x3ff00000u), {v})"),
         _ => unreachable!(),
     }
 }
@@ -101,6 +112,10 @@ pub fn lit(c: Ct, v: f64) -> String {
             format!("vec2<u32>({}u, {}u)", i as u32, (i >> 32) as u32)
         }
         Ct::B => (v != 0.0).to_string(),
+        Ct::D => {
+            let b = v.to_bits();
+            format!("vec2<u32>({}u, {}u)", b as u32, (b >> 32) as u32)
+        }
     }
 }
 
@@ -202,7 +217,7 @@ fn load_fn(k: usize, slot: usize, atomic: bool, d: TnDtype) -> String {
     let body = match d {
         TnDtype::Float32 => format!("return bitcast<f32>({});", word(slot, atomic, "u32(o)")),
         TnDtype::Int32 => format!("return bitcast<i32>({});", word(slot, atomic, "u32(o)")),
-        TnDtype::Int64 => format!(
+        TnDtype::Int64 | TnDtype::Float64 => format!(
             "return vec2<u32>({}, {});",
             word(slot, atomic, "2u * u32(o)"),
             word(slot, atomic, "2u * u32(o) + 1u")
@@ -235,7 +250,7 @@ fn store_fn(k: usize, slot: usize, atomic: bool, d: TnDtype) -> String {
     };
     let body = match d {
         TnDtype::Float32 | TnDtype::Int32 => put("u32(o)", "bitcast<u32>(v)"),
-        TnDtype::Int64 => format!(
+        TnDtype::Int64 | TnDtype::Float64 => format!(
             "{} {}",
             put("2u * u32(o)", "v.x"),
             put("2u * u32(o) + 1u", "v.y")

@@ -371,7 +371,7 @@ fn arange(c: &mut Call) -> KResult {
             crate::gen::lit(Ct::F, step.as_f64()),
             crate::gen::lit(Ct::F, start.as_f64())
         ),
-        Ct::B => return Err(unsupported("arange", out.dtype)),
+        Ct::B | Ct::D => return Err(unsupported("arange", out.dtype)),
     };
     crate::ew::map(&out, &[], &body)
 }

@@ -114,6 +114,7 @@ fn sum_body(n: usize, kx: Ct, k: Ct) -> KResult<String> {
             "var acc = vec2<u32>(0u, 0u);\n  for (var j = 0u; j < NINNER; j = j + 1u) {{ acc = l_add(acc, {x}); }}\n  st0(b0, acc);"
         ),
         Ct::B => return Err(unsupported("sum", TnDtype::Bool)),
+        Ct::D => return Err(unsupported("sum", TnDtype::Float64)),
     })
 }
 
@@ -156,7 +157,7 @@ fn prod(c: &mut Call, dim: Option<i64>) -> KResult {
         Ct::F => ("1.0", "acc * x"),
         Ct::I => ("1", "acc * x"),
         Ct::L => ("vec2<u32>(1u, 0u)", "l_mul(acc, x)"),
-        Ct::B => return Err(unsupported("prod", out.dtype)),
+        Ct::B | Ct::D => return Err(unsupported("prod", out.dtype)),
     };
     let body = format!(
         "var acc = {init};\n  for (var j = 0u; j < NINNER; j = j + 1u) {{ let x = {x}; acc = {step}; }}\n  st0(b0, acc);"
@@ -175,6 +176,8 @@ fn better(k: Ct, is_max: bool) -> &'static str {
         (Ct::L, false) => "l_lt(x, m)",
         (Ct::B, true) => "x && !m",
         (Ct::B, false) => "!x && m",
+        (Ct::D, true) => "(d_is_nan(x) && !d_is_nan(m)) || (!d_is_nan(m) && d_lt(m, x))",
+        (Ct::D, false) => "(d_is_nan(x) && !d_is_nan(m)) || (!d_is_nan(m) && d_lt(x, m))",
     }
 }
 

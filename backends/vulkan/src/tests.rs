@@ -515,3 +515,39 @@ fn unsupported_dtypes_are_refused_by_name() {
     let e = call("aten::exp", &[A::T(&x)], &[&out]).unwrap_err();
     assert!(e.contains("'Half'") && e.contains("vulkan"), "{e}");
 }
+
+#[test]
+fn float64_division_and_casts_are_exact() {
+    if !have_device() {
+        return;
+    }
+    let mut av: Vec<f64> = vec![1.0, 7.0, 1e-300, 3e-320, -0.0, 1e308, 2.5, f64::INFINITY];
+    let mut bv: Vec<f64> = vec![3.0, 1e-300, 1e10, 3.0, 5.0, 1e-10, -0.1, 2.0];
+    for (i, v) in vals(200, 9).iter().zip(vals(200, 10)) {
+        av.push((*i as f64) * 1e3_f64.powf(*i as f64));
+        bv.push((v as f64 + 0.001) * 7.3);
+    }
+    let n = av.len() as i64;
+    let d = |v: &[f64]| Dev::from_bytes(bytemuck::cast_slice(v), TnDtype::Float64, &[n]);
+    let (a, b) = (d(&av), d(&bv));
+    let out = Dev::zeros(TnDtype::Float64, &[n]);
+    call("aten::div.Tensor", &[A::T(&a), A::T(&b)], &[&out]).unwrap();
+    let got: Vec<f64> = bytemuck::cast_slice(&out.bytes(n as usize * 8)).to_vec();
+    for i in 0..av.len() {
+        assert_eq!(
+            got[i].to_bits(),
+            (av[i] / bv[i]).to_bits(),
+            "{} / {}",
+            av[i],
+            bv[i]
+        );
+    }
+    // float64 -> float32 rounds to nearest even (subnormal and overflowing results included).
+    let f = Dev::zeros(TnDtype::Float32, &[n]);
+    call("aten::copy_", &[A::T(&f), A::T(&a), A::B(false)], &[&f]).unwrap();
+    let want: Vec<f32> = av.iter().map(|&x| x as f32).collect();
+    let got = f.read_f32();
+    for i in 0..av.len() {
+        assert_eq!(got[i].to_bits(), want[i].to_bits(), "{} as f32", av[i]);
+    }
+}

@@ -168,3 +168,168 @@ fn f_gelu_tanh(x: f32) -> f32 {
     let inner = 0.7978845608028654 * (x + 0.044715 * x * x * x);
     return 0.5 * x * (1.0 + f_tanh(inner));
 }
+
+// ---- float64, stored as its IEEE bits in a vec2<u32> (x = low word). Only exact operations:
+// casts, negation, absolute value, comparisons and division (a restoring long division).
+fn u_shl(a: vec2<u32>, n: u32) -> vec2<u32> {
+    if (n == 0u) { return a; }
+    if (n >= 64u) { return vec2<u32>(0u, 0u); }
+    if (n >= 32u) { return vec2<u32>(0u, a.x << (n - 32u)); }
+    return vec2<u32>(a.x << n, (a.y << n) | (a.x >> (32u - n)));
+}
+fn u_shr(a: vec2<u32>, n: u32) -> vec2<u32> {
+    if (n == 0u) { return a; }
+    if (n >= 64u) { return vec2<u32>(0u, 0u); }
+    if (n >= 32u) { return vec2<u32>(a.y >> (n - 32u), 0u); }
+    return vec2<u32>((a.x >> n) | (a.y << (32u - n)), a.y >> n);
+}
+fn u_lt(a: vec2<u32>, b: vec2<u32>) -> bool { return a.y < b.y || (a.y == b.y && a.x < b.x); }
+// Any of bits [0, k) set.
+fn low_nonzero(hi: u32, lo: u32, k: u32) -> bool {
+    if (k == 0u) { return false; }
+    if (k >= 64u) { return (hi | lo) != 0u; }
+    if (k >= 32u) { return lo != 0u || (hi & ((1u << (k - 32u)) - 1u)) != 0u; }
+    return (lo & ((1u << k) - 1u)) != 0u;
+}
+fn lead64(a: vec2<u32>) -> u32 {
+    if (a.y != 0u) { return 32u + firstLeadingBit(a.y); }
+    return firstLeadingBit(a.x);
+}
+fn d_is_nan(a: vec2<u32>) -> bool {
+    let h = a.y & 0x7fffffffu;
+    return h > 0x7ff00000u || (h == 0x7ff00000u && a.x != 0u);
+}
+fn d_is_inf(a: vec2<u32>) -> bool { return (a.y & 0x7fffffffu) == 0x7ff00000u && a.x == 0u; }
+fn d_is_zero(a: vec2<u32>) -> bool { return (a.y & 0x7fffffffu) == 0u && a.x == 0u; }
+fn d_nz(a: vec2<u32>) -> bool { return !d_is_zero(a); }
+fn d_nan() -> vec2<u32> { return vec2<u32>(0u, 0x7ff80000u); }
+fn d_key(a: vec2<u32>) -> vec2<u32> {
+    if ((a.y >> 31u) == 1u) { return ~a; }
+    return vec2<u32>(a.x, a.y | 0x80000000u);
+}
+fn d_eq(a: vec2<u32>, b: vec2<u32>) -> bool {
+    if (d_is_nan(a) || d_is_nan(b)) { return false; }
+    if (d_is_zero(a) && d_is_zero(b)) { return true; }
+    return a.x == b.x && a.y == b.y;
+}
+fn d_lt(a: vec2<u32>, b: vec2<u32>) -> bool {
+    if (d_is_nan(a) || d_is_nan(b)) { return false; }
+    if (d_is_zero(a) && d_is_zero(b)) { return false; }
+    return u_lt(d_key(a), d_key(b));
+}
+fn f_to_d(x: f32) -> vec2<u32> {
+    let b = bitcast<u32>(x);
+    let sign = b & 0x80000000u;
+    let e = (b >> 23u) & 0xffu;
+    var m = b & 0x7fffffu;
+    if (e == 0xffu) { return vec2<u32>(m << 29u, sign | 0x7ff00000u | (m >> 3u)); }
+    if (e == 0u) {
+        if (m == 0u) { return vec2<u32>(0u, sign); }
+        let p = firstLeadingBit(m);
+        m = (m << (23u - p)) & 0x7fffffu;
+        return vec2<u32>(m << 29u, sign | ((p + 874u) << 20u) | (m >> 3u));
+    }
+    return vec2<u32>(m << 29u, sign | ((e + 896u) << 20u) | (m >> 3u));
+}
+// float64 -> float32, rounded to nearest even (overflow to inf, underflow through subnormals).
+fn d_to_f(a: vec2<u32>) -> f32 {
+    let sign = a.y & 0x80000000u;
+    let e = (a.y >> 20u) & 0x7ffu;
+    let mh = a.y & 0xfffffu;
+    if (e == 0x7ffu) {
+        if ((mh | a.x) != 0u) { return bitcast<f32>(sign | 0x7fc00000u | (mh << 3u) | (a.x >> 29u)); }
+        return bitcast<f32>(sign | 0x7f800000u);
+    }
+    if (e == 0u) { return bitcast<f32>(sign); }
+    var fe = i32(e) - 1023 + 127;
+    var shift = 29u;
+    if (fe <= 0) {
+        shift = 29u + u32(1 - fe);
+        fe = 0;
+        if (shift > 54u) { return bitcast<f32>(sign); }
+    }
+    let mm = vec2<u32>(a.x, mh | 0x100000u);
+    var kept = u_shr(mm, shift).x;
+    let r = bit_of(mm.y, mm.x, shift - 1u);
+    let sticky = low_nonzero(mm.y, mm.x, shift - 1u);
+    if (r == 1u && (sticky || (kept & 1u) == 1u)) { kept = kept + 1u; }
+    var bits: u32;
+    if (fe == 0) { bits = kept; } else {
+        if (fe >= 255) { return bitcast<f32>(sign | 0x7f800000u); }
+        bits = (u32(fe - 1) << 23u) + kept;
+    }
+    if (bits >= 0x7f800000u) { bits = 0x7f800000u; }
+    return bitcast<f32>(sign | bits);
+}
+// An unsigned 64-bit integer to float64, rounded to nearest even.
+fn u64_to_d(v: vec2<u32>) -> vec2<u32> {
+    if ((v.x | v.y) == 0u) { return vec2<u32>(0u, 0u); }
+    var p = lead64(v);
+    var m: vec2<u32>;
+    if (p <= 52u) { m = u_shl(v, 52u - p); } else {
+        let s = p - 52u;
+        m = u_shr(v, s);
+        let r = bit_of(v.y, v.x, s - 1u);
+        let sticky = low_nonzero(v.y, v.x, s - 1u);
+        if (r == 1u && (sticky || (m.x & 1u) == 1u)) { m = l_add(m, vec2<u32>(1u, 0u)); }
+        if (m.y >= 0x200000u) { m = u_shr(m, 1u); p = p + 1u; }
+    }
+    return vec2<u32>(m.x, ((p + 1023u) << 20u) | (m.y & 0xfffffu));
+}
+fn l_to_d(a: vec2<u32>) -> vec2<u32> {
+    var r = u64_to_d(l_abs(a));
+    if (l_is_neg(a)) { r.y = r.y | 0x80000000u; }
+    return r;
+}
+// float64 -> int64, truncating toward zero.
+fn d_to_l(a: vec2<u32>) -> vec2<u32> {
+    let e = i32((a.y >> 20u) & 0x7ffu) - 1023;
+    if (e < 0) { return vec2<u32>(0u, 0u); }
+    let m = vec2<u32>(a.x, (a.y & 0xfffffu) | 0x100000u);
+    var r: vec2<u32>;
+    if (e >= 52) { r = u_shl(m, u32(min(e - 52, 63))); } else { r = u_shr(m, u32(52 - e)); }
+    return select(r, l_neg(r), (a.y >> 31u) == 1u);
+}
+fn d_div(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    let sign = (a.y ^ b.y) & 0x80000000u;
+    if (d_is_nan(a) || d_is_nan(b)) { return d_nan(); }
+    if (d_is_inf(a)) {
+        if (d_is_inf(b)) { return d_nan(); }
+        return vec2<u32>(0u, sign | 0x7ff00000u);
+    }
+    if (d_is_inf(b)) { return vec2<u32>(0u, sign); }
+    if (d_is_zero(b)) {
+        if (d_is_zero(a)) { return d_nan(); }
+        return vec2<u32>(0u, sign | 0x7ff00000u);
+    }
+    if (d_is_zero(a)) { return vec2<u32>(0u, sign); }
+    var ea = i32((a.y >> 20u) & 0x7ffu);
+    var eb = i32((b.y >> 20u) & 0x7ffu);
+    var ma = vec2<u32>(a.x, a.y & 0xfffffu);
+    var mb = vec2<u32>(b.x, b.y & 0xfffffu);
+    if (ea == 0) { let p = lead64(ma); ma = u_shl(ma, 52u - p); ea = 1 - i32(52u - p); } else { ma.y = ma.y | 0x100000u; }
+    if (eb == 0) { let p = lead64(mb); mb = u_shl(mb, 52u - p); eb = 1 - i32(52u - p); } else { mb.y = mb.y | 0x100000u; }
+    var e = ea - eb + 1023;
+    if (u_lt(ma, mb)) { ma = u_shl(ma, 1u); e = e - 1; }
+    var rem = ma;
+    var q = vec2<u32>(0u, 0u);
+    for (var it = 0; it < 54; it = it + 1) {
+        q = u_shl(q, 1u);
+        if (!u_lt(rem, mb)) { rem = l_sub(rem, mb); q.x = q.x | 1u; }
+        rem = u_shl(rem, 1u);
+    }
+    var sticky = (rem.x | rem.y) != 0u;
+    if (e <= 0) {
+        let sh = u32(1 - e);
+        if (sh > 60u) { return vec2<u32>(0u, sign); }
+        sticky = sticky || low_nonzero(q.y, q.x, sh);
+        q = u_shr(q, sh);
+        e = 0;
+    }
+    var mant = u_shr(q, 1u);
+    if ((q.x & 1u) == 1u && (sticky || (mant.x & 1u) == 1u)) { mant = l_add(mant, vec2<u32>(1u, 0u)); }
+    var bits = mant;
+    if (e > 0) { bits = l_add(vec2<u32>(0u, u32(e - 1) << 20u), mant); }
+    if (bits.y >= 0x7ff00000u) { return vec2<u32>(0u, sign | 0x7ff00000u); }
+    return vec2<u32>(bits.x, bits.y | sign);
+}
