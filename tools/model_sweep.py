@@ -90,7 +90,8 @@ HEAD_DIM = {"head_dim", "kv_channels", "attention_head_dim", "attention_head_siz
 LORA = {"kv_lora_rank", "q_lora_rank"}
 EXPERTS = {"num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts", "num_routed_experts"}
 EXPERTS_PER_TOK = {"num_experts_per_tok", "moe_topk", "top_k", "num_experts_per_token", "moe_k"}
-VOCAB = {"vocab_size", "n_vocab", "text_vocab_size", "entity_vocab_size", "vocab_size_per_layer_input"}
+VOCAB = {"vocab_size", "n_vocab", "text_vocab_size", "entity_vocab_size", "vocab_size_per_layer_input",
+         "decoder_vocab_size", "target_vocab_size"}
 GROUPS = {"n_group", "topk_group", "n_groups", "mamba_n_groups", "num_groups_routing"}
 POSITIONS = {"max_position_embeddings", "n_positions", "max_seq_len", "max_sequence_length", "n_ctx",
              "max_target_positions", "max_text_positions"}
@@ -410,7 +411,7 @@ def record_one(model_type, out_dir, perturb):
                 tried.append("no floating output")
                 continue
             rec = {"model_type": model_type, "class": name, "config": cfg.to_dict(),
-                   "attn": getattr(cfg, "_attn_implementation", None), "params": n,
+                   "attn": getattr(model.config, "_attn_implementation", None), "params": n,
                    "inputs": inputs, "out32": {k: v.detach().clone() for k, v in out.items()},
                    "state": {**{k: v.detach().clone() for k, v in model.named_parameters(remove_duplicate=False)},
                              **{k: v.detach().clone() for k, v in model.named_buffers(remove_duplicate=False)}}}
@@ -518,12 +519,11 @@ def replay_one(model_type, rec_path):
     d.pop("model_type", None)
     d.pop("transformers_version", None)
     try:
-        cfg = cfg_cls.from_dict(d)
-        if rec.get("attn"):
-            cfg._attn_implementation = rec["attn"]
+        cfg = cfg_cls.from_dict(d)  # attention implementations resolve as upstream's did (same transformers)
         torch.manual_seed(SEED)
         with no_init_weights():
             model = cls._from_config(cfg).eval()
+        model.tie_weights()  # no_init_weights skips init_weights, which ties
         state = rec["state"]
         own = dict(model.named_parameters(remove_duplicate=False))
         own.update(model.named_buffers(remove_duplicate=False))

@@ -192,17 +192,32 @@ fn dim_index(dim: i64, ndim: usize) -> PyResult<usize> {
 #[pymethods]
 impl TensorBase {
     #[new]
-    #[pyo3(signature = (*_args, **_kwargs))]
+    #[pyo3(signature = (*args, **kwargs))]
     fn py_new(
-        _args: &Bound<'_, PyTuple>,
-        _kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
     ) -> PyResult<TensorBase> {
         if let Some(t) = PENDING.with(|p| p.borrow_mut().take()) {
             return Ok(t);
         }
-        Err(PyTypeError::new_err(
-            "TensorBase cannot be constructed directly; the legacy constructor torch.Tensor(...) is provided by torch.Tensor.__new__",
-        ))
+        // The legacy constructor (`torch.Tensor(3)`, `torch.Tensor([1, 2])`, `torch.Tensor(t)`):
+        // torchnative_core.legacy_ctor makes the tensor through the door; the new object shares its
+        // storage, as upstream's legacy_tensor_ctor does.
+        let made = py
+            .import("torchnative_core.legacy_ctor")?
+            .getattr("tensor_new")?
+            .call1((args, kwargs))?;
+        let t = made.downcast::<TensorBase>()?.borrow();
+        Ok(TensorBase {
+            storage: t.storage.clone(),
+            meta: t.meta.clone(),
+            version: t.version.clone(),
+            requires_grad: false,
+            wrapped_number: false,
+            inference: t.inference,
+            base: None,
+        })
     }
 
     // --- metadata (upstream names) -----------------------------------------------------------
@@ -385,17 +400,24 @@ impl TensorBase {
 
     /// Makes this tensor share `other`'s storage with the given geometry (`set_`).
     fn _tn_set_storage_from(
-        &mut self,
-        other: PyRef<'_, TensorBase>,
+        slf: &Bound<'_, Self>,
+        other: &Bound<'_, TensorBase>,
         sizes: Vec<i64>,
         strides: Vec<i64>,
         offset: i64,
     ) {
-        self.storage = other.storage.clone();
-        self.meta.sizes = sizes;
-        self.meta.strides = strides;
-        self.meta.offset = offset;
-        self.meta.dtype = other.meta.dtype;
+        // `other` may be `slf` itself (`t.set_(t)`, as torch.nn.utils.parametrize does): its
+        // borrow ends before `slf` is borrowed mutably.
+        let (storage, dtype) = {
+            let o = other.borrow();
+            (o.storage.clone(), o.meta.dtype)
+        };
+        let mut me = slf.borrow_mut();
+        me.storage = storage;
+        me.meta.sizes = sizes;
+        me.meta.strides = strides;
+        me.meta.offset = offset;
+        me.meta.dtype = dtype;
     }
 
     /// A view with another dtype over the same bytes (`view(dtype)`), geometry pre-computed.

@@ -244,7 +244,9 @@ def constant_pad_nd(self, pad, value=0):
 @impl("pad")
 def pad(self, pad, mode="constant", value=None):
     if mode != "constant":
-        raise NotImplementedError(f"aten.pad.default mode '{mode}' has no kernel for device 'cpu' yet")
+        from .resample import pad_with_mode
+
+        return pad_with_mode(self, list(pad), mode, value)
     return D("constant_pad_nd", self, list(pad), 0 if value is None else value)
 
 
@@ -727,8 +729,9 @@ def rshift_scalar(self, other):
 def avg_pool2d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     if ceil_mode or not count_include_pad or divisor_override is not None:
-        raise NotImplementedError("aten.avg_pool2d.default with ceil_mode/count_include_pad=False/divisor_override "
-                                  "has no kernel for device 'cpu' yet")
+        from .nn_extra import avg_pool2d_any
+
+        return avg_pool2d_any(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     two = lambda v: list(v) * 2 if len(v) == 1 else list(v)  # noqa: E731
     k = two(kernel_size)
     s = two(stride) if stride else list(k)
@@ -754,7 +757,9 @@ def adaptive_avg_pool2d(self, output_size):
     oh, ow = (list(output_size) * 2)[:2] if len(output_size) == 1 else list(output_size)
     h, w = self._tn_sizes[-2:]
     if h % oh or w % ow:
-        raise NotImplementedError("aten.adaptive_avg_pool2d with non-divisible sizes has no kernel for device 'cpu' yet")
+        from .resample import adaptive_avg_pool2d_any
+
+        return adaptive_avg_pool2d_any(self, [oh, ow])
     return avg_pool2d(self, [h // oh, w // ow], [h // oh, w // ow], [0, 0])
 
 

@@ -363,8 +363,10 @@ def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scal
         out = _door("scaled_dot_product_attention", one(query), one(key), one(value), mask, dropout_p, is_causal,
                     scale, enable_gqa)
         return _door("squeeze.dim", out, 0)
-    if dropout_p > 0.0:
-        # upstream's CPU backend choice: dropout takes the math path; the fused kernel does GQA
+    heads_differ = not (query._tn_sizes[-1] == key._tn_sizes[-1] == value._tn_sizes[-1])
+    if dropout_p > 0.0 or heads_differ:
+        # upstream's CPU backend choice: dropout, or a value head size unlike the query's
+        # (check_head_dim_size_cpp), takes the math path; the fused kernel does GQA
         return _door("_scaled_dot_product_attention_math", query, key, value, attn_mask, dropout_p, is_causal, None,
                      scale, enable_gqa)[0]
     if attn_mask is not None and B.dtype_of(attn_mask) is B.BOOL:

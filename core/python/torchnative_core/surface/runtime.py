@@ -52,7 +52,9 @@ def install(C) -> None:
             for name, v in table.items():
                 setattr(torch, name, v)
         from .. import plugins
+        from ..legacy_ctor import install_tensor_types
 
+        install_tensor_types(torch)
         plugins.load_backends(C)
 
     # grad mode itself is native (the door reads it on every call): torch._C.is_grad_enabled
@@ -81,6 +83,21 @@ def install(C) -> None:
         if int(engine) not in _supported_qengines():
             raise RuntimeError("quantized engine " + str(engine) + " is not supported")
         _qengine[0] = int(engine)
+
+    # fp32 precision per (backend, op) (torch.backends.*.fp32_precision): upstream's defaults on a
+    # CPU build; no kernel of ours reads them (ours compute float32 in float32)
+    _fp32 = {("cuda", "conv"): "tf32", ("cuda", "rnn"): "tf32"}
+
+    @export
+    def _get_fp32_precision_getter(backend, op):
+        return _fp32.get((backend, op), "none")
+
+    @export
+    def _set_fp32_precision_setter(backend, op, value):
+        if value not in ("none", "ieee", "tf32", "bf16"):
+            raise RuntimeError(f"Invalid fp32 precision {value}")
+        _fp32[(backend, op)] = value
+        return value
 
     @export
     def _accelerator_getAccelerator():
