@@ -1,0 +1,96 @@
+"""Derivatives of ops/special.py's functions: upstream's derivatives.yaml formulas
+(i1_backward and i1e_backward of FunctionsManual.cpp for the Bessel I1 pair), as torch
+compositions."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..formula import formula
+
+
+@formula("lgamma", save=("self",))
+def _(s, g):
+    return g * torch.digamma(s.self)
+
+
+@formula("digamma", save=("self",))
+def _(s, g):
+    return g * torch.polygamma(1, s.self)
+
+
+@formula("polygamma", save=("self",))
+def _(s, g):
+    return g * torch.polygamma(s.n + 1, s.self)
+
+
+@formula("mvlgamma", save=("self",))
+def _(s, g):
+    p = s.p
+    args = torch.arange(-p * 0.5 + 0.5, 0.5, 0.5, dtype=s.self.dtype).add(s.self.unsqueeze(-1))
+    return g * args.digamma().sum(-1)
+
+
+@formula("i0", save=("self",))
+def _(s, g):
+    return g * torch.special.i1(s.self)
+
+
+@formula("special_i0e", save=("self", "result"))
+def _(s, g):
+    return g * (torch.special.i1e(s.self) - s.self.sgn() * s.result)
+
+
+def _safe(x):
+    eps = torch.finfo(x.dtype).eps
+    not_tiny = x.abs() > eps
+    return not_tiny, torch.where(not_tiny, x, torch.full((), eps, dtype=x.dtype))
+
+
+@formula("special_i1", save=("self", "result"))
+def _(s, g):
+    not_tiny, x = _safe(s.self)
+    gradx = x.i0() - s.result * x.reciprocal()
+    return g * torch.where(not_tiny, gradx, torch.full((), 0.5, dtype=x.dtype))
+
+
+@formula("special_i1e", save=("self", "result"))
+def _(s, g):
+    not_tiny, x = _safe(s.self)
+    gradx = torch.special.i0e(x) - s.result * (x.sgn() + x.reciprocal())
+    return g * torch.where(not_tiny, gradx, torch.full((), 0.5, dtype=x.dtype))
+
+
+@formula("special_entr", save=("self",))
+def _(s, g):
+    return g * -(1 + s.self.log())
+
+
+@formula("special_erfcx", save=("self", "result"))
+def _(s, g):
+    return (2.0 * s.self * s.result - 2.0 / math.sqrt(math.pi)) * g
+
+
+@formula("special_ndtri", save=("result",))
+def _(s, g):
+    return g * math.sqrt(2 * math.pi) * (s.result.square() / 2).exp()
+
+
+@formula("special_log_ndtr", save=("self", "result"))
+def _(s, g):
+    return g / math.sqrt(2 * math.pi) * (s.result + s.self.pow(2) / 2).neg().exp()
+
+
+@formula("special_zeta", save=("self", "other"))
+def _(s, g):
+    if s.needs(0):
+        raise NotImplementedError("the derivative for 'special_zeta' with respect to self is not implemented")
+    return None, g * -s.self * torch.special.zeta(s.self + 1.0, s.other)
+
+
+@formula("special_xlog1py", save=("self", "other"))
+def _(s, g):
+    a, b = s.self, s.other
+    return (g * torch.special.xlog1py((a != 0).to(g.dtype), b) if s.needs(0) else None), (g * a / (b + 1) if s.needs(1) else None)
