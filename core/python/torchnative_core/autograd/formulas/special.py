@@ -94,3 +94,25 @@ def _(s, g):
 def _(s, g):
     a, b = s.self, s.other
     return (g * torch.special.xlog1py((a != 0).to(g.dtype), b) if s.needs(0) else None), (g * a / (b + 1) if s.needs(1) else None)
+
+
+@formula("logcumsumexp", save=("self", "result"))
+def _(s, g):
+    """upstream's logcumsumexp_backward (real branch): the positive and negative parts of the
+    gradient go through a reversed logcumsumexp in log space (its own derivative, so double
+    backward is logcumsumexp's again; composing logaddexp steps gave a wrong second derivative)."""
+    if g.dim() == 0 or g.numel() == 0:
+        return g
+    dim = s.dim
+    self_, result = s.self, s.result
+
+    def reverse_lcse(x):
+        return torch.flip(torch.logcumsumexp(torch.flip(x, [dim]), dim), [dim])
+
+    grad_min = torch.full((), torch.finfo(g.dtype).min, dtype=g.dtype)
+    log_abs = g.abs().log()
+    log_pos = torch.where(g > 0, log_abs, grad_min)
+    log_neg = torch.where(g < 0, log_abs, grad_min)
+    out_pos = (reverse_lcse(log_pos - result) + self_).exp()
+    out_neg = (reverse_lcse(log_neg - result) + self_).exp()
+    return out_pos - out_neg
