@@ -5,8 +5,6 @@ must be removed when the gap closes (and the list can only shrink honestly). Whe
 reference interpreter (TORCHNATIVE_GOLDEN_OURS=ref) the list does not apply."""
 
 GAPS = {
-    "linalg.einsum": "aten.einsum is not implemented",
-    "linalg.baddbmm_tensordot": "aten.tensordot is not implemented",
     "reductions.count_nonzero_unique": "aten._unique2 has no kernel",
     "reductions.median_mode_kthvalue": "aten.mode is not implemented; kthvalue picks a different index among tied values",
 }
