@@ -5,6 +5,7 @@
     nox -s lint         # ruff check, cargo clippy (warnings are errors) and rustfmt --check
     nox -s wheels       # the built wheels, not an editable tree, in a clean venv running torch
     nox -s docs         # relative links and quoted tools/tests paths in the Markdown exist
+    nox -s bench        # the benchmark suite against upstream (benchmarks/suite.py; not a test)
     nox -t vulkan       # (metal, npu) a backend's session; skips, saying why, until it is built
 """
 
@@ -44,6 +45,14 @@ def wheels(session):
 @nox.session
 def docs(session):
     session.run("python3", "tools/check_docs.py", external=True)
+
+
+@nox.session
+def bench(session):
+    """benchmarks/suite.py: every case of issue 8 on upstream and on torchnative, alternating;
+    prints the table and writes its JSON record under docs/bench/. Arguments after `--` go to the
+    suite (`nox -s bench -- --quick`)."""
+    session.run(".venv/bin/python", "benchmarks/suite.py", *session.posargs, external=True)
 
 
 def _backend_session(name, path, device_keys):

@@ -4,13 +4,12 @@ test). Each case runs in both interpreters, alternating, median of several repet
     .venv/bin/python benchmarks/overhead.py
 """
 
-import json
-import statistics
-import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import sidebyside as SB  # noqa: E402
+
 CASES = {
     "x + y (1 element)": "x + y",
     "x.view(1)": "x.view(1)",
@@ -30,21 +29,11 @@ print(json.dumps((time.perf_counter() - t) / n * 1e6))
 """
 
 
-def measure(python, stmt):
-    r = subprocess.run([python, "-c", RUNNER, stmt], capture_output=True, text=True, check=True)
-    return json.loads(r.stdout)
-
-
 def main():
-    ours = str(REPO / ".venv/bin/python")
-    ref = (REPO / "build/ref-python").read_text().strip()
     print(f"{'case':24} {'torchnative us':>15} {'upstream us':>12} {'ratio':>7}")
     for name, stmt in CASES.items():
-        o, u = [], []
-        for _ in range(3):
-            o.append(measure(ours, stmt))
-            u.append(measure(ref, stmt))
-        mo, mu = statistics.median(o), statistics.median(u)
+        o, u = SB.alternate(RUNNER, (stmt,), reps=3)
+        mo, mu = SB.median(o), SB.median(u)
         print(f"{name:24} {mo:15.2f} {mu:12.2f} {mo / mu:7.1f}x")
     return 0
 

@@ -1,7 +1,8 @@
 """Training-step time, torchnative against upstream torch 2.13.0, in one run (a benchmark, never
 a test): forward + backward + AdamW step of small models, both interpreters alternating, median
-of several runs, ratio ours/upstream. Upstream runs with one intra-op thread (OMP_NUM_THREADS=1)
-as ours does, so the ratio compares work, not thread counts; set BENCH_THREADS to change that.
+of several runs, ratio ours/upstream. Both sides run with one intra-op thread (OMP_NUM_THREADS=1
+for upstream, RAYON_NUM_THREADS=1 for the cpu backend; benchmarks/sidebyside.py), so the ratio
+compares work, not thread counts; set BENCH_THREADS to change that.
 
     .venv/bin/python benchmarks/training_step.py [--json docs/bench-training.json]
 """
@@ -9,11 +10,11 @@ as ours does, so the ratio compares work, not thread counts; set BENCH_THREADS t
 import argparse
 import json
 import os
-import statistics
-import subprocess
+import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import sidebyside as SB  # noqa: E402
 RUNNER = r"""
 import json, sys, time, torch, transformers
 from torch import nn
@@ -45,27 +46,16 @@ print(json.dumps((time.perf_counter() - t) / n * 1e3))
 """
 
 
-def measure(python, case, threads):
-    env = dict(os.environ, OMP_NUM_THREADS=threads)
-    r = subprocess.run([python, "-c", RUNNER, case], capture_output=True, text=True, check=True, env=env)
-    return json.loads(r.stdout.strip().splitlines()[-1])
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", default="")
     ap.add_argument("--reps", type=int, default=3)
     args = ap.parse_args()
-    ours = str(REPO / ".venv/bin/python")
-    ref = (REPO / "build/ref-python").read_text().strip()
     threads = os.environ.get("BENCH_THREADS", "1")
     rows = []
     for case in ("mlp", "cnn", "llama-tiny"):
-        o, r = [], []
-        for _ in range(args.reps):  # alternate, so load changes hit both sides alike
-            o.append(measure(ours, case, threads))
-            r.append(measure(ref, case, threads))
-        mo, mr = statistics.median(o), statistics.median(r)
+        o, r = SB.alternate(RUNNER, (case,), reps=args.reps, threads=threads)  # alternating
+        mo, mr = SB.median(o), SB.median(r)
         rows.append({"case": case, "ours_ms": round(mo, 2), "upstream_ms": round(mr, 2), "ratio": round(mo / mr, 2)})
         print(f"{case:12s} ours {mo:8.2f} ms   upstream {mr:8.2f} ms   ratio {mo / mr:5.2f}")
     if args.json:
