@@ -600,8 +600,17 @@ def _src_for(index, src):
     return sl
 
 
+def _scatter_0dim(op, self, dim, index, src):
+    """A 0-dim self scatters as a 1-element vector (a view, so `self` is updated)."""
+    x, idx, s = _as_1d(self, index, src)
+    D(op, x, dim, idx, s)
+    return self
+
+
 @impl("scatter_.src")
 def scatter_src_(self, dim, index, src):
+    if not self._tn_sizes:
+        return _scatter_0dim("scatter_.src", self, dim, index, src)
     d = B.wrap_dim(dim, len(self._tn_sizes))
     return D("index_put_", self, _coords(index, d), _src_for(index, src), False)
 
@@ -613,6 +622,8 @@ def scatter_src(self, dim, index, src):
 
 @impl("scatter_.value")
 def scatter_value_(self, dim, index, value):
+    if not self._tn_sizes:
+        return _scatter_0dim("scatter_.value", self, dim, index, value)
     d = B.wrap_dim(dim, len(self._tn_sizes))
     vals = D("full", list(index._tn_sizes), value, B.dtype_of(self), None, B.device_of(self), None)
     return D("index_put_", self, _coords(index, d), vals, False)
@@ -625,6 +636,8 @@ def scatter_value(self, dim, index, value):
 
 @impl("scatter_add_")
 def scatter_add_(self, dim, index, src):
+    if not self._tn_sizes:
+        return _scatter_0dim("scatter_add_", self, dim, index, src)
     d = B.wrap_dim(dim, len(self._tn_sizes))
     return D("index_put_", self, _coords(index, d), _src_for(index, src), True)
 
@@ -728,7 +741,7 @@ def rshift_scalar(self, other):
 @impl("avg_pool2d")
 def avg_pool2d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True,
                divisor_override=None):
-    if ceil_mode or not count_include_pad or divisor_override is not None:
+    if ceil_mode or not count_include_pad or divisor_override is not None or not B.dtype_of(self).is_floating_point:
         from .nn_extra import avg_pool2d_any
 
         return avg_pool2d_any(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)

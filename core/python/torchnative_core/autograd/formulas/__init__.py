@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import elementwise, linalg, linalg_decomp, nn, reductions, shape, special  # noqa: F401
+from . import elementwise, linalg, linalg_decomp, nn, reductions, scatter_reduce, shape, special  # noqa: F401
 
 
 def node_names():
