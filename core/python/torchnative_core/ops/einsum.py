@@ -145,6 +145,16 @@ def tensordot(self, other, dims_self, dims_other):
     nd_a, nd_b = self.dim(), other.dim()
     ds = [d % nd_a for d in dims_self]
     do = [d % nd_b for d in dims_other]
+    for da, db in zip(ds, do):  # a size-1 dimension broadcasts: the other side is summed there (Linear.cpp)
+        sa, sb = self.shape[da], other.shape[db]
+        if sa != sb:
+            if sb == 1:
+                self = self.sum(da, keepdim=True)
+            elif sa == 1:
+                other = other.sum(db, keepdim=True)
+            else:
+                raise RuntimeError(f"contracted dimensions need to match, but first has size {sa} in dim {da} and "
+                                   f"second has size {sb} in dim {db}")
     free_a = [d for d in range(nd_a) if d not in ds]
     free_b = [d for d in range(nd_b) if d not in do]
     k = 1

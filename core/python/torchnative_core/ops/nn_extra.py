@@ -81,18 +81,22 @@ def avg_pool_nd(x, kernel, stride, padding, ceil_mode, count_include_pad, diviso
         pads.append((pp, right))
     flat_pad = [v for lo_hi in reversed(pads) for v in lo_hi]
     xp = torch.constant_pad_nd(x, flat_pad, 0)
-    for i in range(nd):
+    for i in range(nd):  # windows gathered per dimension (index_select, not overlapping views); kernel axes last
         d = x.dim() - nd + i
-        xp = xp.unfold(d, k[i], s[i]).narrow(d, 0, outs[i])
-    summed = xp.sum(list(range(-nd, 0)))
+        idx = (torch.arange(outs[i]) * s[i]).unsqueeze(1) + torch.arange(k[i])
+        xp = xp.index_select(d, idx.flatten()).unflatten(d, (outs[i], k[i])).movedim(d + 1, -1)
+    summed = xp.sum(list(range(-nd, 0)), dtype=x.dtype)
+    integer = not (x.is_floating_point() or x.is_complex())
     if divisor_override:
-        return summed / divisor_override
-    div = None
-    for i in range(nd):
-        f = torch.tensor(_divisors(sizes[i], k[i], p[i], s[i], outs[i], count_include_pad), dtype=x.dtype)
-        f = f.reshape([-1] + [1] * (nd - 1 - i))
-        div = f if div is None else div * f
-    return summed / div
+        div = torch.tensor(divisor_override, dtype=x.dtype)
+    else:
+        div = None
+        for i in range(nd):
+            f = torch.tensor(_divisors(sizes[i], k[i], p[i], s[i], outs[i], count_include_pad), dtype=x.dtype)
+            f = f.reshape([-1] + [1] * (nd - 1 - i))
+            div = f if div is None else div * f
+    # integer inputs divide as C++ integers do (toward zero), as upstream's kernel
+    return torch.div(summed, div, rounding_mode="trunc") if integer else summed / div
 
 
 def avg_pool2d_any(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True,
