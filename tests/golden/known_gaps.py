@@ -6,5 +6,4 @@ reference interpreter (TORCHNATIVE_GOLDEN_OURS=ref) the list does not apply."""
 
 GAPS = {
     "reductions.count_nonzero_unique": "aten._unique2 has no kernel",
-    "reductions.median_mode_kthvalue": "aten.mode is not implemented; kthvalue picks a different index among tied values",
 }

@@ -710,10 +710,13 @@ def kthvalue(self, k, dim=-1, keepdim=False):
     from torch.return_types import kthvalue as t
 
     d = B.wrap_dim(dim, len(self._tn_sizes))
-    if k < 1 or k > self._tn_sizes[d]:
-        raise IndexError(f"kthvalue(): selected number k out of range for dimension {d}")
-    values, idx = D("sort.stable", self, True, d, False)
-    v, i = D("select.int", values, d, k - 1), D("select.int", idx, d, k - 1)
+    if k < 1 or k > (self._tn_sizes[d] if self._tn_sizes else 1):
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    if not self._tn_sizes:  # a 0-dim tensor is its own k=1 value, at index 0
+        return t((D("clone", self, None), D("zeros", [], B.I64, None, B.device_of(self), None)))
+    from .select import kthvalue_lines  # upstream's quickselect tie order, not a stable sort's
+
+    v, i = kthvalue_lines(self, k, d)
     if keepdim:
         v, i = D("unsqueeze", v, d), D("unsqueeze", i, d)
     return t((v, i))
