@@ -486,3 +486,217 @@ for _name, _target in (("special_digamma", "digamma"), ("special_psi", "digamma"
                        ("special_xlogy.other_scalar", "xlogy.Scalar_Other"), ("special_logsumexp", "logsumexp"),
                        ("special_softmax", "softmax.int"), ("special_log_softmax", "log_softmax.int")):
     impl(_name)(_forward_to(_target))
+
+
+# --- orthogonal polynomials (recurrences; trigonometric forms for large n inside [-1, 1], as
+# upstream evaluates them) ---------------------------------------------------------------------------
+
+def _recur(p, q, n, step):
+    r = q
+    for k in range(2, n + 1):
+        r = step(k, p, q)
+        p, q = q, r
+    return r
+
+
+def cheb_t(x, n):
+    if n < 0:
+        return 0.0
+    if abs(x) == 1.0:
+        return 1.0 if (x > 0 or n % 2 == 0) else -1.0
+    if n > 6 and abs(x) < 1.0:
+        return math.cos(n * math.acos(x))
+    if n == 0:
+        return 1.0
+    return x if n == 1 else _recur(1.0, x, n, lambda k, p, q: (x + x) * q - p)
+
+
+def cheb_u(x, n):
+    if n < 0:
+        return 0.0
+    if abs(x) == 1.0:
+        return float(n + 1) if (x > 0 or n % 2 == 0) else -float(n + 1)
+    if n > 8 and abs(x) < 1.0:
+        a = math.acos(x)
+        if math.sin(a) != 0.0:
+            return math.sin((n + 1) * a) / math.sin(a)
+        return (n + 1) * math.cos((n + 1) * a) / x
+    if n == 0:
+        return 1.0
+    return x + x if n == 1 else _recur(1.0, x + x, n, lambda k, p, q: (x + x) * q - p)
+
+
+def cheb_v(x, n):
+    if n < 0:
+        return 0.0
+    if abs(x) == 1.0:
+        if x > 0:
+            return 1.0
+        return float(n + n + 1) if n % 2 == 0 else -float(n + n + 1)
+    if n > 8 and abs(x) < 1.0:
+        a = math.acos(x)
+        if math.sin(a / 2.0) != 1.0:
+            return math.cos((n + 0.5) * a) / math.cos(a / 2.0)
+        return float(n + n + 1) if n % 2 == 0 else -float(n + n + 1)
+    if n == 0:
+        return 1.0
+    return x + x - 1.0 if n == 1 else _recur(1.0, x + x - 1.0, n, lambda k, p, q: (x + x) * q - p)
+
+
+def cheb_w(x, n):
+    if n < 0:
+        return 0.0
+    if abs(x) == 1.0:
+        if x > 0:
+            return float(n + n + 1)
+        return 1.0 if n % 2 == 0 else -1.0
+    if n > 8 and abs(x) < 1.0:
+        a = math.acos(x)
+        if math.cos(a / 2.0) != 1.0:
+            return math.sin((n + 0.5) * a) / math.sin(a / 2.0)
+        if x > 0:
+            return float(n + n + 1)
+        return 1.0 if n % 2 == 0 else -1.0
+    if n == 0:
+        return 1.0
+    return x + x + 1.0 if n == 1 else _recur(1.0, x + x + 1.0, n, lambda k, p, q: (x + x) * q - p)
+
+
+def _shifted(fn, x, n, at1, at0):
+    """The shifted polynomials are the plain ones at 2x - 1, with upstream's exact values at
+    x = 1 and x = 0."""
+    if n < 0:
+        return 0.0
+    if x == 1.0:
+        return at1(n)
+    if x == 0.0:
+        return at0(n)
+    return fn(x + x - 1.0, n)
+
+
+def shifted_t(x, n):
+    return _shifted(cheb_t, x, n, lambda n: 1.0, lambda n: 1.0 if n % 2 == 0 else -1.0)
+
+
+def shifted_u(x, n):
+    return _shifted(cheb_u, x, n, lambda n: float(n + 1), lambda n: float(n + 1) if n % 2 == 0 else -float(n + 1))
+
+
+def shifted_v(x, n):
+    return _shifted(cheb_v, x, n, lambda n: 1.0, lambda n: float(n + n + 1) if n % 2 == 0 else -float(n + n + 1))
+
+
+def shifted_w(x, n):
+    return _shifted(cheb_w, x, n, lambda n: float(n + n + 1), lambda n: 1.0 if n % 2 == 0 else -1.0)
+
+
+def hermite_h(x, n):
+    if n < 0:
+        return 0.0
+    if n == 0:
+        return 1.0
+    if n == 1:
+        return x + x
+    p, q, r = 1.0, x + x, 0.0
+    for k in range(2, n + n, 2):
+        r = (x + x) * q - k * p
+        p, q = q, r
+    return r
+
+
+def hermite_he(x, n):
+    if n < 0:
+        return 0.0
+    if n == 0:
+        return 1.0
+    if n == 1:
+        return x
+    p, q, r = 1.0, x, 0.0
+    for k in range(1, n):
+        r = x * q - k * p
+        p, q = q, r
+    return r
+
+
+def hermite_he_f32(x, n):
+    """hermite_he as upstream's float32 kernel computes it: float32 steps, with the compiler's
+    fused multiply-add in `x * q - k * p` (one rounding for x * q - (k * p)) — the recurrence
+    cancels, so float32 results follow that arithmetic (checked against upstream's values)."""
+    r = _f32
+    if n < 0:
+        return 0.0
+    if n == 0:
+        return 1.0
+    if n == 1:
+        return x
+    p, q, res = 1.0, x, 0.0
+    for k in range(1, n):
+        res = r(x * q - r(k * p))
+        p, q = q, res
+    return res
+
+
+def laguerre_l(x, n):
+    if n < 0:
+        return 0.0
+    if abs(x) == 0.0 or n == 0:
+        return 1.0
+    if n == 1:
+        return 1.0 - x
+    p, q, r = 1.0, 1.0 - x, 0.0
+    for k in range(1, n):
+        r = (((k + k) + (1.0 - x)) * q - k * p) / (k + 1)
+        p, q = q, r
+    return r
+
+
+def legendre_p(x, n):
+    if n < 0:
+        return 0.0
+    if abs(x) == 1.0:
+        return 1.0 if (x > 0 or n == 0 or n % 2 == 0) else -1.0
+    if n == 0:
+        return 1.0
+    if n == 1:
+        return x
+    p, q, r = 1.0, x, 0.0
+    for k in range(1, n):
+        r = ((k + k + 1) * x * q - k * p) / (k + 1)
+        p, q = q, r
+    return r
+
+
+def _poly(fn):
+    def f(x, n):
+        if math.isnan(x) or math.isnan(n):
+            return _NAN
+        try:
+            return fn(x, int(n))
+        except OverflowError:
+            return _NAN
+    return f
+
+
+def _register_poly(name, fn, fn_f32=None):
+    f = _poly(fn)
+    f32 = _poly(fn_f32) if fn_f32 else f
+
+    def both(x, n):
+        dtype = _zeta_dtype(x, n)
+        return _map(f32 if dtype == _torch().float32 else f, x, n, dtype=dtype)
+
+    impl(name)(both)
+    impl(name + ".x_scalar")(lambda x, n: both(B.C._tn_scalar_to_tensor(x), n))
+    impl(name + ".n_scalar")(lambda x, n: both(x, B.C._tn_scalar_to_tensor(n)))
+
+
+for _name, _fn in (("special_chebyshev_polynomial_t", cheb_t), ("special_chebyshev_polynomial_u", cheb_u),
+                   ("special_chebyshev_polynomial_v", cheb_v), ("special_chebyshev_polynomial_w", cheb_w),
+                   ("special_shifted_chebyshev_polynomial_t", shifted_t),
+                   ("special_shifted_chebyshev_polynomial_u", shifted_u),
+                   ("special_shifted_chebyshev_polynomial_v", shifted_v),
+                   ("special_shifted_chebyshev_polynomial_w", shifted_w),
+                   ("special_hermite_polynomial_h", hermite_h),
+                   ("special_laguerre_polynomial_l", laguerre_l), ("special_legendre_polynomial_p", legendre_p)):
+    _register_poly(_name, _fn)
+_register_poly("special_hermite_polynomial_he", hermite_he, hermite_he_f32)
