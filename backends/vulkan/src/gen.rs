@@ -23,7 +23,7 @@ use crate::device::{gpu, take_uncaptured, Gpu};
 use crate::kernel::{runtime, unsupported, KResult, View};
 
 pub const LIB: &str = include_str!("wgsl_lib.wgsl");
-pub const NSCALARS: usize = 6;
+pub const NSCALARS: usize = 24;
 const WG: u32 = 256;
 
 /// How a dtype computes in WGSL.
@@ -170,6 +170,9 @@ pub struct Kernel {
     /// Adds an error flag (`fail()` in the body); after the run, a raised flag becomes this
     /// error (kind and message).
     pub check: Option<(torchnative_abi::TnErrorKind, String)>,
+    /// A hand-written entry point (its own `@compute fn main`, using `ldK`/`stK`/`baseK()`/
+    /// `s_i`/`s_f`) and its workgroup counts, instead of one invocation per outer element.
+    pub custom: Option<(String, [u32; 3])>,
 }
 
 /// Merges adjacent dims that every operand walks contiguously, and drops size-1 dims.
@@ -285,6 +288,7 @@ impl Kernel {
             body: body.into(),
             scalars: [0; NSCALARS],
             check: None,
+            custom: None,
         }
     }
     pub fn scalar_f(&mut self, k: usize, v: f64) -> &mut Self {
@@ -370,8 +374,15 @@ impl Kernel {
             if o.store {
                 src.push_str(&store_fn(k, slot_of[k], atomic[slot_of[k]], o.view.dtype));
             }
+            let _ = writeln!(src, "fn base{k}() -> i32 {{ return P[{}]; }}", op_at(k));
             if ni == 0 {
                 let _ = writeln!(src, "fn ioff{k}(j: u32) -> i32 {{ return 0; }}");
+            } else if ni == 1 {
+                let _ = writeln!(
+                    src,
+                    "fn ioff{k}(j: u32) -> i32 {{ return i32(j) * P[{}]; }}",
+                    op_at(k) + 1 + no
+                );
             } else {
                 let base = op_at(k) + 1 + no;
                 let _ = writeln!(
@@ -381,27 +392,31 @@ impl Kernel {
                 );
             }
         }
-        let _ = writeln!(
+        if let Some((main, _)) = &self.custom {
+            src.push_str(main);
+        } else {
+            let _ = writeln!(
             src,
             "@compute @workgroup_size({WG})\nfn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {{\n  let i = gid.x + gid.y * nwg.x * {WG}u;\n  if (i >= u32(P[0])) {{ return; }}\n  let NINNER = u32(P[{}]);",
             1 + ns
         );
-        for k in 0..self.operands.len() {
-            let _ = writeln!(src, "  var b{k}: i32 = P[{}];", op_at(k));
-        }
-        if no > 0 {
-            let _ = writeln!(
+            for k in 0..self.operands.len() {
+                let _ = writeln!(src, "  var b{k}: i32 = P[{}];", op_at(k));
+            }
+            if no > 0 {
+                let _ = writeln!(
                 src,
                 "  var rem = i;\n  for (var d: i32 = {}; d >= 0; d = d - 1) {{\n    let sz = u32(P[{osz_at} + d]); let c = i32(rem % sz); rem = rem / sz;",
                 no as i32 - 1
             );
-            for k in 0..self.operands.len() {
-                let _ = writeln!(src, "    b{k} = b{k} + c * P[{} + d];", op_at(k) + 1);
+                for k in 0..self.operands.len() {
+                    let _ = writeln!(src, "    b{k} = b{k} + c * P[{} + d];", op_at(k) + 1);
+                }
+                src.push_str("  }\n");
             }
-            src.push_str("  }\n");
+            src.push_str(&self.body);
+            src.push_str("\n}\n");
         }
-        src.push_str(&self.body);
-        src.push_str("\n}\n");
 
         let mut params = vec![0i32; op_at(self.operands.len())];
         params[0] = n_outer as i32;
@@ -473,8 +488,13 @@ impl Kernel {
             entries: &entries,
         });
         let groups = plan.threads.div_ceil(WG as u64);
-        let x = groups.min(65535) as u32;
-        let y = groups.div_ceil(x as u64) as u32;
+        let (x, y, z) = match &self.custom {
+            Some((_, [x, y, z])) => (*x, *y, *z),
+            None => {
+                let x = groups.min(65535) as u32;
+                (x, groups.div_ceil(x as u64) as u32, 1)
+            }
+        };
         let mut enc = g
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
@@ -482,7 +502,7 @@ impl Kernel {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
             pass.set_pipeline(&pipeline);
             pass.set_bind_group(0, &group, &[]);
-            pass.dispatch_workgroups(x, y, 1);
+            pass.dispatch_workgroups(x, y, z);
         }
         g.queue.submit([enc.finish()]);
         if let Some(msg) = take_uncaptured() {
