@@ -5,5 +5,4 @@ must be removed when the gap closes (and the list can only shrink honestly). Whe
 reference interpreter (TORCHNATIVE_GOLDEN_OURS=ref) the list does not apply."""
 
 GAPS = {
-    "reductions.count_nonzero_unique": "aten._unique2 has no kernel",
 }

@@ -191,3 +191,186 @@ def linspace_tensor_tensor(start, end, steps, dtype=None, layout=None, device=No
     import torch
 
     return torch.linspace(start.item(), end.item(), steps, dtype=dtype, device=device)
+
+
+# --- recurrent cells (RNN.cpp: GRUCell, LSTMCell, SimpleCell) ------------------------------------
+
+def _gates(input, hx, w_ih, w_hh, b_ih, b_hh):
+    import torch
+
+    return torch.nn.functional.linear(input, w_ih, b_ih), torch.nn.functional.linear(hx, w_hh, b_hh)
+
+
+@impl("gru_cell")
+def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    gi, gh = _gates(input, hx, w_ih, w_hh, b_ih, b_hh)
+    i_r, i_z, i_n = gi.chunk(3, 1)
+    h_r, h_z, h_n = gh.chunk(3, 1)
+    reset = (h_r + i_r).sigmoid()
+    update = (h_z + i_z).sigmoid()
+    new = (i_n + h_n * reset).tanh()
+    return (hx - new) * update + new
+
+
+@impl("lstm_cell")
+def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    h, c = hx
+    gi, gh = _gates(input, h, w_ih, w_hh, b_ih, b_hh)
+    i, f, g, o = (gi + gh).chunk(4, 1)
+    cy = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    return (o.sigmoid() * cy.tanh(), cy)
+
+
+@impl("rnn_tanh_cell")
+def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    gi, gh = _gates(input, hx, w_ih, w_hh, b_ih, b_hh)
+    return (gi + gh).tanh()
+
+
+@impl("rnn_relu_cell")
+def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    gi, gh = _gates(input, hx, w_ih, w_hh, b_ih, b_hh)
+    return (gi + gh).relu()
+
+
+# --- grid_sample (GridSampler.cpp, 2-d: bilinear / nearest, zeros / border / reflection) --------
+
+def _unnormalize(coord, size, align_corners):
+    return ((coord + 1) / 2) * (size - 1) if align_corners else ((coord + 1) * size - 1) / 2
+
+
+def _reflect(coord, lo2, hi2):
+    """reflect_coordinates: twice-scaled bounds (as upstream, to handle half-integers)."""
+    import torch
+
+    if lo2 == hi2:
+        return torch.zeros_like(coord)
+    lo, span = lo2 / 2, (hi2 - lo2) / 2
+    c = (coord - lo).abs()
+    extra = torch.fmod(c, span)
+    flips = (c / span).floor()
+    return torch.where(flips.remainder(2) == 0, extra + lo, span - extra + lo)
+
+
+def _source(coord, size, padding, align_corners):
+    coord = _unnormalize(coord, size, align_corners)
+    if padding == 1:  # border
+        coord = coord.clamp(0, size - 1)
+    elif padding == 2:  # reflection
+        coord = _reflect(coord, 0, 2 * (size - 1)) if align_corners else _reflect(coord, -1, 2 * size - 1)
+        coord = coord.clamp(0, size - 1)
+    return coord
+
+
+@impl("grid_sampler_2d", "grid_sampler")
+def grid_sampler_2d(input, grid, interpolation_mode=0, padding_mode=0, align_corners=False):
+    import torch
+
+    if interpolation_mode not in (0, 1):
+        raise NotImplementedError("aten.grid_sampler_2d with bicubic interpolation has no kernel for device 'cpu' yet")
+    n, c, h, w = input.shape
+    x = _source(grid[..., 0], w, padding_mode, align_corners)
+    y = _source(grid[..., 1], h, padding_mode, align_corners)
+    flat = input.reshape(n, c, h * w)
+
+    def tap(yy, xx):
+        valid = (xx >= 0) & (xx <= w - 1) & (yy >= 0) & (yy <= h - 1)
+        idx = (yy.clamp(0, h - 1) * w + xx.clamp(0, w - 1)).to(torch.int64).reshape(n, 1, -1).expand(n, c, -1)
+        v = flat.gather(2, idx).reshape(n, c, *xx.shape[1:])
+        return v * valid.unsqueeze(1).to(v.dtype)
+
+    if interpolation_mode == 1:  # nearest: round half to even, as nearbyint
+        return tap(y.round(), x.round())
+    x0, y0 = x.floor(), y.floor()
+    x1, y1 = x0 + 1, y0 + 1
+    wx1, wy1 = x - x0, y - y0
+    wx0, wy0 = x1 - x, y1 - y
+    out = tap(y0, x0) * (wx0 * wy0).unsqueeze(1) + tap(y0, x1) * (wx1 * wy0).unsqueeze(1)
+    return out + tap(y1, x0) * (wx0 * wy1).unsqueeze(1) + tap(y1, x1) * (wx1 * wy1).unsqueeze(1)
+
+
+# --- distances and index helpers ---------------------------------------------------------------
+
+@impl("_euclidean_dist")
+def _euclidean_dist(x1, x2):
+    return (x1.unsqueeze(-2) - x2.unsqueeze(-3)).pow(2).sum(-1).sqrt()
+
+
+@impl("cdist", "_cdist_forward")
+def cdist(x1, x2, p=2.0, compute_mode=None):
+    d = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()
+    if p == 0:
+        return (d != 0).to(x1.dtype).sum(-1)
+    if p == float("inf"):
+        return d.amax(-1)
+    if p == 1:
+        return d.sum(-1)
+    if p == 2:
+        return d.pow(2).sum(-1).sqrt()
+    return d.pow(p).sum(-1).pow(1.0 / p)
+
+
+@impl("pairwise_distance")
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    import torch
+
+    nd = max(x1.dim(), x2.dim())
+    return torch.linalg.vector_norm(x1 - x2 + eps, p, nd - 1 if nd else 0, keepdim) if nd else (x1 - x2 + eps).abs()
+
+
+def _tri(row, col, offset, upper, dtype, device):
+    import torch
+
+    r = torch.arange(row).unsqueeze(1).expand(row, col)
+    c = torch.arange(col).unsqueeze(0).expand(row, col)
+    keep = (c - r >= offset) if upper else (c - r <= offset)
+    return torch.stack([r[keep], c[keep]]).to(dtype or torch.int64)
+
+
+@impl("tril_indices")
+def tril_indices(row, col, offset=0, dtype=None, layout=None, device=None, pin_memory=None):
+    return _tri(row, col, offset, False, dtype, device)
+
+
+@impl("triu_indices")
+def triu_indices(row, col, offset=0, dtype=None, layout=None, device=None, pin_memory=None):
+    return _tri(row, col, offset, True, dtype, device)
+
+
+@impl("_unique2")
+def _unique2(self, sorted=True, return_inverse=False, return_counts=False):
+    """Sorted unique values (upstream's CPU _unique2 sorts whatever `sorted` says), the inverse
+    indices in the input's shape and the counts."""
+    import torch
+
+    flat = self.reshape(-1)
+    if flat.numel() == 0:
+        empty = torch.empty(0, dtype=torch.int64)
+        return flat.clone(), torch.empty(self.shape, dtype=torch.int64) if return_inverse else empty, empty
+    vals, order = flat.sort(stable=True)
+    first = torch.ones(vals.shape, dtype=torch.bool)
+    if vals.numel() > 1:
+        first[1:] = vals[1:] != vals[:-1]
+    uniq = vals[first]
+    group = first.to(torch.int64).cumsum(0) - 1
+    inverse = torch.empty_like(group).index_put_((order,), group).reshape(self.shape) if return_inverse \
+        else torch.empty(0, dtype=torch.int64)
+    counts = torch.zeros(uniq.numel(), dtype=torch.int64).index_add_(0, group, torch.ones_like(group)) \
+        if return_counts else torch.empty(0, dtype=torch.int64)
+    return uniq, inverse, counts
+
+
+@impl("cosine_similarity")
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """Distance.cpp: each side divided by its norm clamped to eps, then the product summed
+    (upstream clamps in place under a NoGradGuard; out of place here, the same values)."""
+    import torch
+
+    if not (x1.is_floating_point() or x1.is_complex()):
+        x1 = x1.to(torch.get_default_dtype())
+    if not (x2.is_floating_point() or x2.is_complex()):
+        x2 = x2.to(torch.get_default_dtype())
+    x1, x2 = torch.broadcast_tensors(x1, x2)
+    n1 = torch.linalg.vector_norm(x1, 2, dim, True).clamp_min(eps)
+    n2 = torch.linalg.vector_norm(x2, 2, dim, True).clamp_min(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
