@@ -30,6 +30,8 @@ vk_kernels! {
     k_any_dim = "aten::any.dim" => |c| { let d = vec![c.int(1)?]; allany(c, false, Some(d)) };
     k_any_dims = "aten::any.dims" => |c| { let d = c.int_list(1)?; allany(c, false, Some(d)) };
     k_logsumexp = "aten::logsumexp" => |c| logsumexp(c);
+    k_var = "aten::var.correction" => |c| var_std(c, false);
+    k_std = "aten::std.correction" => |c| var_std(c, true);
     k_softmax = "aten::_softmax" => |c| softmax(c, false);
     k_log_softmax = "aten::_log_softmax" => |c| softmax(c, true);
 }
@@ -330,4 +332,37 @@ fn softmax(c: &mut Call, log: bool) -> KResult {
     let (ao, ai) = split(&a);
     k.operands = vec![Operand::output(&out, oo, oi), Operand::input(&a, ao, ai)];
     k.run()
+}
+
+/// `var.correction(self, dim?, *, correction?, keepdim)` and `std.correction`: two passes (mean,
+/// then the sum of squared deviations, both Kahan-compensated), divisor `max(0, n - correction)`.
+fn var_std(c: &mut Call, take_sqrt: bool) -> KResult {
+    let out = c.out(0)?;
+    let a = c.tensor(0)?;
+    let dims = dims_arg(c, 1, a.ndim())?;
+    let correction = c.opt_scalar(2)?.map(|s| s.as_f64()).unwrap_or(1.0);
+    let name = if take_sqrt { "std" } else { "var" };
+    if ct(name, a.dtype)? != Ct::F || out.dtype != TnDtype::Float32 {
+        return Err(unsupported(name, a.dtype));
+    }
+    if a.numel() == 0 {
+        return fill(&out, Scalar::Float(f64::NAN));
+    }
+    let n: i64 = dims
+        .iter()
+        .map(|&d| a.sizes[d])
+        .product::<i64>()
+        .max(if a.ndim() == 0 { 1 } else { 0 });
+    let divisor = (n as f64 - correction).max(0.0);
+    let fin = if take_sqrt { "sqrt(v)" } else { "v" };
+    let body = format!(
+        "var mu = 0.0; var comp = 0.0;\n  for (var j = 0u; j < NINNER; j = j + 1u) {{ let y = ld1(b1 + ioff1(j)) - comp; let t = mu + y; comp = (t - mu) - y; mu = t; }}\n  mu = mu / f32(NINNER);\n  var ss = 0.0; comp = 0.0;\n  for (var j = 0u; j < NINNER; j = j + 1u) {{ let d = ld1(b1 + ioff1(j)) - mu; let y = d * d - comp; let t = ss + y; comp = (t - ss) - y; ss = t; }}\n  let v = {};\n  st0(b0, {fin});",
+        if divisor == 0.0 {
+            // 0/0 and x/0 spelled out (drivers may fold a division by a zero literal).
+            "select(f_inf(), f_nan(), ss == 0.0)".to_string()
+        } else {
+            format!("ss / {}", crate::gen::lit(Ct::F, divisor))
+        }
+    );
+    run_reduction(&[&out], &a, &dims, body)
 }

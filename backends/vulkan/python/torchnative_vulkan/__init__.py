@@ -15,6 +15,24 @@ from __future__ import annotations
 __all__ = ["plugin", "VulkanPlugin"]
 
 
+def _probe(native):
+    """``native.probe()`` with Mesa's implicit device-select layer off (``NODEVICE_SELECT=1``)
+    unless the user set that variable: the layer only orders GPUs for a display server, and
+    without a Wayland session it prints "error: XDG_RUNTIME_DIR is invalid" at every
+    ``import torch``. The variable is restored after the probe (the loader reads it once, when
+    the instance is created)."""
+    import os
+
+    unset = "NODEVICE_SELECT" not in os.environ
+    if unset:
+        os.environ["NODEVICE_SELECT"] = "1"
+    try:
+        return native.probe()
+    finally:
+        if unset:
+            del os.environ["NODEVICE_SELECT"]
+
+
 class VulkanPlugin:
     """The backend descriptor the torchnative plugin manager reads."""
 
@@ -39,12 +57,12 @@ class VulkanPlugin:
             native = self._native()
         except Exception as e:  # noqa: BLE001 - the reason is reported, not raised
             return False, "torchnative_vulkan._native failed to import: %s: %s" % (type(e).__name__, e)
-        ok, why = native.probe()
+        ok, why = _probe(native)
         return bool(ok), "" if ok else why
 
     def adapter(self) -> str:
         """The adapter wgpu found ("llvmpipe (LLVM 15.0.6, 256 bits) (Cpu, Vulkan)"), or the reason."""
-        return self._native().probe()[1]
+        return _probe(self._native())[1]
 
     def torchnative_describe(self):
         """The descriptor hook: name, device keys, priority, ABI version, availability."""
