@@ -5,7 +5,8 @@
 //! Python key), dispatch modes (TorchDispatchMode stack), then the operator's implementation
 //! (its meta step plus a kernel launch, or a composition of other operators through this door),
 //! or a refusal by name. Implementations are registered per overload name by the core's Python layer
-//! today (`torchnative_core.ops`); hot ones move here into Rust as the benchmarks demand.
+//! (`torchnative_core.ops`); for the hottest ones a native meta step (`fastpath.rs`) runs instead
+//! when the arguments are ones it covers exactly.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -209,7 +210,12 @@ pub fn _tn_call_impl(
 ) -> PyResult<PyObject> {
     let st = state(py);
     match st.impls.bind(py).get_item(op)? {
-        Some(f) => Ok(f.call(args, kwargs)?.unbind()),
+        Some(f) => {
+            if let Some(out) = crate::fastpath::try_call(py, op, &f, args, kwargs)? {
+                return Ok(out);
+            }
+            Ok(f.call(args, kwargs)?.unbind())
+        }
         None => Err(refuse(
             &crate::launch::display_name(&format!("aten::{op}")),
             &first_device(args),

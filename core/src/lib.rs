@@ -16,6 +16,7 @@ use torchnative_abi::TnDtype;
 
 pub mod door;
 pub mod dtype;
+pub mod fastpath;
 pub mod launch;
 pub mod registrar;
 pub mod registry;
@@ -197,6 +198,9 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(door::is_inference_mode_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(door::_set_inference_mode, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_install_door, m)?)?;
+    m.add_function(wrap_pyfunction!(fastpath::_tn_set_fast_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(fastpath::_tn_wrapped_number, m)?)?;
+    m.add_function(wrap_pyfunction!(fastpath::_tn_fast_paths_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_count_ops, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_op_counts, m)?)?;
     m.add_function(wrap_pyfunction!(door::_push_on_torch_dispatch_stack, m)?)?;

@@ -314,23 +314,51 @@ fn sdpa(c: &mut Call) -> KResult {
     unsafe {
         dispatch_float!(q.dtype, "flash_attention", T, A => {
             let sc_a = A::c(sc);
-            let rd = |t: &Tensor, idx: [usize; 4]| -> A {
-                let off: isize = (0..4).map(|d| idx[d] as isize * t.stride(d)).sum();
-                t.read::<T>(off).to_acc()
+            // Per (batch, head): the operands gathered contiguous in the accumulation type, the
+            // score matrix `q @ k^T * scale` and the product `p @ v` by the gemm crate (the
+            // engine of mm), the masked softmax row by row between them.
+            let gather = |t: &Tensor, b: usize, h: usize, rows: usize, cols: usize| -> Vec<A> {
+                let mut out = Vec::with_capacity(rows * cols);
+                let base = b as isize * t.stride(0) + h as isize * t.stride(1);
+                for r in 0..rows {
+                    let rb = base + r as isize * t.stride(2);
+                    for d in 0..cols {
+                        out.push(t.read::<T>(rb + d as isize * t.stride(3)).to_acc());
+                    }
+                }
+                out
             };
-            let mut scores = vec![A::ZERO; sn];
-            let mut acc = vec![A::ZERO; ev];
+            let mut scores = vec![A::ZERO; ln * sn];
+            let mut acc = vec![A::ZERO; ln * ev];
+            let par = |m: usize, n: usize, k: usize| {
+                if m * n * k >= 64 * 64 * 64 {
+                    gemm::Parallelism::Rayon(0)
+                } else {
+                    gemm::Parallelism::None
+                }
+            };
             for b in 0..bn {
                 for h in 0..hn {
+                    let qm = gather(&q, b, h, ln, e);
+                    let km = gather(&k, b, h, sn, e);
+                    let vm = gather(&v, b, h, sn, ev);
+                    if e > 0 {
+                        // scores[i, j] = scale * sum_d q[i, d] * k[j, d]
+                        gemm::gemm(ln, sn, e, scores.as_mut_ptr(), 1, sn as isize, false,
+                                   qm.as_ptr(), 1, e as isize, km.as_ptr(), e as isize, 1,
+                                   A::ZERO, sc_a, false, false, false, par(ln, sn, e));
+                    } else {
+                        scores.iter_mut().for_each(|x| *x = A::ZERO);
+                    }
+                    let mut sums = vec![A::ZERO; ln];
+                    let mut lses = vec![-A::INF; ln];
+                    let mut live = vec![false; ln]; // rows with at least one unmasked score
                     for i in 0..ln {
+                        let row = &mut scores[i * sn..(i + 1) * sn];
                         let mut m = A::NAN;
                         let mut any = false;
-                        for (j, slot) in scores.iter_mut().enumerate() {
-                            let mut s = A::ZERO;
-                            for d in 0..e {
-                                s += rd(&q, [b, h, i, d]) * rd(&k, [b, h, j, d]);
-                            }
-                            s *= sc_a;
+                        for (j, slot) in row.iter_mut().enumerate() {
+                            let mut s = *slot;
                             if let Some((mt, st)) = &mask_view {
                                 let off: isize = b as isize * st[0] + h as isize * st[1] + i as isize * st[2] + j as isize * st[3];
                                 if mt.dtype == TnDtype::Bool {
@@ -350,24 +378,35 @@ fn sdpa(c: &mut Call) -> KResult {
                                 any = true;
                             }
                         }
-                        acc.iter_mut().for_each(|x| *x = A::ZERO);
                         let mut sum = A::ZERO;
-                        if any {
-                            for (j, &sj) in scores.iter().enumerate() {
-                                let p = if sj == -A::INF { A::ZERO } else { (sj - m).exp() };
-                                sum += p;
-                                for (d, ad) in acc.iter_mut().enumerate() {
-                                    *ad += p * rd(&v, [b, h, j, d]);
-                                }
-                            }
+                        for slot in row.iter_mut() {
+                            let p = if !any || *slot == -A::INF { A::ZERO } else { (*slot - m).exp() };
+                            sum += p;
+                            *slot = p;
                         }
-                        for (d, &ad) in acc.iter().enumerate() {
-                            let val = if any { ad / sum } else { A::ZERO };
+                        if any {
+                            sums[i] = sum;
+                            lses[i] = m + sum.ln();
+                            live[i] = true;
+                        }
+                    }
+                    if sn > 0 {
+                        // acc[i, d] = sum_j p[i, j] * v[j, d]
+                        gemm::gemm(ln, ev, sn, acc.as_mut_ptr(), 1, ev as isize, false,
+                                   scores.as_ptr(), 1, sn as isize, vm.as_ptr(), 1, ev as isize,
+                                   A::ZERO, A::ONE, false, false, false, par(ln, ev, sn));
+                    } else {
+                        acc.iter_mut().for_each(|x| *x = A::ZERO);
+                    }
+                    for i in 0..ln {
+                        let any = live[i];
+                        for d in 0..ev {
+                            let val = if any { acc[i * ev + d] / sums[i] } else { A::ZERO };
                             let off: isize = b as isize * o.stride(0) + h as isize * o.stride(1) + i as isize * o.stride(2) + d as isize * o.stride(3);
                             o.write::<T>(off, T::from_acc(val));
                         }
-                        let l = if any { m + sum.ln() } else { -A::INF };
                         let off: isize = b as isize * lse.stride(0) + h as isize * lse.stride(1) + i as isize * lse.stride(2);
+                        let l = lses[i];
                         crate::dispatch_float!(lse.dtype, "logsumexp", L, _C => lse.write::<L>(off, L::from_f64(l.to_f64())));
                     }
                 }

@@ -11,11 +11,16 @@ from __future__ import annotations
 import types as _pytypes
 
 from ..surface import torch_function as _TF
+from . import plans as _plans
 from . import signature as S
 from .schema import all_schemas, ops_table
 
+_PLANS_ON = _plans.ENABLED
+
 _door = None  # torch._C._aten_dispatch, set by install()
 _C = None
+_wrap_number = None  # torch._C._tn_wrapped_number when the core has it (core/src/fastpath.rs)
+_TB = None  # torch._C.TensorBase
 
 
 # --- converting bound Python values into door arguments ----------------------------------------
@@ -71,7 +76,10 @@ def convert(p: S.Param, x):
         return None
     t = p.type
     if t == "Tensor":
-        return x if S._is_tensor(x) else _C._tn_scalar_to_tensor(x)
+        if S._is_tensor(x):
+            return x
+        w = _wrap_number(x) if _wrap_number is not None else None  # native for bool/int/float
+        return w if w is not None else _C._tn_scalar_to_tensor(x)
     if t in ("Scalar",):
         return _to_scalar(x)
     if t == "double":
@@ -102,12 +110,13 @@ def convert(p: S.Param, x):
 class _Overloads:
     """The parsed signatures of one Python name, built on first call (keeps import fast)."""
 
-    __slots__ = ("entries", "sigs", "method")
+    __slots__ = ("entries", "sigs", "method", "plans")
 
     def __init__(self, entries, method):
         self.entries = entries
         self.sigs = None
         self.method = method
+        self.plans = {}  # plan key -> binding/plans.Plan (None: the key's calls take the full path)
 
     def get(self):
         if self.sigs is None:
@@ -118,14 +127,29 @@ class _Overloads:
 
 
 def _call(ov: _Overloads, name: str, self_, args, kwargs):
+    key = _plans.key(args, kwargs) if _PLANS_ON[0] else None
+    if key is not None:
+        plan = ov.plans.get(key, False)
+        if plan:
+            return plan(self_, args, kwargs)
+        if plan is None or len(ov.plans) >= _plans.MAX_PLANS:
+            key = None
     sigs = ov.get()
     bound = None
+    checks = [] if key is not None else None
     for sig in sigs:
-        bound = S.parse(sig, args, kwargs, raise_exception=len(sigs) == 1)
+        trace = (checks, []) if key is not None else None
+        bound = S.parse(sig, args, kwargs, len(sigs) == 1, trace)
         if bound is not None:
             break
     if bound is None:
         S.no_match(name, sigs, args, kwargs)
+    if key is not None:
+        plan = None
+        if all(_plans.determined(t, x) for t, x in checks):
+            op = sig.entry["op"]
+            plan = _plans.build(sig, trace[1], self_, all_schemas()[op], convert, _schema_default, _door)
+        ov.plans[key] = plan
     return _dispatch_bound(sig, bound, self_)
 
 
@@ -255,15 +279,27 @@ def _make_method(name: str, ov: _Overloads):
 
 def _make_binary_dunder(target: str, ov: _Overloads):
     """Arithmetic dunders return NotImplemented on a type mismatch (upstream's
-    TypeError_to_NotImplemented_), so Python can try the reflected operation."""
+    TypeError_to_NotImplemented_), so Python can try the reflected operation.
+
+    With a tensor on the right, every call binds the same way (a Tensor parameter accepts any
+    tensor by type), so once the first such call has recorded its plan, the dunder enters the
+    door directly with the plan's overload and constant trailing arguments (`direct`)."""
+    direct = []
 
     def dunder(self, other):
         if _TLS.__dict__.get("stack") and _TF._state() != 2:
             return _to_modes(dunder, (self, other), {})
         try:
-            return _call(ov, target, self, (other,), {})
+            if direct and _PLANS_ON[0] and isinstance(other, _TB):
+                return _door(direct[0], self, other, *direct[1])
+            result = _call(ov, target, self, (other,), {})
         except TypeError:
             return NotImplemented
+        if not direct and isinstance(other, _TB):
+            form = _plans.direct_binary(ov.plans.get((type(other),)))
+            if form is not None:
+                direct[:] = form
+        return result
 
     dunder.__name__ = target
     return dunder
@@ -286,8 +322,11 @@ BINARY_DUNDERS = {
 def install(C) -> None:
     global _door, _C
     _C = C
+    global _wrap_number, _TB
     _door = C._aten_dispatch
-    S._TensorBase = C.TensorBase
+    S._TensorBase = _TB = C.TensorBase
+    _wrap_number = getattr(C, "_tn_wrapped_number", None)
+    _plans.install(C)
     bindings = ops_table()["bindings"]
 
     ns = {}

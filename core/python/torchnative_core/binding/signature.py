@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from .plans import CONST, KW, POS, VARARGS
+
 # Functions whose Tensor parameters accept Python numbers (upstream's allow-list).
 NUMBERS_AS_TENSORS = {
     f"{base}{sfx}"
@@ -255,8 +257,11 @@ def check(p: Param, x) -> bool:
     return True
 
 
-def parse(sig: Signature, args: tuple, kwargs: dict, raise_exception: bool):
-    """Binds args/kwargs to `sig`. Returns {param name: python value or None} or None."""
+def parse(sig: Signature, args: tuple, kwargs: dict, raise_exception: bool, trace=None):
+    """Binds args/kwargs to `sig`. Returns {param name: python value or None} or None.
+
+    With `trace` (a pair of lists: checks, sources), records each (parameter type, value) pair
+    that `check` examined, and where each parameter's value came from (binding/plans.py)."""
     nargs = len(args)
     remaining = len(kwargs)
     allow_varargs = sig.max_pos == 1 and sig.params and sig.params[0].type in ("IntArrayRef", "SymIntArrayRef")
@@ -277,6 +282,7 @@ def parse(sig: Signature, args: tuple, kwargs: dict, raise_exception: bool):
             x = args[pos]
         else:
             is_kwd = True
+            kw_name = p.name
             if p.name in kwargs:
                 x = kwargs[p.name]
             else:
@@ -284,22 +290,35 @@ def parse(sig: Signature, args: tuple, kwargs: dict, raise_exception: bool):
                 x = None
                 for alt in NUMPY_NAMES.get(p.name, ()):
                     if alt in kwargs:
-                        x, present = kwargs[alt], True
+                        x, present, kw_name = kwargs[alt], True, alt
                         break
         varargs_ok = allow_varargs and pos == 0 and not is_kwd
         if (not present and p.optional) or (present and x is None and p.allow_none):
             out[p.name] = p.default if not present else None
+            if trace is not None:
+                trace[1].append((CONST, out[p.name], None))
         elif not present:
             if raise_exception:
                 raise TypeError(f'{sig.name}() missing {1} required positional argument: "{p.name}"')
             return None
         elif check(p, x):
             out[p.name] = x
+            if trace is not None:
+                trace[0].append((p.type, x))
+                trace[1].append((KW, kw_name, x) if is_kwd else (POS, pos, x))
         elif varargs_ok and _is_int_list(tuple(args), p.size):
             out[p.name] = tuple(args)
+            if trace is not None:
+                trace[0].append((p.type, x))
+                trace[0].append((p.type, tuple(args)))
+                trace[1].append((VARARGS, None, tuple(args)))
             pos = nargs
             continue
         else:
+            if trace is not None:
+                trace[0].append((p.type, x))
+                if varargs_ok:
+                    trace[0].append((p.type, tuple(args)))
             if raise_exception:
                 if is_kwd:
                     raise TypeError(f"{sig.name}(): argument '{p.name}' must be {p.type_name()}, not {type(x).__name__}")

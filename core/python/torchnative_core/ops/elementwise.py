@@ -330,6 +330,11 @@ def pow_ts(self, exponent):
     d = B.dtype_of(self)
     if isinstance(exponent, int) and not isinstance(exponent, bool) and exponent < 0 and not (d.is_floating_point or d.is_complex):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if exponent == 2 and not isinstance(exponent, bool) and d.is_floating_point:
+        # upstream's pow_tensor_scalar_optimized_kernel squares (x * x, correctly rounded) rather
+        # than calling pow; the mul kernel, launched directly, is what a dispatch mode still sees
+        # as aten.pow.Tensor_Scalar (docs/PERF.md: RMSNorm's pow(2) was powf per element)
+        return binary("mul.Tensor", self, self)
     return binary("pow.Tensor_Tensor", self, B.C._tn_scalar_to_tensor(exponent))
 
 

@@ -1,0 +1,767 @@
+//! Native meta steps for the commonest operator calls, taken inside the door's implementation
+//! step (`door::_tn_call_impl`) instead of the Python implementation when they apply.
+//!
+//! A fast path is registered for an overload together with the Python implementation it stands
+//! in for (`_tn_set_fast_paths`); it runs only while that implementation is still the one
+//! installed for the overload (a replaced implementation turns it off), and only for arguments
+//! on which it computes exactly what the Python meta step would: otherwise it answers `None` and
+//! the Python implementation runs. docs/PERF.md records what each saves.
+//!
+//! * `binary`: `add.Tensor`, `sub.Tensor`, `mul.Tensor`, `div.Tensor` on two tensors of one
+//!   dtype and device, or one tensor and a wrapped Python number on the CPU (float32/float64
+//!   with an int or float, int64/int32 with an int); no bool, `div` on floating dtypes only, at
+//!   least one element, a native kernel registered. The Python meta step
+//!   (`ops/elementwise.binary`) then promotes to the tensor's dtype, so it reduces to: cast the
+//!   number to that dtype (a 0-dim tensor), expand both operands to the broadcast shape
+//!   (stride-0 views, or the operand itself when it already has the shape), allocate a
+//!   contiguous output and launch the kernel.
+//! * views: `view`, `_unsafe_view`, `t`, `transpose.int`, `select.int` compute the same geometry
+//!   as ops/views.py (upstream's computeStride for `view`) and make the view as
+//!   `TensorBase._tn_as_strided` does; any argument the Python step would refuse goes there, so
+//!   errors keep their Python wording.
+//! * matrix products: `mm` and `addmm` on 2-d operands of one dtype and place (the meta step of
+//!   ops/linalg.py: an [n, m] output, `addmm`'s bias expanded to it), and the compositions `matmul`
+//!   (2-d @ 2-d) and `linear` (2-d input, or 3-d contiguous with a bias) re-entering the door for
+//!   each operator they are made of, exactly as ops/linalg.py does, so dispatch modes and
+//!   autograd see the same calls.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use pyo3::prelude::*;
+use pyo3::sync::GILOnceCell;
+use pyo3::types::{PyDict, PyTuple};
+use torchnative_abi::TnDtype;
+
+use crate::registry::{self, Kernel};
+use crate::tensor::{self, Meta, TensorBase};
+
+#[derive(Clone, Copy)]
+enum Fast {
+    /// Same-shape elementwise binary; `floats_only` for true division.
+    Binary {
+        floats_only: bool,
+    },
+    View,
+    T,
+    Transpose,
+    Select,
+    Mm,
+    Addmm,
+    Matmul,
+    Linear,
+}
+
+struct Entry {
+    fast: Fast,
+    /// The Python implementation this stands in for (compared by identity).
+    py_impl: Py<PyAny>,
+}
+
+static TABLE: GILOnceCell<HashMap<String, Entry>> = GILOnceCell::new();
+/// `_tn_fast_paths_enabled(False)` turns every fast path off (tests compare both ways).
+static ENABLED: AtomicBool = AtomicBool::new(true);
+
+/// Turns the fast paths on or off; returns the previous setting.
+#[pyfunction]
+pub fn _tn_fast_paths_enabled(on: bool) -> bool {
+    ENABLED.swap(on, Ordering::Relaxed)
+}
+
+/// Registers the fast paths: `{overload name: the Python implementation it replaces}`. Names
+/// without a native meta step here are ignored; called once by the ops package.
+#[pyfunction]
+pub fn _tn_set_fast_paths(py: Python<'_>, impls: &Bound<'_, PyDict>) -> PyResult<Vec<String>> {
+    let mut table = HashMap::new();
+    for (k, v) in impls.iter() {
+        let name: String = k.extract()?;
+        let fast = match name.as_str() {
+            "add.Tensor" | "sub.Tensor" | "mul.Tensor" => Fast::Binary { floats_only: false },
+            "div.Tensor" => Fast::Binary { floats_only: true },
+            "view" | "_unsafe_view" => Fast::View,
+            "t" => Fast::T,
+            "transpose.int" => Fast::Transpose,
+            "select.int" => Fast::Select,
+            "mm" => Fast::Mm,
+            "addmm" => Fast::Addmm,
+            "matmul" => Fast::Matmul,
+            "linear" => Fast::Linear,
+            _ => continue,
+        };
+        table.insert(
+            name,
+            Entry {
+                fast,
+                py_impl: v.unbind(),
+            },
+        );
+    }
+    let names = table.keys().cloned().collect();
+    let _ = TABLE.set(py, table);
+    Ok(names)
+}
+
+/// The fast path's result, or None when it does not apply (the Python implementation runs).
+pub fn try_call(
+    py: Python<'_>,
+    op: &str,
+    py_impl: &Bound<'_, PyAny>,
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Option<PyObject>> {
+    if !ENABLED.load(Ordering::Relaxed) {
+        return Ok(None);
+    }
+    let Some(table) = TABLE.get(py) else {
+        return Ok(None);
+    };
+    let Some(entry) = table.get(op) else {
+        return Ok(None);
+    };
+    if !entry.py_impl.bind(py).is(py_impl) || kwargs.is_some_and(|k| !k.is_empty()) {
+        return Ok(None);
+    }
+    match entry.fast {
+        Fast::Binary { floats_only } => binary(py, op, args, floats_only),
+        Fast::View => view(py, args),
+        Fast::T => t(py, args),
+        Fast::Transpose => transpose(py, args),
+        Fast::Select => select(py, args),
+        Fast::Mm => mm(py, args),
+        Fast::Addmm => addmm(py, args),
+        Fast::Matmul => matmul(py, args),
+        Fast::Linear => linear(py, args),
+    }
+}
+
+fn binary(
+    py: Python<'_>,
+    op: &str,
+    args: &Bound<'_, PyTuple>,
+    floats_only: bool,
+) -> PyResult<Option<PyObject>> {
+    // add/sub take (self, other, alpha), mul/div (self, other); alpha defaults to 1.
+    let n = args.len();
+    let with_alpha = op.starts_with("add") || op.starts_with("sub");
+    if n < 2 || n > 2 + with_alpha as usize {
+        return Ok(None);
+    }
+    let (Some(a), Some(b)) = (tensor_arg(args, 0), tensor_arg(args, 1)) else {
+        return Ok(None);
+    };
+    let (ra, rb) = (a.borrow(), b.borrow());
+    // The operand that decides dtype and device; the other is the same kind of tensor or a
+    // wrapped Python number (cast to that dtype, as `_prepare` casts it).
+    let (wa, wb) = (ra.wrapped_number, rb.wrapped_number);
+    if wa && wb {
+        return Ok(None);
+    }
+    let main = if wa { &rb } else { &ra };
+    let dt = main.meta.dtype;
+    let is_float = matches!(dt, TnDtype::Float32 | TnDtype::Float64);
+    let dtype_ok = matches!(
+        dt,
+        TnDtype::Float32 | TnDtype::Float64 | TnDtype::Int64 | TnDtype::Int32
+    ) || (!wa && !wb && matches!(dt, TnDtype::Float16 | TnDtype::BFloat16));
+    if !dtype_ok
+        || (floats_only && !(is_float || matches!(dt, TnDtype::Float16 | TnDtype::BFloat16)))
+    {
+        return Ok(None);
+    }
+    let (device, index) = main.place();
+    let scalar: Option<Scalar> = if wa || wb {
+        let w = if wa { &ra } else { &rb };
+        // a Python int or float; an int tensor takes only ints (a float would promote it)
+        let Some(v) = read_wrapped(w) else {
+            return Ok(None);
+        };
+        if (!is_float && matches!(v, Scalar::F(_))) || registry::device_name(device) != "cpu" {
+            return Ok(None);
+        }
+        Some(v)
+    } else {
+        if rb.meta.dtype != dt || ra.place() != rb.place() {
+            return Ok(None);
+        }
+        None
+    };
+    let Some(shape) = broadcast(&ra.meta.sizes, &rb.meta.sizes) else {
+        return Ok(None);
+    };
+    if shape.iter().product::<i64>() == 0 {
+        return Ok(None);
+    }
+    let qualified = format!("aten::{op}");
+    if !matches!(
+        registry::kernel(&qualified, device),
+        Some(Kernel::Native { .. })
+    ) {
+        return Ok(None); // the Python path refuses, falls back to the cpu backend, or skips meta
+    }
+    drop((ra, rb));
+    let operand = |t: &Bound<'_, TensorBase>, wrapped: bool| -> PyResult<Option<PyObject>> {
+        if wrapped {
+            let c = TensorBase::new_empty(device, index, vec![], dt)?;
+            write_scalar(&c, scalar.unwrap());
+            let c = tensor::wrap(py, c)?;
+            let c = c.bind(py).downcast::<TensorBase>()?.clone();
+            return expand_to(py, &c, &shape);
+        }
+        expand_to(py, t, &shape)
+    };
+    let (Some(x), Some(y)) = (operand(&a, wa)?, operand(&b, wb)?) else {
+        return Ok(None);
+    };
+    let out = tensor::wrap(py, TensorBase::new_empty(device, index, shape.clone(), dt)?)?;
+    let outs = PyTuple::new(py, [out.clone_ref(py)])?;
+    let kargs = if with_alpha {
+        let alpha = if n == 3 {
+            args.get_item(2)?.unbind()
+        } else {
+            1i64.into_pyobject(py)?.into_any().unbind()
+        };
+        PyTuple::new(py, [x, y, alpha])?
+    } else {
+        PyTuple::new(py, [x, y])?
+    };
+    crate::launch::_tn_launch(py, op, &kargs, &outs)?;
+    Ok(Some(out))
+}
+
+#[derive(Clone, Copy)]
+enum Scalar {
+    I(i64),
+    F(f64),
+}
+
+/// The value of a wrapped-number tensor made from a Python int or float.
+fn read_wrapped(w: &TensorBase) -> Option<Scalar> {
+    if !w.meta.sizes.is_empty() || registry::device_name(w.device()) != "cpu" {
+        return None;
+    }
+    let p = w.data_ptr_raw();
+    // SAFETY: a 0-dim CPU tensor holds one element of its dtype at its data pointer.
+    unsafe {
+        match w.meta.dtype {
+            TnDtype::Int64 => Some(Scalar::I(std::ptr::read_unaligned(p as *const i64))),
+            TnDtype::Float64 => Some(Scalar::F(std::ptr::read_unaligned(p as *const f64))),
+            _ => None,
+        }
+    }
+}
+
+/// Stores `v` cast to `t`'s dtype (f32, f64, i64, i32: C++'s static_cast rules, which `as`
+/// follows for these pairs) into the 0-dim CPU tensor `t`.
+fn write_scalar(t: &TensorBase, v: Scalar) {
+    let p = t.data_ptr_raw();
+    // SAFETY: `t` was just allocated on the CPU with one element of its dtype.
+    unsafe {
+        match (t.meta.dtype, v) {
+            (TnDtype::Float32, Scalar::F(f)) => std::ptr::write_unaligned(p as *mut f32, f as f32),
+            (TnDtype::Float32, Scalar::I(i)) => std::ptr::write_unaligned(p as *mut f32, i as f32),
+            (TnDtype::Float64, Scalar::F(f)) => std::ptr::write_unaligned(p as *mut f64, f),
+            (TnDtype::Float64, Scalar::I(i)) => std::ptr::write_unaligned(p as *mut f64, i as f64),
+            (TnDtype::Int64, Scalar::I(i)) => std::ptr::write_unaligned(p as *mut i64, i),
+            (TnDtype::Int32, Scalar::I(i)) => std::ptr::write_unaligned(p as *mut i32, i as i32),
+            _ => unreachable!("checked by binary()"),
+        }
+    }
+}
+
+/// ops/base.py `broadcast_shapes` of two shapes, None where it would raise.
+fn broadcast(a: &[i64], b: &[i64]) -> Option<Vec<i64>> {
+    let nd = a.len().max(b.len());
+    let mut out = vec![1i64; nd];
+    for s in [a, b] {
+        for (i, &d) in s.iter().enumerate() {
+            let j = nd - s.len() + i;
+            if out[j] == 1 {
+                out[j] = d;
+            } else if d != 1 && d != out[j] {
+                return None;
+            }
+        }
+    }
+    Some(out)
+}
+
+/// `_tn_wrapped_number(x)`: a Python bool, int (within int64) or float as a 0-dim wrapped-number
+/// tensor (bool, int64, float64), as ops/factories.wrapped_number makes it; None for anything
+/// else (the caller then takes the Python path).
+#[pyfunction]
+pub fn _tn_wrapped_number(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+    let cpu = registry::lookup_device("cpu").unwrap();
+    let (dt, bytes): (TnDtype, [u8; 8]) = if x.is_instance_of::<pyo3::types::PyBool>() {
+        let mut b = [0u8; 8];
+        b[0] = x.extract::<bool>()? as u8;
+        (TnDtype::Bool, b)
+    } else if x.is_instance_of::<pyo3::types::PyInt>() {
+        match x.extract::<i64>() {
+            Ok(i) => (TnDtype::Int64, i.to_ne_bytes()),
+            Err(_) => return Ok(py.None()),
+        }
+    } else if x.is_instance_of::<pyo3::types::PyFloat>() {
+        (TnDtype::Float64, x.extract::<f64>()?.to_ne_bytes())
+    } else {
+        return Ok(py.None());
+    };
+    let mut t = TensorBase::new_empty(cpu, 0, vec![], dt)?;
+    t.wrapped_number = true;
+    // SAFETY: a fresh 0-dim CPU tensor has room for one element (at most 8 bytes).
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), t.data_ptr_raw(), dt.itemsize()) };
+    tensor::wrap(py, t)
+}
+
+// --- views ----------------------------------------------------------------------------------
+
+/// A view of `t` with the given geometry: `TensorBase._tn_as_strided` without its bounds check
+/// (every geometry made here lies inside the viewed tensor's).
+fn make_view(
+    py: Python<'_>,
+    t: &Bound<'_, TensorBase>,
+    sizes: Vec<i64>,
+    strides: Vec<i64>,
+    offset: i64,
+) -> PyResult<PyObject> {
+    let me = t.borrow();
+    let base = me
+        .base
+        .as_ref()
+        .map(|b| b.clone_ref(py))
+        .unwrap_or_else(|| t.clone().into_any().unbind());
+    let v = me.view_of(
+        Meta {
+            sizes,
+            strides,
+            offset,
+            dtype: me.meta.dtype,
+        },
+        Some(base),
+    );
+    drop(me);
+    tensor::wrap(py, v)
+}
+
+fn tensor_arg<'py>(args: &Bound<'py, PyTuple>, i: usize) -> Option<Bound<'py, TensorBase>> {
+    args.get_item(i)
+        .ok()
+        .and_then(|x| x.downcast_into::<TensorBase>().ok())
+}
+
+fn int_arg(args: &Bound<'_, PyTuple>, i: usize) -> Option<i64> {
+    let x = args.get_item(i).ok()?;
+    if x.is_instance_of::<pyo3::types::PyBool>() || !x.is_instance_of::<pyo3::types::PyInt>() {
+        return None;
+    }
+    x.extract::<i64>().ok()
+}
+
+/// `wrap_dim` of ops/base.py, None where it would raise.
+fn wrap_dim(dim: i64, ndim: usize) -> Option<usize> {
+    let n = ndim.max(1) as i64;
+    if dim < -n || dim >= n {
+        return None;
+    }
+    Some(if dim < 0 { dim + n } else { dim } as usize)
+}
+
+/// ops/views.py `infer_size`, None where it would raise.
+fn infer_size(shape: &[i64], numel: i64) -> Option<Vec<i64>> {
+    let mut out = shape.to_vec();
+    let mut infer = None;
+    let mut prod = 1i64;
+    for (i, &s) in shape.iter().enumerate() {
+        if s == -1 {
+            if infer.is_some() {
+                return None;
+            }
+            infer = Some(i);
+        } else if s < 0 {
+            return None;
+        } else {
+            prod = prod.checked_mul(s)?;
+        }
+    }
+    match infer {
+        Some(i) => {
+            if prod == 0 || numel % prod != 0 {
+                return None;
+            }
+            out[i] = numel / prod;
+        }
+        None if prod != numel => return None,
+        None => {}
+    }
+    Some(out)
+}
+
+/// ops/views.py `compute_stride` (at::detail::computeStride).
+fn compute_stride(oldshape: &[i64], oldstride: &[i64], newshape: &[i64]) -> Option<Vec<i64>> {
+    if oldshape.is_empty() {
+        return Some(vec![1; newshape.len()]);
+    }
+    let numel: i64 = oldshape.iter().product();
+    if numel == 0 && oldshape == newshape {
+        return Some(oldstride.to_vec());
+    }
+    let mut newstride = vec![0i64; newshape.len()];
+    if numel == 0 {
+        for view_d in (0..newshape.len()).rev() {
+            newstride[view_d] = if view_d == newshape.len() - 1 {
+                1
+            } else {
+                newshape[view_d + 1].max(1) * newstride[view_d + 1]
+            };
+        }
+        return Some(newstride);
+    }
+    let mut view_d = newshape.len() as i64 - 1;
+    let mut chunk_base_stride = *oldstride.last().unwrap();
+    let mut tensor_numel = 1i64;
+    let mut view_numel = 1i64;
+    for tensor_d in (0..oldshape.len()).rev() {
+        tensor_numel *= oldshape[tensor_d];
+        if tensor_d == 0
+            || (oldshape[tensor_d - 1] != 1
+                && oldstride[tensor_d - 1] != tensor_numel * chunk_base_stride)
+        {
+            while view_d >= 0 && (view_numel < tensor_numel || newshape[view_d as usize] == 1) {
+                newstride[view_d as usize] = view_numel * chunk_base_stride;
+                view_numel *= newshape[view_d as usize];
+                view_d -= 1;
+            }
+            if view_numel != tensor_numel {
+                return None;
+            }
+            if tensor_d > 0 {
+                chunk_base_stride = oldstride[tensor_d - 1];
+                tensor_numel = 1;
+                view_numel = 1;
+            }
+        }
+    }
+    if view_d != -1 {
+        return None;
+    }
+    Some(newstride)
+}
+
+fn view(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
+    if args.len() != 2 {
+        return Ok(None);
+    }
+    let Some(t) = tensor_arg(args, 0) else {
+        return Ok(None);
+    };
+    let size = args.get_item(1)?;
+    if !(size.is_instance_of::<pyo3::types::PyList>()
+        || size.is_instance_of::<pyo3::types::PyTuple>())
+    {
+        return Ok(None);
+    }
+    let Ok(size) = size.extract::<Vec<i64>>() else {
+        return Ok(None);
+    };
+    let (sizes, strides, offset) = {
+        let me = t.borrow();
+        let Some(shape) = infer_size(&size, me.numel()) else {
+            return Ok(None);
+        };
+        let Some(strides) = compute_stride(&me.meta.sizes, &me.meta.strides, &shape) else {
+            return Ok(None);
+        };
+        (shape, strides, me.meta.offset)
+    };
+    make_view(py, &t, sizes, strides, offset).map(Some)
+}
+
+fn transposed(
+    py: Python<'_>,
+    t: &Bound<'_, TensorBase>,
+    d0: i64,
+    d1: i64,
+) -> PyResult<Option<PyObject>> {
+    let (mut sizes, mut strides, offset) = {
+        let me = t.borrow();
+        (
+            me.meta.sizes.clone(),
+            me.meta.strides.clone(),
+            me.meta.offset,
+        )
+    };
+    let nd = sizes.len();
+    if nd == 0 {
+        return Ok(None);
+    }
+    let (Some(a), Some(b)) = (wrap_dim(d0, nd), wrap_dim(d1, nd)) else {
+        return Ok(None);
+    };
+    sizes.swap(a, b);
+    strides.swap(a, b);
+    make_view(py, t, sizes, strides, offset).map(Some)
+}
+
+fn transpose(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
+    if args.len() != 3 {
+        return Ok(None);
+    }
+    let (Some(t), Some(d0), Some(d1)) = (tensor_arg(args, 0), int_arg(args, 1), int_arg(args, 2))
+    else {
+        return Ok(None);
+    };
+    transposed(py, &t, d0, d1)
+}
+
+fn t(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
+    if args.len() != 1 {
+        return Ok(None);
+    }
+    let Some(t) = tensor_arg(args, 0) else {
+        return Ok(None);
+    };
+    let nd = t.borrow().meta.sizes.len();
+    match nd {
+        2 => transposed(py, &t, 0, 1),
+        0 | 1 => {
+            let (sizes, strides, offset) = {
+                let me = t.borrow();
+                (
+                    me.meta.sizes.clone(),
+                    me.meta.strides.clone(),
+                    me.meta.offset,
+                )
+            };
+            make_view(py, &t, sizes, strides, offset).map(Some)
+        }
+        _ => Ok(None),
+    }
+}
+
+fn select(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
+    if args.len() != 3 {
+        return Ok(None);
+    }
+    let (Some(t), Some(dim), Some(index)) =
+        (tensor_arg(args, 0), int_arg(args, 1), int_arg(args, 2))
+    else {
+        return Ok(None);
+    };
+    let (mut sizes, mut strides, offset) = {
+        let me = t.borrow();
+        (
+            me.meta.sizes.clone(),
+            me.meta.strides.clone(),
+            me.meta.offset,
+        )
+    };
+    let nd = sizes.len();
+    if nd == 0 {
+        return Ok(None);
+    }
+    let Some(d) = wrap_dim(dim, nd) else {
+        return Ok(None);
+    };
+    let size = sizes[d];
+    if index < -size || index >= size {
+        return Ok(None);
+    }
+    let index = if index < 0 { index + size } else { index };
+    let offset = offset + index * strides[d];
+    sizes.remove(d);
+    strides.remove(d);
+    make_view(py, &t, sizes, strides, offset).map(Some)
+}
+
+// --- matrix products ----------------------------------------------------------------------------
+
+/// Whether `op` has a native kernel on `t`'s device.
+fn native_kernel(op: &str, t: &TensorBase) -> bool {
+    matches!(
+        registry::kernel(op, t.device()),
+        Some(Kernel::Native { .. })
+    )
+}
+
+/// The [n, k] x [k, m] -> [n, m] checks ops/linalg.py makes, None where it would raise (or where
+/// the operands are on different devices, which it leaves to the kernel).
+fn mm_shape(a: &TensorBase, b: &TensorBase) -> Option<(i64, i64)> {
+    if a.meta.sizes.len() != 2
+        || b.meta.sizes.len() != 2
+        || a.meta.sizes[1] != b.meta.sizes[0]
+        || a.meta.dtype != b.meta.dtype
+        || a.place() != b.place()
+    {
+        return None;
+    }
+    Some((a.meta.sizes[0], b.meta.sizes[1]))
+}
+
+fn mm(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
+    if args.len() != 2 {
+        return Ok(None);
+    }
+    let (Some(a), Some(b)) = (tensor_arg(args, 0), tensor_arg(args, 1)) else {
+        return Ok(None);
+    };
+    let (n, m, dt, (device, index)) = {
+        let (ra, rb) = (a.borrow(), b.borrow());
+        let Some((n, m)) = mm_shape(&ra, &rb) else {
+            return Ok(None);
+        };
+        if !native_kernel("aten::mm", &ra) {
+            return Ok(None);
+        }
+        (n, m, ra.meta.dtype, ra.place())
+    };
+    let out = tensor::wrap(py, TensorBase::new_empty(device, index, vec![n, m], dt)?)?;
+    crate::launch::_tn_launch(py, "mm", args, &PyTuple::new(py, [out.clone_ref(py)])?)?;
+    Ok(Some(out))
+}
+
+/// ops/base.py `expand_to` for a bias: the tensor itself when it already has `shape`, else a
+/// stride-0 view; None where it would raise.
+fn expand_to(
+    py: Python<'_>,
+    t: &Bound<'_, TensorBase>,
+    shape: &[i64],
+) -> PyResult<Option<PyObject>> {
+    let (sizes, strides, offset) = {
+        let me = t.borrow();
+        (
+            me.meta.sizes.clone(),
+            me.meta.strides.clone(),
+            me.meta.offset,
+        )
+    };
+    if sizes == shape {
+        return Ok(Some(t.clone().into_any().unbind()));
+    }
+    if sizes.len() > shape.len() {
+        return Ok(None);
+    }
+    let off = shape.len() - sizes.len();
+    let mut new_strides = vec![0i64; shape.len()];
+    for i in 0..sizes.len() {
+        if sizes[i] == shape[i + off] {
+            new_strides[i + off] = strides[i];
+        } else if sizes[i] != 1 {
+            return Ok(None);
+        }
+    }
+    make_view(py, t, shape.to_vec(), new_strides, offset).map(Some)
+}
+
+fn addmm(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
+    if args.len() != 5 {
+        return Ok(None);
+    }
+    let (Some(bias), Some(a), Some(b)) = (
+        tensor_arg(args, 0),
+        tensor_arg(args, 1),
+        tensor_arg(args, 2),
+    ) else {
+        return Ok(None);
+    };
+    let (n, m, dt, place) = {
+        let (ra, rb, rbias) = (a.borrow(), b.borrow(), bias.borrow());
+        let Some((n, m)) = mm_shape(&ra, &rb) else {
+            return Ok(None);
+        };
+        if rbias.place() != ra.place() || !native_kernel("aten::addmm", &ra) {
+            return Ok(None);
+        }
+        (n, m, ra.meta.dtype, ra.place())
+    };
+    let Some(bias_b) = expand_to(py, &bias, &[n, m])? else {
+        return Ok(None);
+    };
+    let out = tensor::wrap(py, TensorBase::new_empty(place.0, place.1, vec![n, m], dt)?)?;
+    let kargs = PyTuple::new(
+        py,
+        [
+            bias_b,
+            a.into_any().unbind(),
+            b.into_any().unbind(),
+            args.get_item(3)?.unbind(),
+            args.get_item(4)?.unbind(),
+        ],
+    )?;
+    crate::launch::_tn_launch(py, "addmm", &kargs, &PyTuple::new(py, [out.clone_ref(py)])?)?;
+    Ok(Some(out))
+}
+
+fn dispatch<const N: usize>(py: Python<'_>, op: &str, args: [PyObject; N]) -> PyResult<PyObject> {
+    let t = PyTuple::new(py, args)?;
+    crate::door::_aten_dispatch(py, op, &t, None)
+}
+
+fn matmul(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
+    if args.len() != 2 {
+        return Ok(None);
+    }
+    let (Some(a), Some(b)) = (tensor_arg(args, 0), tensor_arg(args, 1)) else {
+        return Ok(None);
+    };
+    if a.borrow().meta.sizes.len() != 2 || b.borrow().meta.sizes.len() != 2 {
+        return Ok(None);
+    }
+    dispatch(py, "mm", [a.into_any().unbind(), b.into_any().unbind()]).map(Some)
+}
+
+fn linear(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
+    let n = args.len();
+    if !(2..=3).contains(&n) {
+        return Ok(None);
+    }
+    let (Some(input), Some(weight)) = (tensor_arg(args, 0), tensor_arg(args, 1)) else {
+        return Ok(None);
+    };
+    let bias = if n == 3 {
+        Some(args.get_item(2)?)
+    } else {
+        None
+    }
+    .filter(|b| !b.is_none());
+    if bias
+        .as_ref()
+        .is_some_and(|b| !b.is_instance_of::<TensorBase>())
+    {
+        return Ok(None);
+    }
+    let (sizes, contiguous) = {
+        let me = input.borrow();
+        (
+            me.meta.sizes.clone(),
+            tensor::is_contiguous(&me.meta.sizes, &me.meta.strides),
+        )
+    };
+    let one = || 1i64.into_pyobject(py).unwrap().into_any().unbind();
+    let input = input.into_any().unbind();
+    match (sizes.len(), bias) {
+        (2, Some(bias)) => {
+            let wt = dispatch(py, "t", [weight.into_any().unbind()])?;
+            dispatch(py, "addmm", [bias.unbind(), input, wt, one(), one()]).map(Some)
+        }
+        (3, Some(bias)) if contiguous => {
+            let out_features = weight.borrow().meta.sizes.first().copied();
+            let Some(out_features) = out_features else {
+                return Ok(None);
+            };
+            let flat = pyo3::types::PyList::new(py, [-1, sizes[2]])?
+                .into_any()
+                .unbind();
+            let v = dispatch(py, "view", [input, flat])?;
+            let wt = dispatch(py, "t", [weight.into_any().unbind()])?;
+            let out = dispatch(py, "addmm", [bias.unbind(), v, wt, one(), one()])?;
+            let shape = pyo3::types::PyList::new(py, [sizes[0], sizes[1], out_features])?
+                .into_any()
+                .unbind();
+            dispatch(py, "view", [out, shape]).map(Some)
+        }
+        (2, None) => {
+            let wt = dispatch(py, "t", [weight.into_any().unbind()])?;
+            dispatch(py, "matmul", [input, wt]).map(Some)
+        }
+        _ => Ok(None),
+    }
+}

@@ -1,0 +1,115 @@
+"""The speed paths of issue 8 change no result: native meta steps (core/src/fastpath.rs) and
+binding plans (core/python/torchnative_core/binding/plans.py) against the full Python path.
+
+One interpreter runs every case four ways (plans on/off x fast paths on/off) and describes each
+result (values, dtype, shape, strides, storage offset, requires_grad, class, whether it is a view)
+or the error it raised (type and message); all four descriptions must be equal. Each case runs
+twice per setting, so the second call is served by a recorded plan."""
+
+import functools
+import json
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+OURS = REPO / ".venv/bin/python"
+
+PROGRAM = r'''
+import json, torch
+import torch.nn.functional as F
+from torchnative_core.binding import plans
+torch.manual_seed(0)
+x = torch.randn(3, 4); y = torch.randn(3, 4); row = torch.randn(4); col = torch.randn(3, 1)
+i = torch.arange(12).view(3, 4); i32 = i.int(); h = torch.randn(3, 4).half(); b = torch.ones(3, 4).bool()
+s0 = torch.tensor(2.5); w = torch.randn(5, 4); bias = torch.randn(5); x3 = torch.randn(2, 3, 4)
+g = torch.randn(3, 4, requires_grad=True); e = torch.empty(0, 4); d = torch.randn(3, 4).double()
+CASES = {
+ "add": lambda: x + y, "add_alpha": lambda: torch.add(x, y, alpha=2), "sub": lambda: x - y, "mul": lambda: x * y,
+ "div": lambda: x / y, "div_int": lambda: i / i, "add_int": lambda: i + i, "sub_bool": lambda: b - b,
+ "add_bool": lambda: b + b, "bcast_row": lambda: x + row, "bcast_col": lambda: col * x, "bcast_bad": lambda: x + torch.ones(5),
+ "scalar_int": lambda: x * 2, "scalar_float": lambda: x + 0.1, "rsub": lambda: 1 - x, "rdiv": lambda: 2 / x,
+ "int_scalar": lambda: i * 3, "int_float_scalar": lambda: i * 1.5, "int32_scalar": lambda: i32 + 7,
+ "int_div_scalar": lambda: i / 2, "half_scalar": lambda: h * 0.1, "half_half": lambda: h + h, "zero_dim": lambda: x * s0,
+ "double": lambda: d - 1, "mixed_dtype": lambda: x + d, "empty": lambda: e + e, "grad": lambda: g * 2 + g,
+ "bool_scalar": lambda: x * True, "big_int": lambda: i + 2**40, "huge_int": lambda: i + 2**70,
+ "view": lambda: x.view(2, 6), "view_list": lambda: x.view([4, 3]), "view_infer": lambda: x.view(-1),
+ "view_bad": lambda: x.t().view(12), "view_badsize": lambda: x.view(5), "view_two_infer": lambda: x.view(-1, -1),
+ "view_of_view": lambda: x[1:].view(8), "view_dtype": lambda: x.view(torch.int32), "t": lambda: x.t(), "t1": lambda: row.t(),
+ "t3": lambda: x3.t(), "transpose": lambda: x3.transpose(0, -1), "transpose_bad": lambda: x.transpose(0, 2),
+ "select": lambda: x[1], "select_neg": lambda: x[-1], "select_oob": lambda: x[3], "select_dim": lambda: x.select(1, 2),
+ "select_0d": lambda: s0.select(0, 0), "index_int_tensor": lambda: x[torch.tensor(1)],
+ "mm": lambda: x @ w.t(), "mm_bad": lambda: x @ w, "mm_dtype": lambda: x @ d.t(), "matmul_1d": lambda: x @ row,
+ "matmul_3d": lambda: x3 @ w.t(), "addmm": lambda: torch.addmm(bias, x, w.t()), "addmm_scale": lambda: torch.addmm(bias, x, w.t(), beta=0.5, alpha=2),
+ "linear": lambda: F.linear(x, w), "linear_bias": lambda: F.linear(x, w, bias), "linear_3d": lambda: F.linear(x3, w, bias),
+ "linear_3d_nc": lambda: F.linear(x3.transpose(0, 1), w, bias), "linear_1d": lambda: F.linear(row, w, bias),
+ "linear_grad": lambda: F.linear(g, w, bias), "pow2": lambda: x.pow(2), "pow2f": lambda: x ** 2.0, "pow2_int": lambda: i ** 2,
+ "pow3": lambda: x.pow(3), "pow2_half": lambda: h.pow(2),
+ "sum_dim": lambda: x.sum(1, keepdim=True), "zeros_rg": lambda: torch.zeros(2, 3, requires_grad=True), "ones_dtype": lambda: torch.ones(2, dtype=torch.int64),
+ "reshape": lambda: x.t().reshape(12), "expand": lambda: row.expand(3, 4), "cat": lambda: torch.cat([x, y], 1), "softmax": lambda: x.softmax(-1),
+}
+def describe(f):
+    try:
+        r = f()
+    except Exception as ex:
+        return {"error": type(ex).__name__, "message": str(ex)}
+    if isinstance(r, torch.Tensor):
+        return {"values": r.detach().double().tolist() if r.dtype != torch.bool else r.tolist(), "dtype": str(r.dtype),
+                "shape": list(r.shape), "stride": list(r.stride()), "offset": r.storage_offset(),
+                "requires_grad": r.requires_grad, "class": type(r).__name__, "is_view": r._base is not None}
+    return {"other": repr(r)}
+out = {}
+for fast in (True, False):
+    torch._C._tn_fast_paths_enabled(fast)
+    for plan in (True, False):
+        plans.ENABLED[0] = plan
+        out[f"fast={fast},plans={plan}"] = {n: [describe(f), describe(f)] for n, f in CASES.items()}
+# which cases the native steps took: the Python meta steps they replace, counted
+import torchnative_core.ops.elementwise as E, torchnative_core.ops.views as V
+steps = []
+ob, ov = E.binary, V._view
+E.binary = lambda *a, **k: (steps.append("binary"), ob(*a, **k))[1]
+V._view = lambda *a, **k: (steps.append("view"), ov(*a, **k))[1]
+plans.ENABLED[0] = True
+for fast in (True, False):
+    torch._C._tn_fast_paths_enabled(fast)
+    steps.clear()
+    for n in ("add", "scalar_int", "bcast_row", "view", "select", "t", "linear_bias"):
+        CASES[n]()
+    out[f"python_steps_fast={fast}"] = list(steps)
+print(json.dumps(out))
+'''
+
+
+def differences(runs: dict) -> list:
+    """(setting, case) pairs whose description differs from the full path's."""
+    base = runs["fast=False,plans=False"]
+    return [(setting, case) for setting, res in runs.items() if setting.startswith("fast=")
+            for case in base if res[case] != base[case]]
+
+
+@functools.lru_cache(maxsize=1)
+def _run() -> dict:
+    r = subprocess.run([str(OURS), "-c", PROGRAM], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_fast_paths_and_plans_change_nothing():
+    runs = _run()
+    assert len([k for k in runs if k.startswith("fast=")]) == 4
+    assert differences(runs) == []
+    # with the fast paths on, those cases ran no Python meta step; off, they did
+    assert runs["python_steps_fast=True"] == []
+    assert "binary" in runs["python_steps_fast=False"] and "view" in runs["python_steps_fast=False"]
+    # the cases reach the paths they are meant to: some succeed, some refuse
+    base = runs["fast=False,plans=False"]
+    assert sum("error" in v[0] for v in base.values()) >= 8
+    assert sum("values" in v[0] for v in base.values()) >= 50
+
+
+def test_comparison_catches_a_wrong_stride_or_value():
+    runs = _run()
+    for field, bad in (("stride", [99, 1]), ("values", [[0.0]])):
+        faulty = json.loads(json.dumps(runs))
+        faulty["fast=True,plans=True"]["view"][1][field] = bad
+        assert differences(faulty) == [("fast=True,plans=True", "view")]
