@@ -38,3 +38,5 @@ def install(C, autograd_handler=None) -> None:
     foreach.install()
 
     C._tn_install_door(IMPLS, modes.handle, autograd_handler)
+    if hasattr(C, "_tn_set_fast_paths"):  # native meta steps standing in for these implementations (core/src/fastpath.rs)
+        C._tn_set_fast_paths(IMPLS)
