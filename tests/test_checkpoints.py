@@ -30,8 +30,10 @@ state = {
     "scalar": torch.tensor(2.5),
     "empty": torch.zeros(0, 3),
 }
-torch.save({"state": state, "view": base[1:3, 2:], "t": base.t(), "base": base, "meta": {"step": 3, "name": "x"}},
-           sys.argv[1])
+pairs = base.reshape(4, 3, 2)
+cplx = {"c64": torch.view_as_complex(pairs.clone()), "c128": torch.view_as_complex(pairs.double())[1:]}
+torch.save({"state": state, "view": base[1:3, 2:], "t": base.t(), "base": base, "meta": {"step": 3, "name": "x"},
+            "complex": cplx}, sys.argv[1])
 save_file(state, sys.argv[2])
 torch.save({"state": state, "view": base[1:3, 2:], "base": base}, sys.argv[3], _use_new_zipfile_serialization=False)
 """
@@ -42,13 +44,14 @@ from safetensors.torch import load_file
 from torch.utils.serialization import config
 
 def describe(t):
-    v = t.float() if t.dtype == torch.bfloat16 else t
+    v = t.float() if t.dtype == torch.bfloat16 else torch.view_as_real(t) if t.is_complex() else t
     return {"dtype": str(t.dtype), "shape": list(t.shape), "stride": list(t.stride()),
             "offset": t.storage_offset(), "values": v.tolist()}
 
 ckpt = torch.load(sys.argv[1])  # weights_only=True is the default
 out = {"pt": {k: describe(v) for k, v in ckpt["state"].items()},
        "pt_view": describe(ckpt["view"]), "pt_t": describe(ckpt["t"]), "meta": ckpt["meta"],
+       "complex": {k: describe(v) for k, v in ckpt["complex"].items()},
        "shared": ckpt["view"].untyped_storage().data_ptr() == ckpt["base"].untyped_storage().data_ptr()
                  == ckpt["t"].untyped_storage().data_ptr(),
        "st": {k: describe(v) for k, v in load_file(sys.argv[2]).items()},

@@ -220,3 +220,59 @@ def untyped_storage_shared():
     v = x[2:]
     return (v.untyped_storage().data_ptr() == x.untyped_storage().data_ptr(),
             v.untyped_storage().nbytes(), x.is_set_to(x))
+
+
+# --- complex tensors as pairs of reals (views: no kernel) ---------------------------------------
+
+def _pairs():
+    return torch.arange(12.0).view(2, 3, 2)
+
+
+@exact
+def view_as_complex_and_back():
+    r = _pairs()
+    c = torch.view_as_complex(r)
+    back = torch.view_as_real(c)
+    flat = [(z.real, z.imag) for z in c.reshape(-1).tolist()]  # complex numbers as pairs for the harness
+    return (c.dtype, c.shape, c.stride(), flat, back, back.stride(), back.data_ptr() == r.data_ptr(),
+            torch.view_as_complex(r.double()).dtype)
+
+
+@exact
+def complex_real_imag_views():
+    c = torch.view_as_complex(_pairs())
+    c.imag[0] = -1.0  # writes through to the pairs
+    z = c[1, 2].item()
+    return c.real, c.imag, c.real.stride(), c.imag.storage_offset(), torch.view_as_real(c), (z.real, z.imag)
+
+
+@exact
+def complex_view_of_a_slice():
+    r = torch.arange(16.0).view(4, 2, 2)[1:]
+    c = torch.view_as_complex(r)
+    return c.shape, c.stride(), c.storage_offset(), c.real
+
+
+@case
+def view_as_complex_wrong_dtype():
+    return torch.view_as_complex(torch.zeros(2, 2, dtype=torch.int64))
+
+
+@case
+def view_as_complex_last_dim_not_two():
+    return torch.view_as_complex(torch.zeros(2, 3))
+
+
+@case
+def view_as_complex_strided_last_dim():
+    return torch.view_as_complex(torch.zeros(2, 2).t())
+
+
+@case
+def view_as_real_of_real():
+    return torch.view_as_real(torch.zeros(2))
+
+
+@case
+def imag_of_real():
+    return torch.zeros(2).imag

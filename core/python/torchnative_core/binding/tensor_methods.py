@@ -24,6 +24,9 @@ def _door(op, *args):
 
 def host_values(t):
     """The elements of `t` as a flat list of Python numbers, in row-major order."""
+    if T.BY_CODE[t._tn_dtype_code].is_complex:  # read as (real, imag) pairs of the real dtype
+        pairs = host_values(_door("view_as_real", t))
+        return [complex(re, im) for re, im in zip(pairs[::2], pairs[1::2])]
     if t._tn_device_key != "cpu":
         t = _door("_to_copy", t, None, None, T.device("cpu"), None, False, None)
     t = _door("contiguous", t, None)
@@ -250,8 +253,8 @@ def install(C_) -> None:
     methods["cfloat"] = _make_cast(T.BY_NAME["complex64"])
     methods["cdouble"] = _make_cast(T.BY_NAME["complex128"])
     props["grad_dtype"] = property(lambda self: None)
-    props["real"] = property(_real)
-    props["imag"] = property(_imag)
+    props["real"] = property(_real, _set_part("real"))
+    props["imag"] = property(_imag, _set_part("imag"))
     for dev in ("cuda", "xpu", "mtia", "ipu", "hpu", "mps"):
         methods[dev] = _make_unavailable_device(dev)
     for name, value in {**props, **methods}.items():
@@ -267,13 +270,18 @@ def _set_data(self, new):
 
 
 def _real(self):
-    if T.BY_CODE[self._tn_dtype_code].is_complex:
-        raise NotImplementedError("torchnative: complex tensors are not supported yet")
-    return self
+    return _door("real", self)
 
 
 def _imag(self):
-    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return _door("imag", self)
+
+
+def _set_part(part):
+    def setter(self, value):  # upstream: `t.real = x` copies into the view
+        _door(part, self).copy_(value)
+
+    return setter
 
 
 def _make_unavailable_device(dev):

@@ -29,7 +29,7 @@ def install(C, autograd_handler=None) -> None:
     from . import einsum, nn_extra, resample  # noqa: F401  (model sweep, issue 5 item 7: registration by import)
     from . import linalg_composite, linalg_decomp, scatter_reduce, select, special  # noqa: F401  (registration by import)
 
-    from . import opmath
+    from . import complex_views, opmath  # noqa: F401  (complex_views: registration by import)
 
     opmath.install()  # before the derived forms, so addcmul_ and out= compute in float32 too
     aliases.install()

@@ -107,18 +107,16 @@ def xlog1py(self, other):
     return out.masked_fill(other.isnan(), float("nan")) if out.is_floating_point() else out
 
 
-@impl("real")
-def real(self):
-    if self.is_complex():
-        raise NotImplementedError("torchnative: complex tensors are not supported yet")
-    return self
-
-
-@impl("conj", "resolve_conj", "resolve_neg")
+@impl("conj")
 def conj(self):
-    if self.is_complex():
-        raise NotImplementedError("torchnative: complex tensors are not supported yet")
+    if self.is_complex():  # upstream returns a lazily conjugated view (the conj bit), which we lack
+        raise NotImplementedError("torchnative: conj of complex tensors (the conjugate bit) is not supported yet")
     return self
+
+
+@impl("resolve_conj", "resolve_neg")
+def resolve_conj(self):
+    return self  # no tensor here ever carries the conjugate or negative bit
 
 
 @impl("isreal")

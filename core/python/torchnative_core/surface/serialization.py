@@ -183,6 +183,41 @@ def _error(msg: str) -> RuntimeError:
     return RuntimeError(f"PytorchStreamReader {msg}{_MINIZ_HINT}")
 
 
+class _Spliced(io.RawIOBase):
+    """A read-only view of `fh` with `gap` bytes left out at position `at`."""
+
+    def __init__(self, fh, at, gap, size):
+        self._fh, self._at, self._gap, self._size, self._pos = fh, at, gap, size - gap, 0
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return True
+
+    def tell(self):
+        return self._pos
+
+    def seek(self, offset, whence=os.SEEK_SET):
+        base = {os.SEEK_SET: 0, os.SEEK_CUR: self._pos, os.SEEK_END: self._size}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def read(self, n=-1):
+        end = self._size if n is None or n < 0 else min(self._size, self._pos + n)
+        out = bytearray()
+        while self._pos < end:
+            real = self._pos if self._pos < self._at else self._pos + self._gap
+            stop = min(end, self._at) if self._pos < self._at else end
+            self._fh.seek(real)
+            chunk = self._fh.read(stop - self._pos)
+            if not chunk:
+                break
+            out += chunk
+            self._pos += len(chunk)
+        return bytes(out)
+
+
 class PyTorchFileReader:
     def __init__(self, name_or_buffer):
         if isinstance(name_or_buffer, (str, os.PathLike)):
@@ -196,13 +231,16 @@ class PyTorchFileReader:
         if self._size < 22 or self._fh.read(4) != b"PK\x03\x04":
             raise _error("failed reading zip archive: not a ZIP archive")
         try:
-            self._zip = zipfile.ZipFile(self._fh)
+            self._zip = self._open_zip()
+        except UnicodeDecodeError:
+            raise  # a record name that is not UTF-8: upstream's get_all_records raises this too
         except (zipfile.BadZipFile, OSError, ValueError, struct.error):
             raise _error("failed reading zip archive: failed finding central directory") from None
         infos = self._zip.infolist()
         if not infos:
             raise _error("failed reading zip archive: failed finding central directory")
         self._check_zip64_locator()
+        self._check_central_directory_size(infos)
         for info in infos:
             # miniz's central directory checks: a stored record's two sizes agree and its data
             # lies inside the archive
@@ -233,6 +271,54 @@ class PyTorchFileReader:
                                f"supported version for reading is {MAX_VERSION}. The version of your PyTorch "
                                "installation may be too old, please upgrade PyTorch to latest version to mitigate "
                                "this issue.")
+
+    def _open_zip(self):
+        """zipfile over the archive. miniz ignores a zip64 end record whose locator is damaged
+        and reads the 32-bit end record; zipfile instead counts the unrecognised record as data
+        prepended to the archive and shifts every offset. So when the locator is unreadable,
+        zipfile gets a view of the file without the bytes between the central directory and the
+        32-bit end record."""
+        try:
+            return zipfile.ZipFile(self._fh)
+        except zipfile.BadZipFile:
+            eocd = self._end_record()
+            if eocd is None:
+                raise
+            at, size_cd, offset_cd = eocd
+            gap = at - (offset_cd + size_cd)
+            if gap <= 0:
+                raise
+            return zipfile.ZipFile(_Spliced(self._fh, offset_cd + size_cd, gap, self._size))
+
+    def _end_record(self):
+        """(position, central directory size, central directory offset) of the 32-bit end
+        record, or None."""
+        self._fh.seek(max(0, self._size - 22 - 65536))
+        tail_at = self._fh.tell()
+        tail = self._fh.read()
+        at = tail.rfind(b"PK\x05\x06")
+        if at < 0 or len(tail) < at + 22:
+            return None
+        size_cd, offset_cd = struct.unpack("<II", tail[at + 12:at + 20])
+        return tail_at + at, size_cd, offset_cd
+
+    def _check_central_directory_size(self, infos) -> None:
+        """miniz walks the central directory within its recorded size: an entry whose name,
+        extra field and comment run past the end is corrupt (zipfile reads on regardless)."""
+        eocd = self._end_record()
+        if eocd is None or 0xFFFFFFFF in eocd[1:]:
+            return  # zip64 sizes: zipfile's own checks apply
+        _, size_cd, offset_cd = eocd
+        self._fh.seek(offset_cd)
+        cd = self._fh.read(size_cd + 46 + 3 * 0xFFFF)  # room for an overrunning last entry
+        pos = 0
+        for _ in infos:
+            if cd[pos:pos + 4] != b"PK\x01\x02" or len(cd) < pos + 46:
+                return  # zipfile already rejects a central directory it cannot walk
+            name, extra, comment = struct.unpack("<HHH", cd[pos + 28:pos + 34])
+            pos += 46 + name + extra + comment
+        if pos > size_cd:
+            raise _error("failed reading zip archive: invalid header or archive is corrupted")
 
     def _check_zip64_locator(self) -> None:
         """The zip64 locator (which upstream's writer always emits) must point at the zip64 end

@@ -351,7 +351,7 @@ class finfo:
         if real not in _FINFO:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle 'torch.finfo'")
         bits, eps, mx, tiny, res = _FINFO[real]
-        self.bits = bits if real == name else bits * 2
+        self.bits = bits  # upstream: a complex dtype reports its real part's finfo, bits included
         self.eps = eps
         self.max = mx
         self.min = -mx if real != "float8_e8m0fnu" else tiny
