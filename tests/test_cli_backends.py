@@ -30,8 +30,9 @@ def test_backends_list_json():
     cpu = rows["cpu"]
     assert cpu["status"] == "ok" and cpu["distribution"] == "torchnative-cpu" and cpu["kernels"] > 100
     assert cpu["device_keys"] == ["cpu"]
-    assert rows["vulkan"]["status"] == "not installed"
-    assert rows["vulkan"]["reason"] == "pip install torchnative[gpu]"
+    # a first-party plugin that is not installed (vulkan is built by tools/build.py since issue 7)
+    assert rows["npu"]["status"] == "not installed"
+    assert rows["npu"]["reason"] == "pip install torchnative[npu]"
 
 
 def test_backends_list_table_names_every_plugin_and_reason(sites):
@@ -42,7 +43,7 @@ def test_backends_list_table_names_every_plugin_and_reason(sites):
     assert row["cpu"][:3] == ["cpu", "cpu", "ok"] and row["mydev"][:3] == ["mydev", "mydev", "ok"]
     assert row["bad"][1] == "error"  # no device keys: its descriptor was never read
     # reasons below the table, verbatim (square brackets are not taken for markup)
-    assert "vulkan: pip install torchnative[gpu]" in lines
+    assert "npu: pip install torchnative[npu]" in lines
     assert "bad: RuntimeError: no [bad] hardware" in lines
 
 
@@ -61,5 +62,5 @@ def test_backends_show_lists_operators_per_device_key(sites):
 def test_backends_show_unknown_and_not_installed():
     r = cli("show", "nope")
     assert r.returncode == 1 and r.stdout.startswith("torchnative: no backend named 'nope' (known: cpu")
-    vulkan = json.loads(cli("show", "vulkan", "--json").stdout)
-    assert vulkan["status"] == "not installed" and vulkan["operators"] == {"vulkan": []}
+    npu = json.loads(cli("show", "npu", "--json").stdout)
+    assert npu["status"] == "not installed" and npu["operators"] == {"npu": []}
