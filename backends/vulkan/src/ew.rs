@@ -8,7 +8,7 @@
 use torchnative_abi::TnDtype;
 
 use crate::gen::{cast, ct, elementwise, lit, lit_i64, Ct, Operand};
-use crate::kernel::{not_implemented, runtime, unsupported, Call, KResult, Scalar, View};
+use crate::kernel::{runtime, unsupported, Call, KResult, Scalar, View};
 use crate::vk_kernels;
 
 vk_kernels! {
@@ -68,6 +68,8 @@ vk_kernels! {
     k_div_mode_ = "aten::div_.Tensor_mode" => |c| div_mode(c);
     k_pow = "aten::pow.Tensor_Tensor" => |c| binary(c, "pow");
     k_atan2 = "aten::atan2" => |c| binary(c, "atan2");
+    k_fmod = "aten::fmod.Tensor" => |c| binary(c, "fmod");
+    k_remainder = "aten::remainder.Tensor" => |c| binary(c, "remainder");
     k_maximum = "aten::maximum" => |c| binary(c, "maximum");
     k_minimum = "aten::minimum" => |c| binary(c, "minimum");
     k_eq = "aten::eq.Tensor" => |c| binary(c, "eq");
@@ -324,6 +326,8 @@ fn binary_expr(name: &str, c: Ct) -> Option<&'static str> {
         ("ge", D) => "d_lt(b, a) || d_eq(a, b)",
         ("pow", F) => "f_pow(a, b)",
         ("atan2", F) => "atan2(a, b)",
+        ("fmod", F) => "f_fmod(a, b)",
+        ("remainder", F) => "f_remainder(a, b)",
         ("maximum", F) => "f_max(a, b)",
         ("maximum", I) => "max(a, b)",
         ("maximum", L) => "l_max(a, b)",
@@ -334,7 +338,9 @@ fn binary_expr(name: &str, c: Ct) -> Option<&'static str> {
         ("minimum", B) => "a && b",
         ("eq", F | I | B) => "a == b",
         ("eq", L) => "l_eq(a, b)",
-        ("ne", F | I | B) => "a != b",
+        // Unordered: NaN != NaN is true (`!=` may compile to an ordered compare).
+        ("ne", F) => "!(a == b)",
+        ("ne", I | B) => "a != b",
         ("ne", L) => "!l_eq(a, b)",
         ("lt", F | I) => "a < b",
         ("lt", L) => "l_lt(a, b)",
@@ -416,15 +422,10 @@ fn div_mode(c: &mut Call) -> KResult {
     let k = ct("div", a.dtype)?;
     let e = match (mode, k) {
         (None, Ct::F) => "a / b",
-        // Upstream: trunc(a / b). Floor mode needs an exact fmod (upstream's div_floor_floating),
-        // which WGSL lacks: refused below rather than approximated.
+        // Upstream: trunc(a / b); floor: div_floor_floating (exact fmod-based).
         (Some("trunc"), Ct::F) => "trunc(a / b)",
-        (Some("trunc" | "floor") | None, _) => {
-            return Err(not_implemented(format!(
-                "div with rounding_mode={mode:?} is not implemented for '{}' on device 'vulkan'",
-                crate::kernel::dtype_name(a.dtype)
-            )))
-        }
+        (Some("floor"), Ct::F) => "f_div_floor(a, b)",
+        (Some("trunc" | "floor") | None, _) => return Err(unsupported("div.Tensor_mode", a.dtype)),
         (Some(m), _) => {
             return Err(runtime(format!(
                 "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{m}'"

@@ -77,7 +77,7 @@ pub fn cast(v: &str, from: Ct, to: Ct) -> String {
         (a, b) if a == b => v.to_string(),
         (F, I) => format!("f_to_i({v})"),
         (F, L) => format!("f_to_l({v})"),
-        (F, B) => format!("({v} != 0.0)"),
+        (F, B) => format!("!({v} == 0.0)"),
         (I, F) => format!("i_to_f({v})"),
         (I, L) => format!("l_from_i({v})"),
         (I, B) => format!("({v} != 0)"),

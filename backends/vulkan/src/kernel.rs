@@ -85,6 +85,22 @@ impl Scalar {
     }
 }
 
+/// A small device buffer holding `bytes` (padded to 4).
+fn host_scalar(bytes: &[u8]) -> KResult<wgpu::Buffer> {
+    use wgpu::util::DeviceExt;
+    let g = crate::device::gpu().map_err(runtime)?;
+    let mut padded = bytes.to_vec();
+    padded.resize(bytes.len().div_ceil(4).max(1) * 4, 0);
+    Ok(g.device
+        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("cpu scalar"),
+            contents: &padded,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
+        }))
+}
+
 /// A device view: the buffer holding element 0, its byte offset, dtype, sizes and strides.
 #[derive(Clone, Debug)]
 pub struct View {
@@ -110,6 +126,15 @@ impl View {
         let numel: i64 = sizes.iter().product();
         let (buffer, offset) = if numel == 0 {
             (None, 0)
+        } else if strides.iter().all(|&s| s == 0)
+            && !t.data.is_null()
+            && resolve(t.data as u64).is_none()
+        {
+            // A 0-dim CPU tensor (possibly expanded) beside vulkan operands: the core allows it
+            // (a wrapped Python number, `torch.where(c, x, 0.0)`); its one element is host
+            // memory, so it is uploaded.
+            let bytes = std::slice::from_raw_parts(t.data as *const u8, dtype.itemsize());
+            (Some(host_scalar(bytes)?), 0)
         } else {
             let p = resolve(t.data as u64).ok_or_else(|| {
                 runtime(format!(

@@ -137,8 +137,53 @@ fn f_expm1(x: f32) -> f32 {
     if (is_inf(u)) { return u; }
     return um1 * x / log(u);
 }
-fn f_max(a: f32, b: f32) -> f32 { if (is_nan(a) || is_nan(b)) { return f_nan(); } return max(a, b); }
-fn f_min(a: f32, b: f32) -> f32 { if (is_nan(a) || is_nan(b)) { return f_nan(); } return min(a, b); }
+// NaN-propagating; on ties (0.0 and -0.0) the first operand, as upstream 2.13 answers.
+fn f_max(a: f32, b: f32) -> f32 {
+    if (is_nan(a) || is_nan(b)) { return f_nan(); }
+    return select(a, b, b > a);
+}
+fn f_min(a: f32, b: f32) -> f32 {
+    if (is_nan(a) || is_nan(b)) { return f_nan(); }
+    return select(a, b, b < a);
+}
+// C's fmod, exactly: the remainder of the mantissas by long division (|a| >= |b| case).
+fn f_fmod(a: f32, b: f32) -> f32 {
+    if (is_nan(a) || is_nan(b) || is_inf(a) || b == 0.0) { return f_nan(); }
+    if (is_inf(b)) { return a; }
+    let ua = bitcast<u32>(a) & 0x7fffffffu;
+    let ub = bitcast<u32>(b) & 0x7fffffffu;
+    let sz = bitcast<f32>(bitcast<u32>(a) & 0x80000000u);
+    if (ua < ub) { return a; }
+    if (ua == ub) { return sz; }
+    var ea = i32(ua >> 23u); var ma = ua & 0x7fffffu;
+    var eb = i32(ub >> 23u); var mb = ub & 0x7fffffu;
+    if (ea == 0) { ea = 1; loop { if (ma >= 0x800000u) { break; } ma = ma << 1u; ea = ea - 1; } } else { ma = ma | 0x800000u; }
+    if (eb == 0) { eb = 1; loop { if (mb >= 0x800000u) { break; } mb = mb << 1u; eb = eb - 1; } } else { mb = mb | 0x800000u; }
+    var r = ma % mb;
+    for (var d = ea - eb; d > 0; d = d - 1) { r = (r << 1u) % mb; }
+    if (r == 0u) { return sz; }
+    let res = ldexp(f32(r), eb - 150);
+    return select(res, -res, a < 0.0);
+}
+// Upstream's div_floor_floating (Python's //).
+fn f_div_floor(a: f32, b: f32) -> f32 {
+    if (b == 0.0) { return a / b; }
+    let m = f_fmod(a, b);
+    var div = (a - m) / b;
+    if (!(m == 0.0) && (b < 0.0) != (m < 0.0)) { div = div - 1.0; }
+    if (!(div == 0.0)) {
+        var fl = floor(div);
+        if (div - fl > 0.5) { fl = fl + 1.0; }
+        return fl;
+    }
+    return bitcast<f32>(bitcast<u32>(a / b) & 0x80000000u);
+}
+// Upstream's remainder for floats: fmod, moved to the divisor's sign.
+fn f_remainder(a: f32, b: f32) -> f32 {
+    var m = f_fmod(a, b);
+    if (!(m == 0.0) && (b < 0.0) != (m < 0.0)) { m = m + b; }
+    return m;
+}
 fn f_pow(a: f32, b: f32) -> f32 {
     if (b == 0.0) { return 1.0; }
     if (a == 1.0) { return 1.0; }
