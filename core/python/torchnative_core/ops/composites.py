@@ -563,7 +563,9 @@ def repeat(self, repeats):
     # interleave a broadcast dim before each dim, expand it to the repeat count, then merge
     x = D("view", x, [v for s in sizes for v in (1, s)])
     x = D("expand", x, [v for r, s in zip(repeats, sizes) for v in (r, s)], False)
-    return D("reshape", x, [r * s for r, s in zip(repeats, sizes)])
+    # upstream's repeat always returns a new contiguous tensor; a reshape of the expanded view can
+    # stay a view with zero strides (a repeated size-1 dimension), so it is materialised
+    return D("contiguous", D("reshape", x, [r * s for r, s in zip(repeats, sizes)]), None)
 
 
 @impl("tile")

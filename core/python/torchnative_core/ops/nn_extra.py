@@ -374,3 +374,13 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     n1 = torch.linalg.vector_norm(x1, 2, dim, True).clamp_min(eps)
     n2 = torch.linalg.vector_norm(x2, 2, dim, True).clamp_min(eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+@impl("_is_all_true")
+def _is_all_true(self):
+    return self.all()
+
+
+@impl("_is_any_true")
+def _is_any_true(self):
+    return self.any()
