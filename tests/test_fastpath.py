@@ -45,7 +45,10 @@ CASES = {
  "linear_grad": lambda: F.linear(g, w, bias), "pow2": lambda: x.pow(2), "pow2f": lambda: x ** 2.0, "pow2_int": lambda: i ** 2,
  "pow3": lambda: x.pow(3), "pow2_half": lambda: h.pow(2),
  "sum_dim": lambda: x.sum(1, keepdim=True), "zeros_rg": lambda: torch.zeros(2, 3, requires_grad=True), "ones_dtype": lambda: torch.ones(2, dtype=torch.int64),
- "reshape": lambda: x.t().reshape(12), "expand": lambda: row.expand(3, 4), "cat": lambda: torch.cat([x, y], 1), "softmax": lambda: x.softmax(-1),
+ "reshape": lambda: x.t().reshape(12), "reshape_view": lambda: x.reshape(2, -1), "reshape_bad": lambda: x.reshape(5, -1),
+ "exp": lambda: x.exp(), "rsqrt": lambda: torch.rsqrt(x), "silu": lambda: F.silu(x), "neg": lambda: -x, "neg_bool": lambda: -b,
+ "neg_int": lambda: -i, "exp_int": lambda: i.exp(), "relu_half": lambda: h.relu(), "tanh_t": lambda: x.t().tanh(),
+ "sigmoid_empty": lambda: e.sigmoid(), "abs_double": lambda: d.abs(), "exp_grad": lambda: g.exp(), "expand": lambda: row.expand(3, 4), "cat": lambda: torch.cat([x, y], 1), "softmax": lambda: x.softmax(-1),
 }
 def describe(f):
     try:
@@ -66,14 +69,15 @@ for fast in (True, False):
 # which cases the native steps took: the Python meta steps they replace, counted
 import torchnative_core.ops.elementwise as E, torchnative_core.ops.views as V
 steps = []
-ob, ov = E.binary, V._view
+ob, ov, ou = E.binary, V._view, E.unary
 E.binary = lambda *a, **k: (steps.append("binary"), ob(*a, **k))[1]
+E.unary = lambda *a, **k: (steps.append("unary"), ou(*a, **k))[1]
 V._view = lambda *a, **k: (steps.append("view"), ov(*a, **k))[1]
 plans.ENABLED[0] = True
 for fast in (True, False):
     torch._C._tn_fast_paths_enabled(fast)
     steps.clear()
-    for n in ("add", "scalar_int", "bcast_row", "view", "select", "t", "linear_bias"):
+    for n in ("add", "scalar_int", "bcast_row", "view", "select", "t", "linear_bias", "exp", "neg", "reshape_view"):
         CASES[n]()
     out[f"python_steps_fast={fast}"] = list(steps)
 print(json.dumps(out))
@@ -100,7 +104,7 @@ def test_fast_paths_and_plans_change_nothing():
     assert differences(runs) == []
     # with the fast paths on, those cases ran no Python meta step; off, they did
     assert runs["python_steps_fast=True"] == []
-    assert "binary" in runs["python_steps_fast=False"] and "view" in runs["python_steps_fast=False"]
+    assert {"binary", "view", "unary"} <= set(runs["python_steps_fast=False"])
     # the cases reach the paths they are meant to: some succeed, some refuse
     base = runs["fast=False,plans=False"]
     assert sum("error" in v[0] for v in base.values()) >= 8

@@ -50,6 +50,8 @@ enum Fast {
     Addmm,
     Matmul,
     Linear,
+    Unary,
+    Reshape,
 }
 
 struct Entry {
@@ -75,19 +77,38 @@ pub fn _tn_set_fast_paths(py: Python<'_>, impls: &Bound<'_, PyDict>) -> PyResult
     let mut table = HashMap::new();
     for (k, v) in impls.iter() {
         let name: String = k.extract()?;
-        let fast = match name.as_str() {
-            "add.Tensor" | "sub.Tensor" | "mul.Tensor" => Fast::Binary { floats_only: false },
-            "div.Tensor" => Fast::Binary { floats_only: true },
-            "view" | "_unsafe_view" => Fast::View,
-            "t" => Fast::T,
-            "transpose.int" => Fast::Transpose,
-            "select.int" => Fast::Select,
-            "mm" => Fast::Mm,
-            "addmm" => Fast::Addmm,
-            "matmul" => Fast::Matmul,
-            "linear" => Fast::Linear,
+        // (the meta step, the module and qualified name of the Python implementation it mirrors)
+        let (fast, module, qualname) = match name.as_str() {
+            "add.Tensor" => (Fast::Binary { floats_only: false }, "elementwise", "add"),
+            "sub.Tensor" => (Fast::Binary { floats_only: false }, "elementwise", "sub"),
+            "mul.Tensor" => (Fast::Binary { floats_only: false }, "elementwise", "mul"),
+            "div.Tensor" => (Fast::Binary { floats_only: true }, "elementwise", "div"),
+            "view" => (Fast::View, "views", "view"),
+            "_unsafe_view" => (Fast::View, "views", "_unsafe_view"),
+            "reshape" => (Fast::Reshape, "views", "reshape"),
+            "t" => (Fast::T, "views", "t"),
+            "transpose.int" => (Fast::Transpose, "views", "transpose"),
+            "select.int" => (Fast::Select, "views", "select"),
+            "mm" => (Fast::Mm, "linalg", "mm"),
+            "addmm" => (Fast::Addmm, "linalg", "addmm"),
+            "matmul" => (Fast::Matmul, "linalg", "matmul"),
+            "linear" => (Fast::Linear, "linalg", "linear"),
+            "neg" => (Fast::Unary, "elementwise", "neg"),
+            "silu" => (Fast::Unary, "elementwise", "silu"),
+            n if UNARY.contains(&n) => (
+                Fast::Unary,
+                "elementwise",
+                "_register_unary.<locals>.<lambda>",
+            ),
             _ => continue,
         };
+        // Only over the implementation it was written against: an operator whose
+        // implementation another module replaced keeps that one.
+        let m: String = v.getattr("__module__")?.extract()?;
+        let q: String = v.getattr("__qualname__")?.extract()?;
+        if m != format!("torchnative_core.ops.{module}") || q != qualname {
+            continue;
+        }
         table.insert(
             name,
             Entry {
@@ -100,6 +121,47 @@ pub fn _tn_set_fast_paths(py: Python<'_>, impls: &Bound<'_, PyDict>) -> PyResult
     let _ = TABLE.set(py, table);
     Ok(names)
 }
+
+/// ops/elementwise.py's FLOAT_UNARY and SAME_UNARY names (registered by `_register_unary` as
+/// `unary(name, self)`): on a floating tensor both allocate an output of the input's dtype and
+/// shape and launch the kernel of the same name on the input.
+const UNARY: &[&str] = &[
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sqrt",
+    "rsqrt",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "sigmoid",
+    "erf",
+    "erfc",
+    "erfinv",
+    "reciprocal",
+    "neg",
+    "abs",
+    "sign",
+    "relu",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "frac",
+];
 
 /// The fast path's result, or None when it does not apply (the Python implementation runs).
 pub fn try_call(
@@ -131,6 +193,8 @@ pub fn try_call(
         Fast::Addmm => addmm(py, args),
         Fast::Matmul => matmul(py, args),
         Fast::Linear => linear(py, args),
+        Fast::Unary => unary(py, op, args),
+        Fast::Reshape => reshape(py, args),
     }
 }
 
@@ -764,4 +828,67 @@ fn linear(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject
         }
         _ => Ok(None),
     }
+}
+
+// --- unary ----------------------------------------------------------------------------------
+
+/// ops/elementwise.py `unary` on a floating tensor: same dtype out, no cast, the kernel of the
+/// operator's name.
+fn unary(py: Python<'_>, op: &str, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
+    if args.len() != 1 {
+        return Ok(None);
+    }
+    let Some(t) = tensor_arg(args, 0) else {
+        return Ok(None);
+    };
+    let (sizes, dt, (device, index)) = {
+        let me = t.borrow();
+        let dt = me.meta.dtype;
+        if !matches!(
+            dt,
+            TnDtype::Float32 | TnDtype::Float64 | TnDtype::Float16 | TnDtype::BFloat16
+        ) || me.numel() == 0
+        {
+            return Ok(None);
+        }
+        if !native_kernel(&format!("aten::{op}"), &me) {
+            return Ok(None);
+        }
+        (me.meta.sizes.clone(), dt, me.place())
+    };
+    let out = tensor::wrap(py, TensorBase::new_empty(device, index, sizes, dt)?)?;
+    crate::launch::_tn_launch(py, op, args, &PyTuple::new(py, [out.clone_ref(py)])?)?;
+    Ok(Some(out))
+}
+
+/// ops/views.py `reshape` when the new shape can view the old geometry: `view` through the door
+/// (what a dispatch mode sees); a reshape that must copy takes the Python path.
+fn reshape(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
+    if args.len() != 2 {
+        return Ok(None);
+    }
+    let Some(t) = tensor_arg(args, 0) else {
+        return Ok(None);
+    };
+    let shape = args.get_item(1)?;
+    if !(shape.is_instance_of::<pyo3::types::PyList>()
+        || shape.is_instance_of::<pyo3::types::PyTuple>())
+    {
+        return Ok(None);
+    }
+    let Ok(shape) = shape.extract::<Vec<i64>>() else {
+        return Ok(None);
+    };
+    let new = {
+        let me = t.borrow();
+        let Some(new) = infer_size(&shape, me.numel()) else {
+            return Ok(None);
+        };
+        if compute_stride(&me.meta.sizes, &me.meta.strides, &new).is_none() {
+            return Ok(None);
+        }
+        new
+    };
+    let new = pyo3::types::PyList::new(py, new)?.into_any().unbind();
+    dispatch(py, "view", [t.into_any().unbind(), new]).map(Some)
 }
