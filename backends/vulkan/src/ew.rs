@@ -32,6 +32,17 @@ vk_kernels! {
     k_cos = "aten::cos" => |c| unary(c, "cos");
     k_tan = "aten::tan" => |c| unary(c, "tan");
     k_atan = "aten::atan" => |c| unary(c, "atan");
+    k_asin = "aten::asin" => |c| unary(c, "asin");
+    k_acos = "aten::acos" => |c| unary(c, "acos");
+    k_sinh = "aten::sinh" => |c| unary(c, "sinh");
+    k_cosh = "aten::cosh" => |c| unary(c, "cosh");
+    k_asinh = "aten::asinh" => |c| unary(c, "asinh");
+    k_acosh = "aten::acosh" => |c| unary(c, "acosh");
+    k_atanh = "aten::atanh" => |c| unary(c, "atanh");
+    k_elu = "aten::elu" => |c| elu(c);
+    k_elu_ = "aten::elu_" => |c| elu(c);
+    k_softplus = "aten::softplus" => |c| softplus(c);
+    k_nan_to_num = "aten::nan_to_num" => |c| nan_to_num(c);
     k_tanh = "aten::tanh" => |c| unary(c, "tanh");
     k_tanh_ = "aten::tanh_" => |c| unary(c, "tanh");
     k_sigmoid = "aten::sigmoid" => |c| unary(c, "sigmoid");
@@ -212,7 +223,14 @@ fn unary_expr(name: &str, c: Ct) -> Option<&'static str> {
         ("sin", Ct::F) => "sin(x)",
         ("cos", Ct::F) => "cos(x)",
         ("tan", Ct::F) => "tan(x)",
-        ("atan", Ct::F) => "atan(x)",
+        ("atan", Ct::F) => "f_atan(x)",
+        ("asin", Ct::F) => "f_asin(x)",
+        ("acos", Ct::F) => "f_acos(x)",
+        ("sinh", Ct::F) => "f_sinh(x)",
+        ("cosh", Ct::F) => "f_cosh(x)",
+        ("asinh", Ct::F) => "f_asinh(x)",
+        ("acosh", Ct::F) => "f_acosh(x)",
+        ("atanh", Ct::F) => "f_atanh(x)",
         ("tanh", Ct::F) => "f_tanh(x)",
         ("sigmoid", Ct::F) => "f_sigmoid(x)",
         ("relu", Ct::F) => "select(x, 0.0, x < 0.0)",
@@ -325,7 +343,7 @@ fn binary_expr(name: &str, c: Ct) -> Option<&'static str> {
         ("gt", D) => "d_lt(b, a)",
         ("ge", D) => "d_lt(b, a) || d_eq(a, b)",
         ("pow", F) => "f_pow(a, b)",
-        ("atan2", F) => "atan2(a, b)",
+        ("atan2", F) => "f_atan2(a, b)",
         ("fmod", F) => "f_fmod(a, b)",
         ("remainder", F) => "f_remainder(a, b)",
         ("maximum", F) => "f_max(a, b)",
@@ -557,5 +575,67 @@ fn leaky_relu(c: &mut Call) -> KResult {
         &out,
         &[&a],
         &format!("let x = ld1(b1); st0(b0, select(x, x * {s}, x <= 0.0));"),
+    )
+}
+
+fn float_only(name: &str, a: &View) -> KResult {
+    if ct(name, a.dtype)? != Ct::F {
+        return Err(unsupported(name, a.dtype));
+    }
+    Ok(())
+}
+
+/// `elu(self, alpha, scale, input_scale)`: upstream's `x <= 0 ? expm1(x * input_scale) * alpha
+/// * scale : x * scale`.
+fn elu(c: &mut Call) -> KResult {
+    let out = c.out(0)?;
+    let a = c.tensor(0)?;
+    float_only("elu", &a)?;
+    let (al, sc, isc) = (
+        c.scalar(1)?.as_f64(),
+        c.scalar(2)?.as_f64(),
+        c.scalar(3)?.as_f64(),
+    );
+    let (al, sc, isc) = (lit(Ct::F, al), lit(Ct::F, sc), lit(Ct::F, isc));
+    map(
+        &out,
+        &[&a],
+        &format!("let x = ld1(b1); st0(b0, select(x * {sc}, f_expm1(x * {isc}) * {al} * {sc}, x <= 0.0));"),
+    )
+}
+
+/// `softplus(self, beta, threshold)`: `x * beta > threshold ? x : log1p(exp(x * beta)) / beta`.
+fn softplus(c: &mut Call) -> KResult {
+    let out = c.out(0)?;
+    let a = c.tensor(0)?;
+    float_only("softplus", &a)?;
+    let (be, th) = (
+        lit(Ct::F, c.scalar(1)?.as_f64()),
+        lit(Ct::F, c.scalar(2)?.as_f64()),
+    );
+    map(
+        &out,
+        &[&a],
+        &format!(
+            "let x = ld1(b1); st0(b0, select(f_log1p(exp(x * {be})) / {be}, x, x * {be} > {th}));"
+        ),
+    )
+}
+
+/// `nan_to_num(self, nan?, posinf?, neginf?)`: defaults 0, the largest and lowest float32.
+fn nan_to_num(c: &mut Call) -> KResult {
+    let out = c.out(0)?;
+    let a = c.tensor(0)?;
+    let k = ct("nan_to_num", a.dtype)?;
+    if k != Ct::F {
+        return copy_cast(&out, &a);
+    }
+    let n = lit(Ct::F, c.opt_float(1)?.unwrap_or(0.0));
+    let p = lit(Ct::F, c.opt_float(2)?.unwrap_or(f32::MAX as f64));
+    let m = lit(Ct::F, c.opt_float(3)?.unwrap_or(f32::MIN as f64));
+    map(
+        &out,
+        &[&a],
+        &format!("let x = ld1(b1); var y = x; if (is_nan(x)) {{ y = {n}; }} else if (is_inf(x)) {{ y = select({m}, {p}, x > 0.0); }} st0(b0, y);"),
     )
 }

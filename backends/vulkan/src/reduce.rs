@@ -31,6 +31,8 @@ vk_kernels! {
     k_any_dims = "aten::any.dims" => |c| { let d = c.int_list(1)?; allany(c, false, Some(d)) };
     k_logsumexp = "aten::logsumexp" => |c| logsumexp(c);
     k_var = "aten::var.correction" => |c| var_std(c, false);
+    k_cumsum = "aten::cumsum" => |c| scan(c, false);
+    k_cumprod = "aten::cumprod" => |c| scan(c, true);
     k_std = "aten::std.correction" => |c| var_std(c, true);
     k_softmax = "aten::_softmax" => |c| softmax(c, false);
     k_log_softmax = "aten::_log_softmax" => |c| softmax(c, true);
@@ -365,4 +367,47 @@ fn var_std(c: &mut Call, take_sqrt: bool) -> KResult {
         }
     );
     run_reduction(&[&out], &a, &dims, body)
+}
+
+/// `cumsum(self, dim, *, dtype)` / `cumprod`: one invocation per line along `dim`, in order.
+/// float32 sums are Kahan-compensated (upstream accumulates float32 scans in double).
+fn scan(c: &mut Call, prod: bool) -> KResult {
+    let out = c.out(0)?;
+    let a = c.tensor(0)?;
+    let dim = norm_dims(&[c.int(1)?], a.ndim())?;
+    if out.numel() == 0 {
+        return Ok(());
+    }
+    let name = if prod { "cumprod" } else { "cumsum" };
+    let (kx, k) = (ct(name, a.dtype)?, ct(name, out.dtype)?);
+    let x = cast("ld1(b1 + ioff1(j))", kx, k);
+    let body = match (k, prod) {
+        (Ct::F, false) => format!("var acc = 0.0; var comp = 0.0;\n  for (var j = 0u; j < NINNER; j = j + 1u) {{ let y = {x} - comp; let t = acc + y; comp = (t - acc) - y; acc = t; st0(b0 + ioff0(j), acc); }}"),
+        (Ct::F, true) => format!("var acc = 1.0;\n  for (var j = 0u; j < NINNER; j = j + 1u) {{ acc = acc * {x}; st0(b0 + ioff0(j), acc); }}"),
+        (Ct::I, false) => format!("var acc = 0;\n  for (var j = 0u; j < NINNER; j = j + 1u) {{ acc = acc + {x}; st0(b0 + ioff0(j), acc); }}"),
+        (Ct::I, true) => format!("var acc = 1;\n  for (var j = 0u; j < NINNER; j = j + 1u) {{ acc = acc * {x}; st0(b0 + ioff0(j), acc); }}"),
+        (Ct::L, false) => format!("var acc = vec2<u32>(0u, 0u);\n  for (var j = 0u; j < NINNER; j = j + 1u) {{ acc = l_add(acc, {x}); st0(b0 + ioff0(j), acc); }}"),
+        (Ct::L, true) => format!("var acc = vec2<u32>(1u, 0u);\n  for (var j = 0u; j < NINNER; j = j + 1u) {{ acc = l_mul(acc, {x}); st0(b0 + ioff0(j), acc); }}"),
+        _ => return Err(unsupported(name, out.dtype)),
+    };
+    let kept: Vec<usize> = (0..a.ndim()).filter(|d| !dim.contains(d)).collect();
+    let mut kern = Kernel::new(body);
+    kern.outer = kept.iter().map(|&d| a.sizes[d]).collect();
+    kern.inner = dim.iter().map(|&d| a.sizes[d]).collect();
+    if a.ndim() == 0 {
+        kern.inner = vec![1];
+    }
+    let split = |v: &View| -> (Vec<i64>, Vec<i64>) {
+        if v.ndim() == 0 {
+            return (vec![], vec![0]);
+        }
+        (
+            kept.iter().map(|&d| v.strides[d]).collect(),
+            dim.iter().map(|&d| v.strides[d]).collect(),
+        )
+    };
+    let (oo, oi) = split(&out);
+    let (ao, ai) = split(&a);
+    kern.operands = vec![Operand::output(&out, oo, oi), Operand::input(&a, ao, ai)];
+    kern.run()
 }

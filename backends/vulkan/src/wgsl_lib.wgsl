@@ -378,3 +378,73 @@ fn d_div(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     if (bits.y >= 0x7ff00000u) { return vec2<u32>(0u, sign | 0x7ff00000u); }
     return vec2<u32>(bits.x, bits.y | sign);
 }
+
+fn f_sinh(x: f32) -> f32 {
+    let a = abs(x);
+    var y: f32;
+    if (a < 0.5) { let z = a * a; y = a * (1.0 + z * (1.0 / 6.0 + z * (1.0 / 120.0 + z * (1.0 / 5040.0 + z / 362880.0)))); }
+    else if (a > 88.0) { y = exp(a - 0.6931471805599453); }
+    else { let e = exp(a); y = 0.5 * (e - 1.0 / e); }
+    return select(y, -y, x < 0.0);
+}
+fn f_cosh(x: f32) -> f32 {
+    let a = abs(x);
+    if (a > 88.0) { return exp(a - 0.6931471805599453); }
+    let e = exp(a);
+    return 0.5 * (e + 1.0 / e);
+}
+fn f_asinh(x: f32) -> f32 {
+    let a = abs(x);
+    var y: f32;
+    if (a > 1e18) { y = f_log(a) + 0.6931471805599453; }
+    else { y = f_log1p(a + a * a / (1.0 + sqrt(1.0 + a * a))); }
+    return select(y, -y, x < 0.0);
+}
+fn f_acosh(x: f32) -> f32 {
+    if (x < 1.0) { return f_nan(); }
+    if (x > 1e18) { return f_log(x) + 0.6931471805599453; }
+    let t = x - 1.0;
+    return f_log1p(t + sqrt(2.0 * t + t * t));
+}
+fn f_atanh(x: f32) -> f32 {
+    let a = abs(x);
+    if (a > 1.0) { return f_nan(); }
+    let y = 0.5 * f_log1p(2.0 * a / (1.0 - a));
+    return select(y, -y, x < 0.0);
+}
+// Cephes' atanf (range reduction to |x| <= tan(pi/8), a degree-9 odd polynomial): ~1 ulp,
+// where lavapipe's builtin atan is ~12 ulp and its asin/acos ~1e-4.
+fn f_atan(v: f32) -> f32 {
+    if (is_nan(v)) { return v; }
+    var x = abs(v);
+    var y = 0.0;
+    if (x > 2.414213562373095) { y = 1.5707963267948966; x = -1.0 / x; }
+    else if (x > 0.4142135623730950) { y = 0.7853981633974483; x = (x - 1.0) / (x + 1.0); }
+    let z = x * x;
+    y = y + ((((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z - 3.33329491539e-1) * z * x + x);
+    return select(y, -y, v < 0.0);
+}
+fn sign_bit(x: f32) -> bool { return (bitcast<u32>(x) >> 31u) == 1u; }
+fn with_sign_of(m: f32, s: f32) -> f32 { return select(m, -m, sign_bit(s)); }
+fn f_atan2(y: f32, x: f32) -> f32 {
+    let pi = 3.141592653589793;
+    if (is_nan(x) || is_nan(y)) { return f_nan(); }
+    if (is_inf(x) || is_inf(y)) {
+        if (is_inf(x) && is_inf(y)) { return with_sign_of(select(0.7853981633974483, 2.356194490192345, x < 0.0), y); }
+        if (is_inf(y)) { return with_sign_of(1.5707963267948966, y); }
+        return with_sign_of(select(0.0, pi, x < 0.0), y);
+    }
+    if (y == 0.0) { return with_sign_of(select(0.0, pi, sign_bit(x)), y); }
+    if (x == 0.0) { return with_sign_of(1.5707963267948966, y); }
+    let a = f_atan(y / x);
+    if (x > 0.0) { return a; }
+    return select(a - pi, a + pi, !sign_bit(y));
+}
+fn f_asin(x: f32) -> f32 {
+    if (abs(x) > 1.0) { return f_nan(); }
+    return f_atan2(x, sqrt((1.0 - x) * (1.0 + x)));
+}
+fn f_acos(x: f32) -> f32 {
+    if (abs(x) > 1.0) { return f_nan(); }
+    return f_atan2(sqrt((1.0 - x) * (1.0 + x)), x);
+}
