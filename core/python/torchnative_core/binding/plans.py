@@ -46,18 +46,21 @@ def key(args, kwargs):
     """The plan key of a call, or None when one of its values has no type-only key."""
     parts = []
     for x in args:
-        k = _elem(x)
+        k = _TYPE_KEYS.get(type(x)) or _elem(x)
         if k is None:
             return None
         parts.append(k)
     if kwargs:
         for name, x in kwargs.items():
-            k = _elem(x)
+            k = _TYPE_KEYS.get(type(x)) or _elem(x)
             if k is None:
                 return None
             parts.append(name)
             parts.append(k)
     return tuple(parts)
+
+
+_TYPE_KEYS: dict = {}  # type -> its key, for the types whose key is the type itself
 
 
 def _elem(x):
@@ -73,6 +76,7 @@ def _elem(x):
                 return None
         return (t, t0)
     if t in _PLAIN or issubclass(t, _TB):
+        _TYPE_KEYS[t] = t
         return t
     return None
 

@@ -56,9 +56,13 @@ def install(C_) -> None:
     TB = C.TensorBase
     Size = T.Size
 
+    def _size_of(sizes, _new=tuple.__new__):
+        # `_tn_sizes` is a list of ints, which Size's checks accept unchanged: skip them
+        return _new(Size, sizes)
+
     def size(self, dim=None):
         if dim is None:
-            return Size(self._tn_sizes)
+            return _size_of(self._tn_sizes)
         if isinstance(dim, str):
             raise NotImplementedError("named dimensions are not supported by torchnative")
         return self._tn_sizes[_wrap(dim, len(self._tn_sizes))]
@@ -193,7 +197,7 @@ def install(C_) -> None:
         "mH": property(_mT),
         "dtype": property(_dtype),
         "device": property(_device),
-        "shape": property(lambda self: Size(self._tn_sizes)),
+        "shape": property(lambda self: _size_of(self._tn_sizes)),
         "layout": property(lambda self: T.LAYOUTS["strided"]),
         "is_cuda": property(lambda self: self._tn_device_key == "cuda"),
         "is_cpu": property(lambda self: self._tn_device_key == "cpu"),
