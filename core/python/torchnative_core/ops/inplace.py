@@ -9,7 +9,25 @@ from . import IMPLS
 from . import base as B
 
 
+# In-place forms of view operators change self's geometry, not its values (`t_`, `squeeze_`,
+# `as_strided_`, ...): self takes the view's sizes, strides and offset.
+_VIEW_FUNCTIONALS = {"t", "transpose", "squeeze", "unsqueeze", "swapdims", "swapaxes", "as_strided"}
+
+
+def _make_view(op, functional):
+    def run(self, *args):
+        v = B.door(functional, self, *args)
+        self._tn_set_geometry(list(v._tn_sizes), list(v._tn_strides), v.storage_offset())
+        return self
+
+    run.__name__ = op
+    return run
+
+
 def _make(op, functional):
+    if functional.partition(".")[0] in _VIEW_FUNCTIONALS:
+        return _make_view(op, functional)
+
     def run(self, *args):
         out = B.door(functional, self, *args)
         mine, got = B.dtype_of(self), B.dtype_of(out)
@@ -38,5 +56,7 @@ def install():
         if not schema.args or schema.args[0].name != "self" or not schema.args[0].is_write:
             continue
         functional = name[:-1] + ("." + ov if ov else "")
+        if functional == "transpose":
+            functional = "transpose.int"  # transpose_ is the in-place form of transpose.int
         if functional in IMPLS and functional in schemas:
             IMPLS[op] = _make(op, functional)
