@@ -20,15 +20,6 @@ from .conftest import RECORD
 KNOWN = {
     ("cpu", "minimum_nan"): "cpu minimum(-0.0, 0.0) gives 0.0, upstream -0.0 "
                             "(backends/cpu/src/binary.rs max_min returns b on ties)",
-    # vulkan, reported in /work/helpers/vulkan-findings.md (2026-11-29, 35e9ee5):
-    ("vulkan", "minimum_nan"): "vulkan minimum(-0.0, 0.0) gives 0.0, upstream -0.0",
-    ("vulkan", "compare_nan"): "vulkan: NaN != NaN gives False, upstream True (ne must be unordered)",
-    ("vulkan", "where_scalar"): "vulkan: torch.where(c, x, 0.0) hands the core's 0-dim CPU scalar tensor "
-                                "to the vulkan where.self kernel ('not memory of the vulkan allocator')",
-    ("vulkan", "div_scalar_and_rounding"): "vulkan refuses div rounding_mode='floor' as 'div with "
-                                           "rounding_mode=Some(\"floor\") ...': not a refusal naming the operator",
-    ("vulkan", "int_floor_divide_remainder"): "vulkan refuses integer floor division without naming the "
-                                              "operator (as div_scalar_and_rounding)",
 }
 
 
