@@ -1,9 +1,10 @@
 """Upstream's OpInfo samples replayed on torchnative (issue 4): recorded by the reference
 interpreter, replayed by ours, compared in value, shape, dtype and exception type.
 
-tests/data/opinfo_agree.txt lists the OpInfo entries that agree (394 of 692 recorded; most of
-the rest refuse by name for an operator not implemented yet). Every listed entry must keep
-agreeing; the only disagreements allowed are the tie orders listed in KNOWN_DISAGREEMENTS."""
+tests/data/opinfo_agree.txt lists the OpInfo entries that agree (544 of 692 recorded; this said
+394 before the linalg, special-function and scatter-reduce operators of issue 4; most of the rest
+refuse by name for an operator not implemented yet). Every listed entry must keep agreeing; the
+only disagreements allowed are those in KNOWN_DISAGREEMENTS, each with its reason."""
 
 import json
 import subprocess
@@ -15,8 +16,19 @@ from test_training import OURS, _ref_python
 REPO = Path(__file__).resolve().parents[1]
 TOOL = REPO / "tools" / "opinfo_agreement.py"
 
-# Indices among equal values: upstream's sort kernels order ties differently (docs/STATUS.md).
-KNOWN_DISAGREEMENTS = {"argsort", "sort", "topk", "kthvalue"}
+# The disagreements allowed, each for a documented reason (docs/STATUS.md, OpInfo agreement row).
+# kthvalue left this list when it took upstream's quickselect tie order.
+KNOWN_DISAGREEMENTS = {
+    # indices among equal values: upstream's unstable sort (libstdc++ introsort) orders ties its
+    # own way on long inputs; ours is stable
+    "argsort", "sort", "topk",
+    # float32: upstream's own float32 rounding (its float32 result differs from its float64 one
+    # by as much); ours is the float64 result rounded once
+    "matrix_exp",
+    # near zeros of the functions upstream's float64 values are up to 3e-7 from the true value
+    # (mpmath, 30 digits); ours are within 1e-15
+    "special.bessel_j0", "special.bessel_y1",
+}
 
 pytestmark = pytest.mark.runtime
 
@@ -86,3 +98,32 @@ print("ok")
 """
     out = subprocess.run([OURS, "-c", code, str(REPO / "tools")], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def test_up_to_sign_comparison_accepts_sign_flips_only():
+    """Singular vectors compare through the sample's output_process_fn_grad (as upstream's
+    test_compare_cpu): a valid SVD with a flipped pair of singular vectors agrees, a 1% error in
+    U or the same flip without its partner (an invalid SVD) does not."""
+    code = r"""
+import io, sys, torch
+sys.path.insert(0, sys.argv[1])
+import opinfo_agreement as oa
+from torch.testing._internal.common_methods_invocations import op_db
+op = next(o for o in op_db if o.name == "linalg.svd")
+torch.manual_seed(0)
+samples = list(op.sample_inputs("cpu", torch.float64))
+i = next(j for j, s in enumerate(samples) if s.input.shape == (3, 3) and j % 4 == 3)  # the U @ Vh, S view
+s = samples[i]
+buf = io.BytesIO(); torch.save((s.input, s.args, s.kwargs), buf)
+U, S, Vh = torch.linalg.svd(s.input, **s.kwargs)
+def rec(res):
+    return [{"dtype": "float64", "sample": i, "inputs": buf.getvalue(), "result": res}]
+flipped = (U * torch.tensor([-1.0, 1.0, 1.0]), S, Vh * torch.tensor([[-1.0], [1.0], [1.0]]))
+half = (U * torch.tensor([-1.0, 1.0, 1.0]), S, Vh)
+wrong = (U * 1.01, S, Vh)
+r = [oa._replay_records(op, rec(x), torch)["status"] for x in (flipped, half, wrong)]
+print(r)
+"""
+    out = subprocess.run([OURS, "-c", code, str(REPO / "tools")], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "['agree', 'disagree', 'disagree']", out.stdout
