@@ -59,10 +59,13 @@ def test_classification():
     a refusal names the missing operator."""
     import math
 
-    ref32 = [0.5, -1.25, 2.0]
-    ref64 = [0.5 + 1e-7, -1.25 - 2e-7, 2.0 + 1e-7]
-    tol = model_sweep.tolerance(ref32, ref64)
-    assert math.isclose(tol, 4 * 2e-7 + model_sweep.FLOOR * 2.0)
-    assert model_sweep._max_diff(ref32, [x + 3e-7 for x in ref32]) <= tol
-    assert model_sweep._max_diff(ref32, [x * 1.001 for x in ref32]) > tol
+    ref32 = [0.5, -1.25, 2.0, 0.75]
+    ref64 = [0.5 + 1e-7, -1.25 - 2e-7, 2.0 + 1e-7, 0.75 + 0.1]  # the last: a padding row upstream computes loosely
+    base, per = model_sweep.tolerance(ref32, ref64)
+    assert math.isclose(base, 4 * 2e-7 + model_sweep.FLOOR * 2.0)  # the loose element does not widen the bound
+    assert model_sweep._ratio(ref32, [x + 3e-7 for x in ref32], base, per)[0] <= 1
+    assert model_sweep._ratio(ref32, [x * 1.001 for x in ref32], base, per)[0] > 1
+    assert model_sweep._ratio(ref32, ref32[:3] + [0.75 + 0.3], base, per)[0] <= 1  # within 4x its own error
+    assert model_sweep._ratio(ref32, ref32[:3] + [0.75 + 0.5], base, per)[0] > 1
+    assert model_sweep._ratio([float("nan")], [0.0], 1.0, None)[0] == math.inf
     assert model_sweep._missing_op("aten.einsum.default has no kernel for device 'cpu'") == "einsum"

@@ -75,13 +75,14 @@ def write_status(text, begin=BEGIN, end=END, heading="Operator coverage"):
     """Replace the block between `begin` and `end` in docs/STATUS.md (appended under `heading`
     the first time). Also used by tools/model_sweep.py for its own markers."""
     status = REPO / "docs" / "STATUS.md"
-    body = status.read_text()
+    status.write_text(replace_block(status.read_text(), text, begin, end, heading))
+
+
+def replace_block(body, text, begin=BEGIN, end=END, heading="Operator coverage"):
     block = f"{begin}\n{text}\n{end}"
     if begin in body:
-        body = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: block, body, flags=re.S)
-    else:
-        body = body.rstrip() + f"\n\n## {heading}\n\n" + block + "\n"
-    status.write_text(body)
+        return re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: block, body, flags=re.S)
+    return body.rstrip() + f"\n\n## {heading}\n\n" + block + "\n"
 
 
 def main(argv):
