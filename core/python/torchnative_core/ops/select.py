@@ -120,3 +120,57 @@ def _register():
 
 
 _register()
+
+
+def _nanmedian_line(line):
+    """(value, index): the lower median of the non-NaN values, the first position holding it in
+    a stable ascending order (NaN last), as upstream's nanmedian returns for lines with numbers;
+    an all-NaN line gives NaN (upstream's index there follows its nth_element; ours is 0)."""
+    import math
+
+    order = sorted(range(len(line)), key=lambda j: (line[j] != line[j], 0.0 if line[j] != line[j] else line[j]))
+    m = sum(1 for v in line if v == v)
+    j = order[(m - 1) // 2] if m else 0
+    return (line[j] if m else math.nan), j
+
+
+def _register_nanmedian():
+    from . import base as B
+    from . import impl
+
+    @impl("nanmedian")
+    def nanmedian(self):
+        import torch
+
+        if not self.is_floating_point():
+            return B.door("median", self)
+        flat = self.detach().reshape(-1).tolist()
+        if not flat:
+            return torch.full((), float("nan"), dtype=self.dtype)
+        return torch.tensor(_nanmedian_line(flat)[0], dtype=self.dtype)
+
+    @impl("nanmedian.dim")
+    def nanmedian_dim(self, dim, keepdim=False):
+        import torch
+        from torch.return_types import nanmedian as t
+
+        if not self.is_floating_point():
+            return t(tuple(B.door("median.dim", self, dim, keepdim)))
+        if not self._tn_sizes:
+            B.wrap_dim(dim, 0)
+            return t((B.door("clone", self, None), B.door("zeros", [], B.I64, None, B.device_of(self), None)))
+        d = B.wrap_dim(dim, len(self._tn_sizes))
+        moved = self.movedim(d, -1)
+        n, rest = moved.shape[-1], list(moved.shape[:-1])
+        if n == 0:
+            raise IndexError(f"nanmedian(): Expected reduction dim {d} to have non-zero size.")
+        lines = moved.reshape(-1, n).tolist() if moved.numel() else []
+        vi = [_nanmedian_line(line) for line in lines]
+        v = torch.tensor([a for a, _ in vi], dtype=self.dtype).reshape(rest) if lines else torch.empty(rest, dtype=self.dtype)
+        i = torch.tensor([b for _, b in vi], dtype=torch.int64).reshape(rest) if lines else torch.empty(rest, dtype=torch.int64)
+        if keepdim:
+            v, i = v.unsqueeze(d), i.unsqueeze(d)
+        return t((v, i))
+
+
+_register_nanmedian()

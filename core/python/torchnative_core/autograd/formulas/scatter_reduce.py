@@ -63,3 +63,19 @@ def _(s, g):
         reduce_again=lambda a, b: a.index_reduce(d, idx, b, r, include_self=inc),
         clear=lambda t: t.index_fill(d, idx, 0.0))
     return (gs if s.needs(0) else None), (gsrc if s.needs(1) else None)
+
+
+@formula("nanmedian.dim", save=("result1",), multi=True)
+def _(s, grads):
+    from .reductions import _scatter_back
+
+    return _scatter_back(grads[0], s.result1, s.self_sizes, s.dim, s.keepdim)
+
+
+@formula("nanmedian", save=("self", "result"))
+def _(s, g):
+    # upstream's evenly_distribute_backward: the gradient shared among the positions equal to the
+    # result (NaN results: among the NaNs)
+    x, r = s.self, s.result
+    mask = (x == r) if not bool(r.isnan()) else x.isnan()
+    return mask.to(g.dtype) * (g / mask.sum())
