@@ -79,3 +79,61 @@ def _(s, g):
     x, r = s.self, s.result
     mask = (x == r) if not bool(r.isnan()) else x.isnan()
     return mask.to(g.dtype) * (g / mask.sum())
+
+
+@formula("segment_reduce", save=("data", "result", "lengths", "offsets"))
+def _(s, g):
+    """upstream's _segment_reduce_backward: sum/mean spread the segment's gradient (mean divided
+    by the length), max/min share it evenly among the elements equal to the result, prod gives
+    result / x (the product of the others when x is 0). Computed per element in Python numbers;
+    no double backward (upstream's is a kernel without one too)."""
+    data, result = s.data, s.result
+    lens = s.lengths if s.lengths is not None else (s.offsets[..., 1:] - s.offsets[..., :-1])
+    ax = s.axis % data.dim()
+    lead, rest = list(data.shape[:ax]), list(data.shape[ax + 1:])
+    nlead, nrest, L = 1, 1, data.shape[ax]
+    for v in lead:
+        nlead *= v
+    for v in rest:
+        nrest *= v
+    nseg = lens.shape[-1]
+    if nlead * L * nrest == 0:
+        return torch.zeros_like(data)
+    dv = data.detach().to(torch.float64).reshape(nlead, L, nrest).tolist()
+    rv = result.detach().to(torch.float64).reshape(nlead, nseg, nrest).tolist()
+    gv = g.detach().to(torch.float64).reshape(nlead, nseg, nrest).tolist()
+    lv = lens.reshape(nlead, nseg).tolist()
+    out = [[[0.0] * nrest for _ in range(L)] for _ in range(nlead)]
+    red = s.reduce
+    for b in range(nlead):
+        start = 0
+        for sg in range(nseg):
+            n = int(lv[b][sg])
+            for r in range(nrest):
+                gr, res = gv[b][sg][r], rv[b][sg][r]
+                idx = range(start, start + n)
+                if red == "sum":
+                    for j in idx:
+                        out[b][j][r] = gr
+                elif red == "mean":
+                    for j in idx:
+                        out[b][j][r] = gr / n
+                elif red in ("max", "min"):
+                    hits = [j for j in idx if dv[b][j][r] == res or (dv[b][j][r] != dv[b][j][r] and res != res)]
+                    for j in hits:
+                        out[b][j][r] = gr / len(hits)
+                else:  # prod
+                    for j in idx:
+                        x = dv[b][j][r]
+                        if x != 0:
+                            out[b][j][r] = gr * res / x
+                        else:
+                            p = 1.0
+                            for k in idx:
+                                if k != j:
+                                    p *= dv[b][k][r]
+                            if s.initial is not None:
+                                p *= s.initial
+                            out[b][j][r] = gr * p
+            start += n
+    return torch.tensor(out, dtype=torch.float64).reshape(list(data.shape)).to(data.dtype)
