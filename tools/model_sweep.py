@@ -730,6 +730,24 @@ def summarize(results):
     return counts, blockers, caught
 
 
+def unbuildable_reason(detail):
+    """A coarse class for why upstream could not build or run a shrunken type."""
+    parts = [x for x in detail.split("; ") if x]
+    if any("timm" in x or "PIL" in x for x in parts):
+        return "needs timm or PIL (not installed)"
+    if "no model class" in detail:
+        return "no model class"
+    if parts and all("parameters after shrinking" in x for x in parts):
+        return "over 30M parameters after shrinking"
+    if any("required positional argument" in x or "You have to specify" in x or "You must specify" in x for x in parts):
+        return "forward needs model-specific inputs"
+    if any("validat" in x.lower() for x in parts):
+        return "config validation rejects the generic shrink"
+    if "timeout" in detail or "died" in detail:
+        return "timeout or crash"
+    return "other exception while building or running"
+
+
 def status_text(results, command):
     counts, blockers, caught = summarize(results)
     built = sum(counts[s] for s in STATUSES if s != "unbuildable")
@@ -742,6 +760,10 @@ def status_text(results, command):
     if caught:
         lines.append(f"A 0.1% activation fault (upstream's own run with every activation scaled by 1.001) is rejected "
                      f"for {sum(caught)} of the {len(caught)} agreeing types that have activation modules.")
+    reasons = collections.Counter(unbuildable_reason(r.get("upstream", {}).get("detail", ""))
+                                  for r in results.values() if r["status"] == "unbuildable")
+    if reasons:
+        lines += ["", "Upstream cannot build or run shrunken: " + "; ".join(f"{k} ({n})" for k, n in reasons.most_common())]
     if blockers:
         lines += ["", "Blockers (model types blocked): " + "; ".join(f"{k} ({n})" for k, n in blockers.most_common(25))]
     for s in ("agrees", "disagrees", "refused", "error"):
