@@ -116,3 +116,33 @@ def _(s, g):
     out_pos = (reverse_lcse(log_pos - result) + self_).exp()
     out_neg = (reverse_lcse(log_neg - result) + self_).exp()
     return out_pos - out_neg
+
+
+# --- ops/elementwise_extra.py ---------------------------------------------------------------------
+
+@formula("hypot", save=("self", "other", "result"))
+def _(s, g):
+    return (g * s.self / s.result if s.needs(0) else None), (g * s.other / s.result if s.needs(1) else None)
+
+
+@formula("frexp.Tensor", save=("result1",), multi=True)
+def _(s, grads):
+    g = grads[0]
+    return None if g is None else g / s.result1.to(g.dtype).exp2()
+
+
+@formula("fill.Scalar")
+def _(s, g):
+    return torch.zeros_like(g)
+
+
+@formula("fill.Tensor")
+def _(s, g):
+    return (torch.zeros_like(g) if s.needs(0) else None), (g.sum() if s.needs(1) else None)
+
+
+@formula("index_fill.int_Tensor", save=("index",))
+def _(s, g):
+    gs = g.index_fill(s.dim, s.index, 0) if s.needs(0) else None
+    gv = g.index_select(s.dim, s.index.reshape(-1).unique()).sum() if s.needs(1) else None
+    return gs, gv
