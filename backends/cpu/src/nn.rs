@@ -118,10 +118,24 @@ fn softmax(c: &mut Call, log: bool) -> KResult {
                 }
                 buf.clear();
                 let mut sum = A::ZERO;
-                for i in 0..n {
-                    let e = (x(i) - m).exp();
-                    buf.push(e);
-                    sum += e;
+                // (only with a finite maximum: as_f32_buf resizes the buffer)
+                let fast = if m.to_f64().is_finite() { as_f32_buf::<A>(&mut buf, n) } else { None };
+                if let Some(b32) = fast {
+                    // f32 with a finite maximum: every x - m is finite and <= 0 (exp_f32_fast's
+                    // domain), computed over the whole line at once so the loop vectorises.
+                    for (i, slot) in b32.iter_mut().enumerate() {
+                        *slot = (x(i) - m).to_f64() as f32;
+                    }
+                    exp_f32_fast_inplace(b32);
+                    for &e in buf.iter() {
+                        sum += e;
+                    }
+                } else {
+                    for i in 0..n {
+                        let e = (x(i) - m).exp();
+                        buf.push(e);
+                        sum += e;
+                    }
                 }
                 let w = |i: usize, v: A| (p[0].wrapping_offset(i as isize * s[0]) as *mut T).write(T::from_acc(v));
                 if log {
@@ -379,10 +393,26 @@ fn sdpa(c: &mut Call) -> KResult {
                             }
                         }
                         let mut sum = A::ZERO;
-                        for slot in row.iter_mut() {
-                            let p = if !any || *slot == -A::INF { A::ZERO } else { (*slot - m).exp() };
-                            sum += p;
-                            *slot = p;
+                        let fast = any && m.to_f64().is_finite() && std::any::TypeId::of::<A>() == std::any::TypeId::of::<f32>();
+                        if fast {
+                            // a finite maximum: unmasked scores are finite and s - m <= 0
+                            // (exp_f32_fast's domain); masked ones (-inf) give 0
+                            // SAFETY: A is f32 (checked above).
+                            let r32 = std::slice::from_raw_parts_mut(row.as_mut_ptr().cast::<f32>(), row.len());
+                            let m32 = m.to_f64() as f32;
+                            for v in r32.iter_mut() {
+                                *v = if *v == f32::NEG_INFINITY { f32::NEG_INFINITY } else { *v - m32 };
+                            }
+                            exp_f32_fast_inplace(r32);
+                            for slot in row.iter() {
+                                sum += *slot;
+                            }
+                        } else {
+                            for slot in row.iter_mut() {
+                                let p = if !any || *slot == -A::INF { A::ZERO } else { (*slot - m).exp() };
+                                sum += p;
+                                *slot = p;
+                            }
                         }
                         if any {
                             sums[i] = sum;
@@ -413,5 +443,63 @@ fn sdpa(c: &mut Call) -> KResult {
             }
             Ok(())
         })
+    }
+}
+
+// ----------------------------------------------------------------------------------------------
+// a vectorisable exp for softmax rows
+
+/// `buf` (cleared and resized to `n`) seen as f32s when the accumulation type is f32.
+fn as_f32_buf<A: Real>(buf: &mut Vec<A>, n: usize) -> Option<&mut [f32]> {
+    if std::any::TypeId::of::<A>() != std::any::TypeId::of::<f32>() {
+        return None;
+    }
+    buf.clear();
+    buf.resize(n, A::ZERO);
+    // SAFETY: A is f32 (checked above), so the buffer holds n f32s.
+    Some(unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr() as *mut f32, n) })
+}
+
+/// `exp` of every element, for arguments that are -inf or finite and <= 0 (a softmax row minus
+/// its maximum): Cephes' `expf` (x = n ln2 + r, |r| <= ln2/2, a degree-5 polynomial; about 1 ulp,
+/// as upstream's vectorised Sleef exp is), branch-free so the loop vectorises; arguments below
+/// -87.3 (where exp leaves the normal range) and -inf give 0.
+pub fn exp_f32_fast_inplace(xs: &mut [f32]) {
+    for v in xs.iter_mut() {
+        let x0 = *v;
+        let x = x0.max(-87.336_54);
+        let t = x * std::f32::consts::LOG2_E + 12_582_912.0; // 1.5 * 2^23: rounds to an integer
+        let n = t - 12_582_912.0;
+        let r = x - n * 0.693_359_4 - n * -2.121_944_4e-4;
+        let r2 = r * r;
+        let p = ((((1.987_569_1e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2)
+            * r
+            + 1.666_666_5e-1)
+            * r
+            + 0.5;
+        let y = p * r2 + r + 1.0;
+        let ni = (t.to_bits() as i32).wrapping_sub(0x4B40_0000);
+        let e = y * f32::from_bits((ni.wrapping_add(127) << 23) as u32);
+        *v = if x0 < -87.336_54 { 0.0 } else { e };
+    }
+}
+
+#[cfg(test)]
+mod exp_tests {
+    #[test]
+    fn fast_exp_is_within_two_ulp_of_libm_on_softmax_arguments() {
+        let mut xs: Vec<f32> = (0..200_000).map(|i| -(i as f32) * 4.4e-4).collect();
+        xs.extend([0.0, -1e-30, -87.0, -87.3, -88.0, -1000.0, f32::NEG_INFINITY]);
+        let mut ys = xs.clone();
+        super::exp_f32_fast_inplace(&mut ys);
+        for (&x, &y) in xs.iter().zip(&ys) {
+            let want = x.exp();
+            if x < -87.336_54 {
+                assert_eq!(y, 0.0, "exp({x})");
+                continue;
+            }
+            let ulp = (want.to_bits() as i64 - y.to_bits() as i64).abs();
+            assert!(ulp <= 2, "exp({x}) = {y}, libm {want} ({ulp} ulp)");
+        }
     }
 }
