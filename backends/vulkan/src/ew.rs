@@ -79,8 +79,8 @@ vk_kernels! {
     k_div_mode_ = "aten::div_.Tensor_mode" => |c| div_mode(c);
     k_pow = "aten::pow.Tensor_Tensor" => |c| binary(c, "pow");
     k_atan2 = "aten::atan2" => |c| binary(c, "atan2");
-    k_fmod = "aten::fmod.Tensor" => |c| binary(c, "fmod");
-    k_remainder = "aten::remainder.Tensor" => |c| binary(c, "remainder");
+    k_fmod = "aten::fmod.Tensor" => |c| int_remainder(c, 2);
+    k_remainder = "aten::remainder.Tensor" => |c| int_remainder(c, 1);
     k_maximum = "aten::maximum" => |c| binary(c, "maximum");
     k_minimum = "aten::minimum" => |c| binary(c, "minimum");
     k_eq = "aten::eq.Tensor" => |c| binary(c, "eq");
@@ -443,6 +443,9 @@ fn div_mode(c: &mut Call) -> KResult {
         // Upstream: trunc(a / b); floor: div_floor_floating (exact fmod-based).
         (Some("trunc"), Ct::F) => "trunc(a / b)",
         (Some("floor"), Ct::F) => "f_div_floor(a, b)",
+        (Some(m @ ("trunc" | "floor")), Ct::I | Ct::L) => {
+            return int_div(&out, &a, &b, if m == "floor" { 1 } else { 0 }, 0)
+        }
         (Some("trunc" | "floor") | None, _) => return Err(unsupported("div.Tensor_mode", a.dtype)),
         (Some(m), _) => {
             return Err(runtime(format!(
@@ -452,6 +455,49 @@ fn div_mode(c: &mut Call) -> KResult {
     };
     let body = format!("let a = ld1(b1); let b = ld2(b2); st0(b0, {e});");
     map(&out, &[&a, &b], &body)
+}
+
+/// Integer division (rounding `mode` 0 trunc, 1 floor) or remainder (`rem` 1: Python's `%`, 2:
+/// C's fmod), exact for int32/int64 (uint8/int8 too, computed in i32); division by zero raises
+/// upstream's `ZeroDivisionError` RuntimeError.
+fn int_div(out: &View, a: &View, b: &View, mode: i32, rem: i32) -> KResult {
+    let k = ct("div", a.dtype)?;
+    if ct("div", b.dtype)? != k || ct("div", out.dtype)? != k {
+        return Err(runtime(
+            "integer division: the core should have cast both operands to one dtype",
+        ));
+    }
+    let (f, zero) = match k {
+        Ct::I => ("i_div", "b == 0"),
+        Ct::L => ("l_div", "!l_nz(b)"),
+        _ => return Err(unsupported("div", a.dtype)),
+    };
+    if out.numel() == 0 {
+        return Ok(());
+    }
+    let mut ops = vec![Operand::output(out, out.strides.clone(), vec![])];
+    for v in [a, b] {
+        ops.push(Operand::input(v, strides_over(v, &out.sizes)?, vec![]));
+    }
+    let mut k = elementwise(
+        &out.sizes,
+        ops,
+        &format!("let a = ld1(b1); let b = ld2(b2); if ({zero}) {{ fail(); return; }} st0(b0, {f}(a, b, {mode}, {rem}));"),
+    );
+    k.check = Some((
+        torchnative_abi::TnErrorKind::Runtime,
+        "ZeroDivisionError".into(),
+    ));
+    k.run()
+}
+
+fn int_remainder(c: &mut Call, rem: i32) -> KResult {
+    let out = c.out(0)?;
+    let (a, b) = (c.tensor(0)?, c.tensor(1)?);
+    if ct("remainder", a.dtype)? == Ct::F {
+        return binary_on(c, if rem == 1 { "remainder" } else { "fmod" }, &out, &a, &b);
+    }
+    int_div(&out, &a, &b, 1, rem)
 }
 
 fn where_self(c: &mut Call) -> KResult {

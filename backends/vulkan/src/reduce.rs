@@ -32,6 +32,7 @@ vk_kernels! {
     k_logsumexp = "aten::logsumexp" => |c| logsumexp(c);
     k_var = "aten::var.correction" => |c| var_std(c, false);
     k_cumsum = "aten::cumsum" => |c| scan(c, false);
+    k_frobenius = "aten::frobenius_norm.dim" => |c| frobenius(c);
     k_cumprod = "aten::cumprod" => |c| scan(c, true);
     k_std = "aten::std.correction" => |c| var_std(c, true);
     k_softmax = "aten::_softmax" => |c| softmax(c, false);
@@ -410,4 +411,19 @@ fn scan(c: &mut Call, prod: bool) -> KResult {
     let (ao, ai) = split(&a);
     kern.operands = vec![Operand::output(&out, oo, oi), Operand::input(&a, ao, ai)];
     kern.run()
+}
+
+/// `frobenius_norm.dim(self, dim[], keepdim)`: `sqrt(sum(x * x))`, the sum Kahan-compensated.
+fn frobenius(c: &mut Call) -> KResult {
+    let out = c.out(0)?;
+    let a = c.tensor(0)?;
+    let dims = dims_arg(c, 1, a.ndim())?;
+    if ct("frobenius_norm", a.dtype)? != Ct::F || out.dtype != TnDtype::Float32 {
+        return Err(unsupported("frobenius_norm", a.dtype));
+    }
+    if a.numel() == 0 {
+        return fill(&out, Scalar::Float(0.0));
+    }
+    let body = "var acc = 0.0; var comp = 0.0;\n  for (var j = 0u; j < NINNER; j = j + 1u) { let x = ld1(b1 + ioff1(j)); let y = x * x - comp; let t = acc + y; comp = (t - acc) - y; acc = t; }\n  st0(b0, sqrt(acc));".to_string();
+    run_reduction(&[&out], &a, &dims, body)
 }

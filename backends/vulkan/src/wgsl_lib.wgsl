@@ -448,3 +448,37 @@ fn f_acos(x: f32) -> f32 {
     if (abs(x) > 1.0) { return f_nan(); }
     return f_atan2(sqrt((1.0 - x) * (1.0 + x)), x);
 }
+
+// Unsigned 64-bit division by restoring long division: (quotient, remainder). `d` != 0 and both
+// operands are magnitudes of int64 values (<= 2^63), so the running remainder never overflows.
+fn u64_divmod(n: vec2<u32>, d: vec2<u32>) -> array<vec2<u32>, 2> {
+    var q = vec2<u32>(0u, 0u);
+    var r = vec2<u32>(0u, 0u);
+    for (var i = 63; i >= 0; i = i - 1) {
+        r = u_shl(r, 1u);
+        r.x = r.x | bit_of(n.y, n.x, u32(i));
+        if (!u_lt(r, d)) {
+            r = l_sub(r, d);
+            if (i >= 32) { q.y = q.y | (1u << u32(i - 32)); } else { q.x = q.x | (1u << u32(i)); }
+        }
+    }
+    return array<vec2<u32>, 2>(q, r);
+}
+// Signed int64 division with torch's rounding modes: mode 0 trunc, 1 floor; `rem` selects the
+// remainder (1: Python's %, sign of the divisor; 2: C's fmod, sign of the dividend).
+fn l_div(a: vec2<u32>, b: vec2<u32>, mode: i32, rem: i32) -> vec2<u32> {
+    let qr = u64_divmod(l_abs(a), l_abs(b));
+    let neg = l_is_neg(a) != l_is_neg(b);
+    var q = select(qr[0], l_neg(qr[0]), neg);
+    var r = select(qr[1], l_neg(qr[1]), l_is_neg(a));
+    if (rem == 2) { return r; }
+    if (mode == 1 && l_nz(r) && neg) {
+        q = l_sub(q, vec2<u32>(1u, 0u));
+        r = l_add(r, b);
+    }
+    if (rem == 1) { return r; }
+    return q;
+}
+fn i_div(a: i32, b: i32, mode: i32, rem: i32) -> i32 {
+    return bitcast<i32>(l_div(l_from_i(a), l_from_i(b), mode, rem).x);
+}
