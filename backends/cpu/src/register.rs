@@ -138,6 +138,16 @@ mod tests {
         0
     }
 
+    unsafe extern "C" fn reg_alloc_at(
+        core: *mut c_void,
+        dev: *const c_char,
+        index: i32,
+        a: *const TnAllocator,
+    ) -> i32 {
+        assert_eq!(index, 0, "the cpu backend has one memory");
+        reg_alloc(core, dev, a)
+    }
+
     fn registrar(fake: &mut Fake, version: u32) -> TnRegistrar {
         TnRegistrar {
             abi_version: version,
@@ -146,6 +156,7 @@ mod tests {
             plugin: c"cpu".as_ptr(),
             register_kernel: reg_kernel,
             register_allocator: reg_alloc,
+            register_allocator_at: reg_alloc_at,
         }
     }
 
@@ -194,7 +205,12 @@ mod tests {
         let RegisterError::AbiMismatch(msg) = e else {
             panic!("{e:?}")
         };
-        assert!(msg.contains("ABI 1.0") && msg.contains("ABI 2.0"), "{msg}");
+        let ours = format!(
+            "ABI {}.{}",
+            torchnative_abi::ABI_VERSION_MAJOR,
+            torchnative_abi::ABI_VERSION_MINOR
+        );
+        assert!(msg.contains(&ours) && msg.contains("ABI 2.0"), "{msg}");
         assert!(fake.kernels.is_empty() && fake.allocators.is_empty());
         // A newer minor of the same major is accepted.
         let mut fake = Fake::default();
