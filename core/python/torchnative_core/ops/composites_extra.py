@@ -16,16 +16,24 @@ def _torch():
     return torch
 
 
+def _opmath(*ts):
+    """bfloat16/float16 operands widened to float32, as upstream's CPU kernels compute them."""
+    torch = _torch()
+    return [t.float() if t.dtype in (torch.bfloat16, torch.float16) else t for t in ts]
+
+
 @impl("_softmax_backward_data")
 def softmax_backward_data(grad_output, output, dim, input_dtype):
-    g = grad_output * output
-    out = g - output * g.sum(dim, keepdim=True)
+    go, o = _opmath(grad_output, output)
+    g = go * o
+    out = g - o * g.sum(dim, keepdim=True)
     return out if out.dtype == input_dtype else out.to(input_dtype)
 
 
 @impl("_log_softmax_backward_data")
 def log_softmax_backward_data(grad_output, output, dim, input_dtype):
-    out = grad_output - output.exp() * grad_output.sum(dim, keepdim=True)
+    go, o = _opmath(grad_output, output)
+    out = go - o.exp() * go.sum(dim, keepdim=True)
     return out if out.dtype == input_dtype else out.to(input_dtype)
 
 
