@@ -33,6 +33,8 @@ def test_backends_list_json():
     # a first-party plugin that is not installed (vulkan is built by tools/build.py since issue 7)
     assert rows["npu"]["status"] == "not installed"
     assert rows["npu"]["reason"] == "pip install torchnative[npu]"
+    # metal is built for macOS and iOS only: no extra installs it on this Linux machine
+    assert rows["metal"]["reason"] == "not built for linux (platforms: macos, ios)"
 
 
 def test_backends_list_table_names_every_plugin_and_reason(sites):

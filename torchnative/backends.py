@@ -38,12 +38,22 @@ def backend_rows() -> list[dict]:
         rows.append({"name": name, "distribution": rec.distribution, "version": rec.version,
                      "device_keys": list(rec.device_keys), "status": rec.status, "priority": rec.priority,
                      "kernels": n, "reason": rec.reason})
+    here = this_platform()
     for p in first_party_plugins():
         if p["name"] not in RECORDS:
+            reason = (f"pip install torchnative[{p['extra']}]" if here in p["platforms"] else
+                      f"not built for {here} (platforms: {', '.join(p['platforms'])})")
             rows.append({"name": p["name"], "distribution": p["distribution"], "version": None,
                          "device_keys": p["device_keys"], "status": "not installed", "priority": p["priority"],
-                         "kernels": 0, "reason": f"pip install torchnative[{p['extra']}]"})
+                         "kernels": 0, "reason": reason})
     return rows
+
+
+def this_platform() -> str:
+    """This machine in plugins.toml's platform names (linux, macos, windows, android, ios)."""
+    import sys
+
+    return {"darwin": "macos", "win32": "windows", "cygwin": "windows"}.get(sys.platform, sys.platform)
 
 
 def backends_list(args) -> int:
