@@ -536,3 +536,12 @@ def _expm(a, n):
     for _ in range(s):
         result = Dn.matmul(result, result)
     return result
+
+
+@impl("frobenius_norm.dim")
+def frobenius_norm(self, dim, keepdim=False):
+    # upstream (LinearAlgebra.cpp): a deprecated spelling of the 2-norm over at most two dims,
+    # composite, so every device that has norm's parts has it
+    if len(dim) > 2:
+        raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dim)} dimensions instead.")
+    return D("norm.ScalarOpt_dim", self, 2.0, list(dim), keepdim)
