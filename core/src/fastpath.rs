@@ -811,7 +811,8 @@ fn linear(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject
             let Some(out_features) = out_features else {
                 return Ok(None);
             };
-            let flat = pyo3::types::PyList::new(py, [-1, sizes[2]])?
+            // the row count spelled out: with in_features == 0 a -1 is ambiguous
+            let flat = pyo3::types::PyList::new(py, [sizes[0] * sizes[1], sizes[2]])?
                 .into_any()
                 .unbind();
             let v = dispatch(py, "view", [input, flat])?;

@@ -100,3 +100,10 @@ def matmul_empty_inner():
 def baddbmm_tensordot():
     return (torch.baddbmm(_a(2, 3, 2), _a(2, 3, 4), _a(2, 4, 2)),
             torch.tensordot(_a(2, 3, 4), _a(3, 4, 2), dims=2))
+
+
+@case
+def matmul_empty_inner_dim():
+    # a batch folded into rows with k == 0 (upstream spells the row count out; a -1 is ambiguous)
+    return (torch.ones(2, 3, 0) @ torch.ones(0, 4), torch.ones(2, 0, 3) @ torch.ones(3, 4),
+            torch.nn.functional.linear(torch.ones(2, 3, 0), torch.ones(4, 0), torch.arange(4.0)))

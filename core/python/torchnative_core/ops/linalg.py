@@ -103,7 +103,8 @@ def matmul(self, other):
         # fold the batch into the rows: (..., n, k) @ (k, m)
         t2 = other if db == 2 else _door("unsqueeze", other, 1)
         sizes = list(self._tn_sizes)
-        folded = _door("reshape", self, [-1, sizes[-1]])
+        # the row count spelled out, as upstream's folded_dim1: with k == 0 a -1 is ambiguous
+        folded = _door("reshape", self, [B.numel(sizes[:-1]), sizes[-1]])
         out = _door("mm", folded, t2)
         shape = sizes[:-1] + ([t2._tn_sizes[1]] if db == 2 else [])
         return _door("_unsafe_view", out, shape)
@@ -128,7 +129,7 @@ def linear(input, weight, bias=None):
         return _door("addmm", bias, input, _door("t", weight), 1, 1)
     if bias is not None and nd == 3 and input._tn_is_contiguous():
         sizes = list(input._tn_sizes)
-        out = _door("addmm", bias, _door("view", input, [-1, sizes[-1]]), _door("t", weight), 1, 1)
+        out = _door("addmm", bias, _door("view", input, [sizes[0] * sizes[1], sizes[-1]]), _door("t", weight), 1, 1)
         return _door("view", out, sizes[:-1] + [weight._tn_sizes[0]])
     out = _door("matmul", input, _door("t", weight))
     if bias is not None:
