@@ -412,6 +412,24 @@ fn tensor_arg<'py>(args: &Bound<'py, PyTuple>, i: usize) -> Option<Bound<'py, Te
         .and_then(|x| x.downcast_into::<TensorBase>().ok())
 }
 
+/// `(self, int[] size)` as `view` and `reshape` take it: exactly two arguments, the second a
+/// list or tuple of ints.
+fn tensor_and_int_list<'py>(
+    args: &Bound<'py, PyTuple>,
+) -> Option<(Bound<'py, TensorBase>, Vec<i64>)> {
+    if args.len() != 2 {
+        return None;
+    }
+    let t = tensor_arg(args, 0)?;
+    let size = args.get_item(1).ok()?;
+    if !(size.is_instance_of::<pyo3::types::PyList>()
+        || size.is_instance_of::<pyo3::types::PyTuple>())
+    {
+        return None;
+    }
+    Some((t, size.extract::<Vec<i64>>().ok()?))
+}
+
 fn int_arg(args: &Bound<'_, PyTuple>, i: usize) -> Option<i64> {
     let x = args.get_item(i).ok()?;
     if x.is_instance_of::<pyo3::types::PyBool>() || !x.is_instance_of::<pyo3::types::PyInt>() {
@@ -511,19 +529,7 @@ fn compute_stride(oldshape: &[i64], oldstride: &[i64], newshape: &[i64]) -> Opti
 }
 
 fn view(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
-    if args.len() != 2 {
-        return Ok(None);
-    }
-    let Some(t) = tensor_arg(args, 0) else {
-        return Ok(None);
-    };
-    let size = args.get_item(1)?;
-    if !(size.is_instance_of::<pyo3::types::PyList>()
-        || size.is_instance_of::<pyo3::types::PyTuple>())
-    {
-        return Ok(None);
-    }
-    let Ok(size) = size.extract::<Vec<i64>>() else {
+    let Some((t, size)) = tensor_and_int_list(args) else {
         return Ok(None);
     };
     let (sizes, strides, offset) = {
@@ -865,19 +871,7 @@ fn unary(py: Python<'_>, op: &str, args: &Bound<'_, PyTuple>) -> PyResult<Option
 /// ops/views.py `reshape` when the new shape can view the old geometry: `view` through the door
 /// (what a dispatch mode sees); a reshape that must copy takes the Python path.
 fn reshape(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
-    if args.len() != 2 {
-        return Ok(None);
-    }
-    let Some(t) = tensor_arg(args, 0) else {
-        return Ok(None);
-    };
-    let shape = args.get_item(1)?;
-    if !(shape.is_instance_of::<pyo3::types::PyList>()
-        || shape.is_instance_of::<pyo3::types::PyTuple>())
-    {
-        return Ok(None);
-    }
-    let Ok(shape) = shape.extract::<Vec<i64>>() else {
+    let Some((t, shape)) = tensor_and_int_list(args) else {
         return Ok(None);
     };
     let new = {
