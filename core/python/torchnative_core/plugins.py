@@ -18,7 +18,7 @@ from importlib import metadata
 
 import pluggy
 
-from . import cpu_fallback
+from . import allocating, cpu_fallback
 
 try:
     from torchnative import hookspecs
@@ -101,6 +101,15 @@ class Registrar:
         if not callable(fn):
             raise TypeError(f"kernel for {op} on '{device_key}' is not callable")
         self._C._tn_register_python_kernel(self.name, op, device_key, fn)
+
+    def register_allocating_kernel(self, op: str, device_key: str, fn) -> None:
+        """A Python kernel for an operator whose output shape depends on the data (`index.Tensor`,
+        `nonzero`): called as `fn(args)`, it allocates its outputs on the device and returns
+        `[(output index, tensor)]` (torchnative_core.allocating)."""
+        self._check_key(device_key)
+        if not callable(fn):
+            raise TypeError(f"kernel for {op} on '{device_key}' is not callable")
+        allocating.KERNELS[op.removeprefix("aten::"), device_key] = fn
 
     def register_cpu_fallback(self, device_key: str) -> None:
         """Operators with no kernel for `device_key` run on the cpu backend, operands copied to

@@ -1,0 +1,189 @@
+"""torchnative-npu: the NPU backend of torchnative (device key ``"npu"``).
+
+Operators sent to ``npu`` tensors are not computed one by one: each kernel records ONNX nodes into
+a pending graph (graph.py), which is lowered to one ONNX model and run by ONNX Runtime, on the
+first execution provider available of QNN, NNAPI, CoreML, WebGPU and CPU (providers.py), when a
+result leaves the device (``.cpu()``, printing, ``item()``) or its memory is otherwise needed.
+Sessions are cached by the graph's structure, so a model's forward pass repeated with the same
+shapes runs one cached session. docs/npu.md has the design and the measurements.
+
+The entry point ``torchnative.backends: npu = "torchnative_npu:plugin"`` names :data:`plugin`.
+``torchnative_describe`` is cheap (it looks for onnxruntime and onnx without importing them);
+``torchnative_register`` registers the allocator (host RAM: memory.py) and the kernels
+(kernels.py).
+
+CPU fallback, two kinds (docs/npu.md):
+
+* An operator the runtime *rejects* — it has no kernel for one of the ONNX nodes the operator
+  lowers to, at that element type (float16 Erf, integer division, which ONNX Runtime cannot
+  refuse by zero) — runs on the cpu backend, always: counted per operator in
+  ``torchnative.fallback_report()`` and warned once (FallbackWarning). TORCHNATIVE_NPU_NO_FALLBACK=1
+  refuses those by name instead (NotImplementedError).
+* An operator with no npu kernel at all is refused by name by the core, unless the user opts in
+  with TORCHNATIVE_CPU_FALLBACK=npu (the core's generic fallback, as for vulkan).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from types import SimpleNamespace
+
+__all__ = ["plugin", "NpuPlugin", "stats", "reset_stats", "flush", "provider"]
+
+ABI_VERSION = 1 << 16
+_DTYPE_NAMES = {0: "Byte", 1: "Char", 2: "Short", 3: "Int", 4: "Long", 5: "Half", 6: "Float", 7: "Double",
+                11: "Bool", 15: "BFloat16", 8: "ComplexHalf", 9: "ComplexFloat", 10: "ComplexDouble"}
+
+
+def _graph():
+    from .graph import GRAPH
+
+    return GRAPH
+
+
+def stats() -> dict:
+    """Counters since the last reset: graphs flushed, ONNX nodes run, sessions created and
+    cache hits, aten kernels captured, operators the provider rejected, flush reasons."""
+    return _graph().stats.as_dict()
+
+
+def reset_stats() -> None:
+    _graph().stats.reset()
+
+
+def flush() -> None:
+    """Run the pending graph now (every npu tensor's memory is then up to date)."""
+    _graph().flush("torchnative_npu.flush()")
+
+
+def provider() -> str:
+    """The execution provider the sessions prefer ("CPUExecutionProvider" on this machine)."""
+    from . import providers
+
+    return providers.providers()[0]
+
+
+def _check_fallback_allowed(op, args, outs, why):
+    if os.environ.get("TORCHNATIVE_NPU_NO_FALLBACK", "") not in ("", "0"):
+        code = next((t._tn_dtype_code for t in (*outs, *args) if hasattr(t, "_tn_dtype_code")), None)
+        raise NotImplementedError(f'"{op}" not implemented for \'{_DTYPE_NAMES.get(code, code)}\' on device '
+                                  f"'npu' ({why}; TORCHNATIVE_NPU_NO_FALLBACK is set)")
+
+
+def _fallback(op, args, outs, why):
+    """Run aten `op` on the cpu backend: operands' bytes to the host (flushing what is pending),
+    the cpu kernel, outputs' bytes back (the core's cpu_fallback machinery, counted there)."""
+    import torch
+
+    from torchnative_core import cpu_fallback
+
+    _check_fallback_allowed(op, args, outs, why)
+    C = torch._C
+    g = _graph()
+    g.stats.rejected[op] = g.stats.rejected.get(op, 0) + 1
+    cpu_fallback._count("npu", op)
+    host = cpu_fallback._HostCopies(C, "npu")
+    C._tn_launch(op, host(tuple(args)), host(tuple(outs)))
+    host.write_back(outs)
+
+
+def _make(op, lower):
+    from .graph import GRAPH, Rejected, Unsupported
+
+    def kernel(args, outs):
+        mark = GRAPH.checkpoint()
+        try:
+            lower(GRAPH, args, outs)
+        except (Rejected, Unsupported) as e:
+            GRAPH.rollback(mark)
+            why = str(e) if isinstance(e, Rejected) else "no ONNX element type for this dtype"
+            _fallback(op, args, outs, why)
+            return
+        GRAPH.after_kernel()
+    kernel.__name__ = f"npu_{op}"
+    return kernel
+
+
+def _make_allocating(op, lower):
+    from .graph import GRAPH, Rejected, Unsupported
+
+    def kernel(args):
+        mark = GRAPH.checkpoint()
+        try:
+            got = lower(GRAPH, args)
+        except (Rejected, Unsupported) as e:
+            GRAPH.rollback(mark)
+            return _fallback_allocating(op, args, str(e))
+        GRAPH.after_kernel()
+        return got
+    kernel.__name__ = f"npu_{op}"
+    return kernel
+
+
+def _fallback_allocating(op, args, why):
+    """`_fallback` for an operator whose outputs the cpu kernel allocates: they are moved to npu."""
+    import torch
+
+    from torchnative_core import cpu_fallback
+
+    _check_fallback_allowed(op, args, (), why)
+    C = torch._C
+    g = _graph()
+    g.stats.rejected[op] = g.stats.rejected.get(op, 0) + 1
+    cpu_fallback._count("npu", op)
+    host = cpu_fallback._HostCopies(C, "npu")
+    moved = []
+    for i, t in C._tn_launch(op, host(tuple(args)), (None,)):
+        d = C._tn_empty(list(t._tn_sizes), t._tn_dtype_code, "npu", 0)
+        C._tn_copy_bytes(d, t, cpu_fallback._span(t) * t.element_size())
+        moved.append((i, d))
+    return moved
+
+
+class NpuPlugin:
+    """The backend descriptor the torchnative plugin manager reads."""
+
+    name = "npu"
+    device_keys = ("npu",)
+    priority = 40
+
+    def is_available(self) -> tuple[bool, str]:
+        missing = [m for m in ("onnxruntime", "onnx", "numpy") if importlib.util.find_spec(m) is None]
+        if missing:
+            return False, f"{', '.join(missing)} not installed (pip install torchnative[npu])"
+        return True, ""
+
+    def torchnative_describe(self):
+        ok, why = self.is_available()
+        return SimpleNamespace(name=self.name, device_keys=self.device_keys, priority=self.priority,
+                               abi_version=ABI_VERSION, available=ok, reason=why)
+
+    def torchnative_register(self, registrar) -> int:
+        from .kernels import ALLOCATING, KERNELS
+        from .memory import NpuAllocator
+
+        registrar.register_allocator("npu", NpuAllocator())
+        n = 0
+        self.refused = []
+        for op, lower in KERNELS.items():
+            try:
+                registrar.register_kernel(op, "npu", _make(op, lower))
+                n += 1
+            except ValueError:  # an overload this core does not have (e.g. an in-place spelling)
+                self.refused.append(op)
+        for op, lower in ALLOCATING.items():
+            registrar.register_allocating_kernel(op, "npu", _make_allocating(op, lower))
+            n += 1
+        return n
+
+    def kernel_names(self) -> list[str]:
+        from .kernels import KERNELS
+
+        return sorted(KERNELS)
+
+    def __repr__(self) -> str:
+        return "<torchnative backend plugin 'npu' (device keys npu; ONNX Runtime)>"
+
+
+plugin = NpuPlugin()
