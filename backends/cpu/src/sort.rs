@@ -1,7 +1,12 @@
 //! `sort`, `sort.stable`, `topk`. NaN sorts above +inf (last ascending, first descending), as
-//! upstream. The sort is always stable (upstream's unstable `sort` may order ties differently;
-//! any order of ties is valid for it). `topk` selects as upstream's `topk_impl_loop` does, with
-//! libstdc++'s algorithms (`stdsort.rs`), so ties come out in upstream's order.
+//! upstream. Equal values come out in upstream's order: its CPU `sort_kernel`
+//! (aten/src/ATen/native/cpu/SortingKernel.cpp) runs, per line, `std::stable_sort` when
+//! `stable=True` and libstdc++'s introsort `std::sort` otherwise, on `(value, index)` pairs with
+//! the comparators `KeyValueCompAsc`/`KeyValueCompDesc` (ported in `stdsort.rs`); two cases give
+//! the stable order even when unstable: an input with stride 0 along `dim` (only its indices are
+//! filled) and fbgemm's radix sort (1-D, ascending, integer non-bool, at least 32768 elements).
+//! The reference wheel has no x86-simd-sort path: its AVX512, AVX2 and default kernels order ties
+//! alike (probed). `topk` selects as upstream's `topk_impl_loop` does, with the same algorithms.
 
 use std::cmp::Ordering;
 
@@ -15,8 +20,11 @@ use crate::strided::for_each_line;
 use crate::{bail, dispatch_all, kernels};
 
 kernels! {
-    k_sort = "aten::sort" => |c| { let (d, desc) = (c.int(1)?, c.bool(2)?); sort(c, d, desc) };
-    k_sort_stable = "aten::sort.stable" => |c| { let (d, desc) = (c.int(2)?, c.bool(3)?); sort(c, d, desc) };
+    k_sort = "aten::sort" => |c| { let (d, desc) = (c.int(1)?, c.bool(2)?); sort(c, d, desc, false) };
+    k_sort_stable = "aten::sort.stable" => |c| {
+        let (st, d, desc) = (c.opt_bool(1)?.unwrap_or(false), c.int(2)?, c.bool(3)?);
+        sort(c, d, desc, st)
+    };
     k_topk = "aten::topk" => |c| topk(c);
 }
 
@@ -37,7 +45,17 @@ fn key_cmp<T: Elem + PartialOrd>(a: T, b: T) -> Ordering {
     }
 }
 
-fn sort(c: &mut Call, dim: i64, descending: bool) -> KResult {
+/// fbgemm's `radix_sort_parallel`, which upstream's `sort_kernel` prefers (`can_use_radix_sort`):
+/// 1-D, ascending, an integer dtype (not bool), at least `GRAIN_SIZE` (32768) elements. It is stable.
+fn radix_sorts(a: &crate::kernel::Tensor, descending: bool) -> bool {
+    use TnDtype::*;
+    a.ndim() == 1
+        && !descending
+        && matches!(a.dtype, UInt8 | Int8 | Int16 | Int32 | Int64)
+        && a.numel() >= 32768
+}
+
+fn sort(c: &mut Call, dim: i64, descending: bool, stable: bool) -> KResult {
     let (vals, idxs) = (c.out(0)?, c.out(1)?);
     let a = c.tensor(0)?;
     let d = if a.ndim() == 0 {
@@ -46,6 +64,8 @@ fn sort(c: &mut Call, dim: i64, descending: bool) -> KResult {
         Some(normalize_dims(&[dim], a.ndim())?[0])
     };
     idxs.check_dtype(TnDtype::Int64, "sort indices")?;
+    // upstream returns the filled indices for an input of stride 0 along dim (all values equal)
+    let stable = stable || d.is_some_and(|d| a.stride(d) == 0) || radix_sorts(&a, descending);
     unsafe {
         dispatch_all!(a.dtype, "sort", T => {
             let mut buf: Vec<(T, i64)> = vec![];
@@ -55,10 +75,12 @@ fn sort(c: &mut Call, dim: i64, descending: bool) -> KResult {
                 for i in 0..n {
                     buf.push(((p[2].wrapping_offset(i as isize * s[2]) as *const T).read(), i as i64));
                 }
-                if descending {
-                    buf.sort_by(|x, y| key_cmp(y.0, x.0));
+                // std::stable_sort keeps equal values in input order, as Rust's stable sort does
+                let want = if descending { Ordering::Greater } else { Ordering::Less };
+                if stable {
+                    buf.sort_by(|x, y| if descending { key_cmp(y.0, x.0) } else { key_cmp(x.0, y.0) });
                 } else {
-                    buf.sort_by(|x, y| key_cmp(x.0, y.0));
+                    stdsort::sort(&mut buf, &|x: &(T, i64), y: &(T, i64)| key_cmp(x.0, y.0) == want);
                 }
                 for (i, &(v, j)) in buf.iter().enumerate() {
                     (p[0].wrapping_offset(i as isize * s[0]) as *mut T).write(v);
