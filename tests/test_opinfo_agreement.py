@@ -24,10 +24,10 @@ KNOWN_DISAGREEMENTS = {
     # float32: upstream's own float32 rounding (its float32 result differs from its float64 one
     # by as much); ours is the float64 result rounded once
     "matrix_exp",
-    # near zeros of the functions upstream's float64 values are up to 3e-7 from the true value
-    # (mpmath, 30 digits); ours are within 1e-15
-    "special.bessel_j0", "special.bessel_y1",
 }
+# special.bessel_j0/bessel_y1 left it when J0, J1, Y0, Y1 took upstream's Cephes approximations
+# (ops/bessel_cephes.py); they were "near zeros of the functions upstream's float64 values are up
+# to 3e-7 from the true value (mpmath, 30 digits); ours are within 1e-15".
 
 pytestmark = pytest.mark.runtime
 

@@ -703,112 +703,11 @@ _register_poly("special_hermite_polynomial_he", hermite_he, hermite_he_f32)
 
 
 # --- Bessel functions of the first and second kind, modified K, Airy Ai ----------------------------
-# Power series for small arguments, Hankel asymptotic expansions (truncated at their smallest term)
-# for large ones; K by the trapezoidal rule on K_nu(x) = int_0^inf exp(-x cosh t) cosh(nu t) dt,
-# which converges geometrically for this analytic, doubly-exponentially decaying integrand.
+# J0, J1, Y0, Y1: upstream's Cephes approximations in its evaluation order (bessel_cephes.py). K by
+# the trapezoidal rule on K_nu(x) = int_0^inf exp(-x cosh t) cosh(nu t) dt, which converges
+# geometrically for this analytic, doubly-exponentially decaying integrand.
 
-_EULER = 0.57721566490153286061
-
-
-def _hankel_pq(nu, x):
-    mu = 4.0 * nu * nu
-    P, Q, term, k = 1.0, 0.0, 1.0, 0
-    last = math.inf
-    while k < 60:
-        k += 1
-        term = term * (mu - (2 * k - 1) ** 2) / (k * 8.0 * x)
-        if abs(term) >= last:
-            break
-        last = abs(term)
-        if k % 2 == 1:
-            Q += term * (-1) ** ((k - 1) // 2)
-        else:
-            P += term * (-1) ** (k // 2)
-    return P, Q
-
-
-def _jy_large(nu, x):
-    P, Q = _hankel_pq(nu, x)
-    chi = x - (nu / 2.0 + 0.25) * math.pi
-    s = math.sqrt(2.0 / (math.pi * x))
-    return s * (P * math.cos(chi) - Q * math.sin(chi)), s * (P * math.sin(chi) + Q * math.cos(chi))
-
-
-def _j_series(nu, x):
-    h2 = -(x * x) / 4.0
-    term = (x / 2.0) ** nu / math.factorial(nu)
-    s, k = term, 0
-    while abs(term) > 1e-17 * max(abs(s), 1e-300) or k < 3:
-        k += 1
-        term *= h2 / (k * (k + nu))
-        s += term
-        if k > 500:
-            break
-    return s
-
-
-def bessel_j0(x):
-    if math.isnan(x):
-        return x
-    a = abs(x)
-    if a == _INF:
-        return 0.0
-    return _jy_large(0, a)[0] if a > 12 else _j_series(0, a)
-
-
-def bessel_j1(x):
-    if math.isnan(x):
-        return x
-    a = abs(x)
-    if a == _INF:
-        return 0.0
-    v = _jy_large(1, a)[0] if a > 12 else _j_series(1, a)
-    return -v if x < 0 else v  # odd
-
-
-def bessel_y0(x):
-    if math.isnan(x) or x < 0:
-        return _NAN
-    if x == 0:
-        return -_INF
-    if x == _INF:
-        return 0.0
-    if x > 12:
-        return _jy_large(0, x)[1]
-    h2 = (x * x) / 4.0
-    term, H, s, k = 1.0, 0.0, 0.0, 0
-    while True:
-        k += 1
-        term *= -h2 / (k * k)
-        H += 1.0 / k
-        s -= term * H
-        if abs(term * H) < 1e-17 * max(abs(s), 1e-300) and k > 3:
-            break
-    return (2.0 / math.pi) * ((math.log(x / 2.0) + _EULER) * _j_series(0, x) + s)
-
-
-def bessel_y1(x):
-    if math.isnan(x) or x < 0:
-        return _NAN
-    if x == 0:
-        return -_INF
-    if x == _INF:
-        return 0.0
-    if x > 12:
-        return _jy_large(1, x)[1]
-    # Y1 = -2/(pi x) + (2/pi) ln(x/2) J1 - (1/pi) sum_k (-1)^k (psi(k+1) + psi(k+2)) (x/2)^(2k+1) / (k! (k+1)!)
-    h = x / 2.0
-    term, s, k = h, 0.0, 0
-    psi1, psi2 = -_EULER, 1.0 - _EULER
-    while True:
-        s += term * (psi1 + psi2)
-        k += 1
-        term *= -(h * h) / (k * (k + 1))
-        psi1 += 1.0 / k
-        psi2 += 1.0 / (k + 1)
-        if abs(term) * abs(psi1 + psi2) < 1e-17 * max(abs(s), 1e-300) and k > 3:
-            break
-    return -2.0 / (math.pi * x) + (2.0 / math.pi) * math.log(h) * _j_series(1, x) - s / math.pi
+from .bessel_cephes import j0 as bessel_j0, j1 as bessel_j1, y0 as bessel_y0, y1 as bessel_y1  # noqa: E402
 
 
 def _k_scaled(nu, x):
