@@ -7,7 +7,8 @@ build/stamps/ and its outputs still exist):
   venv       .venv/ (python3.11) + pip install -r requirements/runtime.txt
   gen-tables .venv/bin/python tools/gen_tables.py build/vendored core/python/torchnative_core/generated
              (when that file exists)
-  maturin    core/ and backends/*/ (those with a pyproject.toml) -> build/wheels/
+  maturin    core/ and backends/*/ (those with a pyproject.toml) -> build/wheels/; a backend whose
+             build-backend is not maturin (backends/npu: pure Python) is built with `pip wheel`
   install    pip install --no-deps --force-reinstall of every wheel that changed
   torch-deps pip install --no-deps -r requirements/runtime-torch.txt (packages that require torch:
              their other dependencies are in runtime.txt, so pip never fetches upstream torch)
@@ -222,13 +223,35 @@ def crates() -> list[Path]:
     return found
 
 
+def is_maturin(pyproject: Path) -> bool:
+    """Whether [build-system] build-backend is maturin (a Rust crate); anything else (setuptools:
+    a pure-Python backend such as backends/npu) is built with `pip wheel`."""
+    match = re.search(r'^build-backend\s*=\s*["\']([^"\']+)', pyproject.read_text(), re.M)
+    return match is None or match.group(1) == "maturin"
+
+
+def build_pure_wheel(step: str, crate: Path) -> None:
+    """`pip wheel --no-deps --no-build-isolation` of a pure-Python backend, from a copy of its
+    directory (setuptools writes build/ and *.egg-info beside the sources, which would change the
+    directory's fingerprint). Its dependencies are in requirements/runtime.txt."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="tn-wheel-") as tmp:
+        src = Path(tmp) / crate.name
+        shutil.copytree(crate, src, ignore=shutil.ignore_patterns(*JUNK_DIRS, "*.egg-info", "*.pyc", "build"))
+        run(step, [VENV_PY, "-m", "pip", "wheel", "-q", "--disable-pip-version-check", "--no-deps",
+                   "--no-build-isolation", "-w", WHEELS, src])
+
+
 def step_maturin(s: Summary, force: bool, crate: Path) -> Path | None:
     """Builds one crate's wheel; returns its path (None for a tolerated backend failure)."""
     t = time.monotonic()
     rel = crate.relative_to(REPO).as_posix()
-    step = f"maturin {rel}"
+    pure = not is_maturin(crate / "pyproject.toml")
+    step = f"{'wheel' if pure else 'maturin'} {rel}"
     name = project_name(crate / "pyproject.toml")
-    key = fingerprint(crate, *(REPO / p for p in WORKSPACE_INPUTS))
+    # a pure-Python backend has no Rust: the workspace files are no input of its wheel
+    key = fingerprint(crate) if pure else fingerprint(crate, *(REPO / p for p in WORKSPACE_INPUTS))
     stamp = read_stamp(f"maturin-{name}")
     old = Path(stamp.get("wheel", "/nonexistent"))
     if not force and stamp.get("input") == key and old.is_file():
@@ -238,8 +261,11 @@ def step_maturin(s: Summary, force: bool, crate: Path) -> Path | None:
         stale.unlink()  # one wheel per distribution, so the install step knows which is current
     WHEELS.mkdir(parents=True, exist_ok=True)
     try:
-        run(step, [VENV / "bin" / "maturin", "build", "--release", "--out", WHEELS,
-                   "--interpreter", VENV_PY], cwd=crate)
+        if pure:
+            build_pure_wheel(step, crate)
+        else:
+            run(step, [VENV / "bin" / "maturin", "build", "--release", "--out", WHEELS,
+                       "--interpreter", VENV_PY], cwd=crate)
         built = sorted(WHEELS.glob(f"{name}-*.whl"))
         if len(built) != 1:
             raise BuildError(f"{step}: expected one {name}-*.whl in build/wheels, found {built}")
