@@ -315,7 +315,7 @@ BINARY_DUNDERS = {
     "__mul__": "mul", "__rmul__": "mul", "__imul__": "mul_", "__truediv__": "div", "__div__": "div",
     "__idiv__": "div_", "__mod__": "remainder", "__imod__": "remainder_", "__eq__": "eq", "__ne__": "ne",
     "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge", "__matmul__": "matmul",
-    "__rand__": "bitwise_and", "__rxor__": "bitwise_xor",
+    "__rand__": "bitwise_and", "__ror__": "bitwise_or", "__rxor__": "bitwise_xor",
 }
 
 
