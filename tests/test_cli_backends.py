@@ -30,9 +30,10 @@ def test_backends_list_json():
     cpu = rows["cpu"]
     assert cpu["status"] == "ok" and cpu["distribution"] == "torchnative-cpu" and cpu["kernels"] > 100
     assert cpu["device_keys"] == ["cpu"]
-    # a first-party plugin that is not installed (vulkan is built by tools/build.py since issue 7)
-    assert rows["npu"]["status"] == "not installed"
-    assert rows["npu"]["reason"] == "pip install torchnative[npu]"
+    # npu is built by tools/build.py (a pure-Python wheel) since issue 3: its row names the ONNX
+    # Runtime execution providers its sessions use (until then this test expected "not installed")
+    assert rows["npu"]["status"] == "ok" and rows["npu"]["distribution"] == "torchnative-npu"
+    assert rows["npu"]["extra"]["execution_providers"][-1] == "CPUExecutionProvider"
     # metal is built for macOS and iOS only: no extra installs it on this Linux machine
     assert rows["metal"]["reason"] == "not built for linux (platforms: macos, ios)"
 
@@ -45,7 +46,7 @@ def test_backends_list_table_names_every_plugin_and_reason(sites):
     assert row["cpu"][:3] == ["cpu", "cpu", "ok"] and row["mydev"][:3] == ["mydev", "mydev", "ok"]
     assert row["bad"][1] == "error"  # no device keys: its descriptor was never read
     # reasons below the table, verbatim (square brackets are not taken for markup)
-    assert "npu: pip install torchnative[npu]" in lines
+    assert any(line.startswith("npu: onnxruntime ") and "execution_providers" in line for line in lines)
     assert "bad: RuntimeError: no [bad] hardware" in lines
 
 
@@ -64,5 +65,19 @@ def test_backends_show_lists_operators_per_device_key(sites):
 def test_backends_show_unknown_and_not_installed():
     r = cli("show", "nope")
     assert r.returncode == 1 and r.stdout.startswith("torchnative: no backend named 'nope' (known: cpu")
-    npu = json.loads(cli("show", "npu", "--json").stdout)
-    assert npu["status"] == "not installed" and npu["operators"] == {"npu": []}
+    metal = json.loads(cli("show", "metal", "--json").stdout)
+    assert metal["status"] == "not installed" and metal["operators"] == {"mps": []}
+
+
+def test_a_first_party_plugin_not_installed_names_its_extra():
+    """Every first-party plugin built for Linux is installed here now (npu too), so the row of one
+    that is not comes from a plugins.toml entry no distribution provides."""
+    r = run_python(["-c", "import json, torchnative.backends as b\n"
+                          "b.first_party_plugins = lambda: [{'name': 'phantom', 'distribution': 'torchnative-phantom',"
+                          " 'device_keys': ['phantom'], 'extra': 'phantom', 'priority': 1,"
+                          " 'platforms': ['linux', 'macos', 'windows', 'android', 'ios']}]\n"
+                          "print(json.dumps(b.backend_rows()))"])
+    assert r.returncode == 0, r.stderr
+    rows = {row["name"]: row for row in json.loads(r.stdout)}
+    assert rows["phantom"]["status"] == "not installed"
+    assert rows["phantom"]["reason"] == "pip install torchnative[phantom]"

@@ -231,9 +231,9 @@ def test_cpu_fallback_for_operators_a_device_lacks(good):
     assert out["nz"] == ["mydev:0", [[0, 1], [1, 1]]]
     assert out["sum"] == ["mydev:0", 15.0]
     refusal, picky = out["errors"]
-    # the installed first-party backends (vulkan, once built) follow the throwaway ones in the list
+    # the installed first-party backends (npu, vulkan) sort among the throwaway ones by name
     assert refusal.startswith(
-        "aten.exp.default has no kernel for device 'alpha' (installed backends: alpha, beta, cpu, mydev, picky, twin"), refusal
+        "aten.exp.default has no kernel for device 'alpha' (installed backends: alpha, beta, cpu, mydev, npu, picky, twin"), refusal
     assert picky == "picky: fill_ is not written yet"
 
 
@@ -314,9 +314,9 @@ def test_unavailable_device_is_valid_but_names_what_is_missing(good, broken):
     ({"TORCHNATIVE_BACKENDS": "cpu,oldabi"},
      "ImportError: torchnative backend 'oldabi' failed to load: ImportError: built for torchnative ABI 2.0, core speaks 1.1"),
     ({"TORCHNATIVE_BACKENDS": "cpu,absent"}, "ImportError: torchnative backend 'absent' is unavailable: no absent hardware here"),
-    ({"TORCHNATIVE_BACKENDS": "cpu,npu"},
-     "ImportError: TORCHNATIVE_BACKENDS asks for 'npu', which no installed distribution provides "
-     "(pip install torchnative[npu])"),
+    ({"TORCHNATIVE_BACKENDS": "cpu,metal"},  # (this asked for npu until tools/build.py built it)
+     "ImportError: TORCHNATIVE_BACKENDS asks for 'metal', which no installed distribution provides "
+     "(pip install torchnative[gpu])"),
 ])
 def test_strict_or_named_plugins_fail_loudly(good, broken, env, needle):
     r = run_torch("import torch", good, broken, env=env)

@@ -8,6 +8,7 @@ installed come from plugins.toml, with the pip extra that installs them.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 
@@ -29,6 +30,9 @@ STATUS_STYLE = {"ok": "green", "unavailable": "yellow", "error": "red", "blocked
 
 
 def backend_rows() -> list[dict]:
+    # Plugins may add costly details to their descriptor's `extra` (npu: its ONNX Runtime execution
+    # providers) when this is set; `import torch` alone does not pay for them.
+    os.environ.setdefault("TORCHNATIVE_BACKENDS_DETAIL", "1")
     kernels = _registered()  # imports torch first: that runs discovery, which fills RECORDS
     from torchnative_core.plugins import RECORDS
 
@@ -37,7 +41,7 @@ def backend_rows() -> list[dict]:
         n = sum(len(v) for v in kernels.get(name, {}).values())
         rows.append({"name": name, "distribution": rec.distribution, "version": rec.version,
                      "device_keys": list(rec.device_keys), "status": rec.status, "priority": rec.priority,
-                     "kernels": n, "reason": rec.reason})
+                     "kernels": n, "reason": rec.reason, "extra": dict(rec.extra)})
     here = this_platform()
     for p in first_party_plugins():
         if p["name"] not in RECORDS:
@@ -45,7 +49,7 @@ def backend_rows() -> list[dict]:
                       f"not built for {here} (platforms: {', '.join(p['platforms'])})")
             rows.append({"name": p["name"], "distribution": p["distribution"], "version": None,
                          "device_keys": p["device_keys"], "status": "not installed", "priority": p["priority"],
-                         "kernels": 0, "reason": reason})
+                         "kernels": 0, "reason": reason, "extra": {}})
     return rows
 
 
@@ -80,6 +84,9 @@ def backends_list(args) -> int:
     for r in rows:
         if r["reason"]:
             console.print(Text.assemble((r["name"], "bold"), ": ", r["reason"]))
+        if r.get("extra"):
+            details = ", ".join(f"{k} {', '.join(v) if isinstance(v, list) else v}" for k, v in r["extra"].items())
+            console.print(Text.assemble((r["name"], "bold"), ": ", details))
     return 0
 
 

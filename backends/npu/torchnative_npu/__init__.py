@@ -155,9 +155,27 @@ class NpuPlugin:
         return True, ""
 
     def torchnative_describe(self):
+        """Cheap at `import torch`: onnxruntime is looked for, not imported. Under `torchnative
+        backends list/show` (TORCHNATIVE_BACKENDS_DETAIL=1) it is imported, so the row says which
+        execution providers the sessions use, or why onnxruntime does not load."""
         ok, why = self.is_available()
+        extra = {}
+        if ok:
+            from importlib import metadata
+
+            try:
+                extra["onnxruntime"] = metadata.version("onnxruntime")
+            except metadata.PackageNotFoundError:  # another build of it (onnxruntime-qnn, ...)
+                pass
+            if os.environ.get("TORCHNATIVE_BACKENDS_DETAIL") == "1":
+                try:
+                    from . import providers
+
+                    extra["execution_providers"] = list(providers.providers())
+                except Exception as e:  # noqa: BLE001 - reported, not raised
+                    ok, why = False, f"onnxruntime failed to load: {type(e).__name__}: {e}"
         return SimpleNamespace(name=self.name, device_keys=self.device_keys, priority=self.priority,
-                               abi_version=ABI_VERSION, available=ok, reason=why)
+                               abi_version=ABI_VERSION, available=ok, reason=why, extra=extra)
 
     def torchnative_register(self, registrar) -> int:
         from .kernels import ALLOCATING, KERNELS
