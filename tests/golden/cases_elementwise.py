@@ -114,6 +114,16 @@ def logical_and_bitwise():
 
 
 @exact
+def bitwise_scalar_and_reflected():
+    # the .Scalar overloads (bitwise_and.Scalar reached a kernel named bitwise_bitwise_and) and
+    # the reflected dunders (__ror__ was missing)
+    a = torch.tensor([True, False])
+    i = torch.tensor([12, -3, 5])
+    return (torch.bitwise_and(i, 6), torch.bitwise_or(i, 1), torch.bitwise_xor(i, 5), 6 & i, 1 | i, 5 ^ i,
+            True | a, False & a, True ^ a, i.__ror__(3))
+
+
+@exact
 def maximum_minimum():
     a, b = torch.tensor([1.0, float("nan"), 3.0]), torch.tensor([2.0, 0.0, -1.0])
     return torch.maximum(a, b), torch.minimum(a, b), torch.fmax(a, b), torch.fmin(a, b)

@@ -358,7 +358,8 @@ for _name in ("maximum", "minimum", "atan2", "bitwise_and.Tensor", "bitwise_or.T
 for _name in ("bitwise_and.Scalar", "bitwise_or.Scalar", "bitwise_xor.Scalar", "__and__.Scalar", "__or__.Scalar",
               "__xor__.Scalar"):
     def _mk_s(name):
-        base = "bitwise_" + name.split(".")[0].strip("_") + ".Tensor"
+        stem = name.split(".")[0].strip("_")  # bitwise_and, or and for __and__
+        base = ("" if stem.startswith("bitwise_") else "bitwise_") + stem + ".Tensor"
 
         def fn(self, other):
             return binary(base, self, B.C._tn_scalar_to_tensor(other))
@@ -370,7 +371,8 @@ for _name in ("bitwise_and.Scalar", "bitwise_or.Scalar", "bitwise_xor.Scalar", "
 
 for _name in ("__and__.Tensor", "__or__.Tensor", "__xor__.Tensor"):
     def _mk_t(name):
-        base = "bitwise_" + name.split(".")[0].strip("_") + ".Tensor"
+        stem = name.split(".")[0].strip("_")  # bitwise_and, or and for __and__
+        base = ("" if stem.startswith("bitwise_") else "bitwise_") + stem + ".Tensor"
 
         def fn(self, other):
             return binary(base, self, other)
