@@ -3,8 +3,9 @@
 torch program there: python3 tools/wheel_smoke.py [--keep DIR]
 
 Uses build/wheels/ from tools/build.py (the vendored torch wheel, torchnative-core and every
-backend, maturin abi3 wheels) plus a wheel of the root `torchnative` package built here; torch's
-own dependencies come from the package index. The program runs from a directory outside the
+backend: maturin abi3 wheels and the pure-Python npu wheel) plus a wheel of the root `torchnative`
+package built here; torch's own dependencies (and the npu backend's onnx and onnxruntime) come from
+the package index. The program runs from a directory outside the
 checkout, and checks that torch, torch._C, the cpu backend and the CLI all come from the venv.
 Exit code 0 when it ran and agreed. `nox -s wheels` runs the build and then this.
 """
@@ -28,6 +29,14 @@ x = torch.arange(6.0).reshape(2, 3)
 y = torch.nn.functional.softmax(x * 2 + 1, dim=-1).sum(-1)
 print(json.dumps({"files": [torch.__file__, torch._C.__file__, torchnative_cpu.__file__, torchnative.__file__],
                   "y": y.tolist()}))
+"""
+
+# The same computation on npu: captured as one ONNX graph, run by ONNX Runtime at .cpu().
+NPU_PROGRAM = r"""
+import json, torch, torchnative_npu
+x = torch.arange(6.0).reshape(2, 3).to("npu")
+y = torch.nn.functional.softmax(x * 2 + 1, dim=-1).sum(-1)
+print(json.dumps({"device": str(y.device), "y": y.cpu().tolist(), "flushes": torchnative_npu.stats()["flushes"]}))
 """
 
 
@@ -107,8 +116,24 @@ def main() -> int:
                 print(f"wheel_smoke: unexpected vulkan row after `pip install torchnative[gpu]`: {rows['vulkan']}")
                 return 1
             gpu = f"[gpu] installed vulkan: {rows['vulkan']['status']} {rows['vulkan'].get('reason') or ''}".strip()
+        npu = "no torchnative-npu wheel in build/wheels (its build failed or was skipped)"
+        if "torchnative_npu" in names:
+            # onnx and onnxruntime come from the package index (pip's cache makes a rerun cheap);
+            # our own distributions, again, only from our wheels.
+            run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", "onnx", "onnxruntime"])
+            run([*ours, "torchnative[npu]"])
+            rows = backends(venv, work)
+            row = rows["npu"]
+            if row["status"] != "ok" or "CPUExecutionProvider" not in row.get("extra", {}).get("execution_providers", []):
+                print(f"wheel_smoke: unexpected npu row after `pip install torchnative[npu]`: {row}")
+                return 1
+            got = json.loads(run([py, "-c", NPU_PROGRAM], capture_output=True, text=True, cwd=work).stdout)
+            if got["device"] != "npu:0" or any(abs(a - b) > 1e-6 for a, b in zip(got["y"], result["y"])):
+                print(f"wheel_smoke: npu program gave {got}, expected softmax sums {result['y']} on npu:0")
+                return 1
+            npu = f"[npu] installed npu: ok, {', '.join(row['extra']['execution_providers'])}, {got['flushes']} graph run"
         print(f"wheel_smoke: ok: torch from {result['files'][0]}; cpu backend {rows['cpu']['kernels']} kernels; "
-              f"{gpu}; wheels: {', '.join(w.name for w in [root, *wheels])}")
+              f"{gpu}; {npu}; wheels: {', '.join(w.name for w in [root, *wheels])}")
         return 0
     finally:
         if not args.keep:

@@ -75,6 +75,18 @@ def numel(sizes) -> int:
     return n
 
 
+def dense_permutation(sizes, strides):
+    """(dense sizes, perm) when the view is a permutation of a contiguous block of its numel
+    elements (a transpose, a permute): Transpose(block.reshape(dense sizes), perm) is the view.
+    None otherwise (slices with gaps, expands)."""
+    n = len(sizes)
+    order = sorted(range(n), key=lambda d: (-strides[d], d))
+    dense = [sizes[d] for d in order]
+    if not contiguous(dense, [strides[d] for d in order]):
+        return None
+    return dense, [order.index(i) for i in range(n)]
+
+
 def offsets(offset, sizes, strides) -> np.ndarray:
     """The element offsets of a strided view, shaped like the view (int64)."""
     idx = np.full((), offset, dtype=np.int64)
@@ -190,6 +202,12 @@ class Graph:
             s = None
         if s is not None:
             return self._view(s, base, offset, sizes, strides)
+        perm = None
+        if not contiguous(sizes, strides) and numel(sizes):
+            dp = dense_permutation(sizes, strides)
+            if dp is not None:  # feed the dense bytes as they are (no copy), transpose in the graph
+                sizes, perm = dp
+                strides = [int(np.prod(sizes[i + 1:], dtype=np.int64)) for i in range(len(sizes))]
         key = (base, offset, tuple(sizes), tuple(strides), code)
         name = self.input_keys.get(key)
         if name is None:
@@ -197,7 +215,7 @@ class Graph:
             self.inputs.append((name, base, offset, tuple(sizes), tuple(strides), code))
             self.input_keys[key] = name
             self.read_bases.add(base)
-        return name
+        return name if perm is None else self.node("Transpose", [name], perm=perm)
 
     def _flat(self, s: Sym, base) -> str:
         if len(s.shape) != 1:
@@ -211,10 +229,17 @@ class Graph:
             return s.value if s.shape == sizes else self.node("Reshape", [s.value, self.ints(sizes)])
         if n == 0:
             return self.const(np.zeros(sizes, dtype=npdtype(s.code)))
+        dp = ((list(sizes), list(range(len(sizes)))) if contiguous(sizes, strides)
+              else dense_permutation(sizes, strides))
+        if dp is not None:  # a contiguous run of the block, possibly permuted: Slice, Reshape, Transpose
+            dense, perm = dp
+            if offset == 0 and n == total:
+                part = s.value
+            else:
+                part = self.node("Slice", [self._flat(s, base), self.ints([offset]), self.ints([offset + n])])
+            v = self.node("Reshape", [part, self.ints(dense)])
+            return v if perm == sorted(perm) else self.node("Transpose", [v], perm=perm)
         flat = self._flat(s, base)
-        if contiguous(sizes, strides):
-            part = self.node("Slice", [flat, self.ints([offset]), self.ints([offset + n])])
-            return self.node("Reshape", [part, self.ints(sizes)])
         return self.node("Gather", [flat, self.const(offsets(offset, sizes, strides))], axis=0)
 
     # --- writing tensors ----------------------------------------------------------------------

@@ -690,6 +690,30 @@ def cumsum(g, args, outs):
     wr(g, out, op(g, "CumSum", [v, g.ints(args[1])], c), c)
 
 
+@kernel("cumprod", "cumprod_")
+def cumprod(g, args, outs):
+    """ONNX has CumProd only from opset 26 (ours is 21): running products of the slices along
+    `dim`, in order (upstream's CPU scan multiplies in the same order), for up to 256 of them."""
+    x, out = args[0], outs[0]
+    c = _acc(code_of(out)) if code_of(out) not in FLOATS else wide(code_of(out))
+    v = rd(g, x, c)
+    sizes = list(x._tn_sizes)
+    if not sizes:
+        wr(g, out, v, c)
+        return
+    dim = args[1]
+    n = sizes[dim]
+    if n > 256:
+        raise Rejected("cumprod over more than 256 elements (ONNX CumProd needs opset 26)")
+    need("Mul", c)
+    parts = g.node("Split", [v, g.ints([1] * n)], nout=n, axis=dim) if n > 1 else [v]
+    acc, prods = parts[0], [parts[0]]
+    for p in parts[1:]:
+        acc = g.node("Mul", [acc, p])
+        prods.append(acc)
+    wr(g, out, g.node("Concat", prods, axis=dim) if n > 1 else prods[0], c)
+
+
 def _allany(name):
     def lower(g, args, outs):
         x, out = args[0], outs[0]
