@@ -5,11 +5,10 @@ partial_sort / nth_element + sort. tests/programs/sort_ties.py runs 25,992 cases
 interpreters from the same description; every result must be identical (values with -0.0/NaN
 told apart, indices)."""
 
-import json
-import subprocess
 from pathlib import Path
 
 import pytest
+from program_json import run_json
 from test_training import OURS, _ref_python
 
 REPO = Path(__file__).resolve().parents[1]
@@ -19,9 +18,7 @@ pytestmark = pytest.mark.runtime
 
 
 def _run(python, out, *extra):
-    p = subprocess.run([python, str(PROGRAM), str(out), *extra], capture_output=True, text=True, timeout=600)
-    assert p.returncode == 0, p.stderr[-3000:]
-    return json.loads(out.read_text())["results"]
+    return run_json(python, PROGRAM, out, *extra)
 
 
 def _differ(ref, ours):

@@ -23,7 +23,6 @@ rows do not reach.
 import hashlib
 import json
 import random
-import sys
 import zlib
 
 import torch

@@ -513,10 +513,15 @@ def matrix_exp_alias(self):
 
 @impl("linalg_matrix_exp")
 def matrix_exp(self):
-    """exp(A) by scaling and squaring of a degree-18 Taylor polynomial in float64 (upstream uses
-    Pade-type approximants chosen by the norm; both are accurate to float64 rounding)."""
+    """float32 and float64: upstream's own algorithm and rounding (`matrix_exp.py`); other dtypes
+    by scaling and squaring of a degree-18 Taylor polynomial in float64, rounded once."""
     _check_float(self, "linalg.matrix_exp")
     _check_matrix(self, "linalg.matrix_exp", square=True)
+    n = self._tn_sizes[-1]
+    if n >= 2 and str(self.dtype) in ("torch.float32", "torch.float64"):
+        from .matrix_exp import mexp
+
+        return mexp(self)
     batch, n, _, ms = mats(self)
     out = [_expm(a, n) for a in ms]
     return tensor(out, batch + [n, n], self.dtype)
