@@ -53,7 +53,13 @@ def chain(dev):
 def indexing(dev):
     x = torch.arange(20.0, device=dev).reshape(4, 5)
     i = torch.tensor([2, 0, 3], device=dev)
-    return [x[i], x[:, i], x[i, i], x[1:, [0, 4]], x[x > 7.0]]
+    z = torch.arange(24.0, device=dev).reshape(2, 3, 4)
+    got = [x[i], x[:, i], x[i, i], x[1:, [0, 4]], x[x > 7.0], z[:, [0, 2], [1, 3]], z[[1, 0], :, [2, 3]]]
+    x[1:3, [0, 2]] = torch.tensor([[-1.0, -2.0], [-3.0, -4.0]], device=dev)   # index_put_
+    x[x > 15] = 0.5
+    y = torch.zeros(3, 4, device=dev)
+    y.index_put_((torch.tensor([0, 0, 2], device=dev),), torch.ones(3, 4, device=dev), accumulate=True)
+    return got + [x, y]
 
 FUNCS = {"views": views, "chain": chain, "indexing": indexing}
 """

@@ -961,13 +961,13 @@ def _mask_positions(g, t):
     return [p.astype(np.int64) for p in np.nonzero(m)]
 
 
-def index_tensor(g, args):
-    import torch
-
-    x, indices = args[0], list(args[1])
+def _advanced(g, x, indices):
+    """Advanced indexing of `x` by `indices` (None, integer or boolean tensors), as upstream:
+    the indexed dims are transposed to the front and addressed by a [*B, k] index tensor (B the
+    broadcast shape of the index tensors); returns (data transposed, the index value, B, the
+    sizes of the other dims, perm, where B goes in the result: 0 or the first indexed dim)."""
     sizes = list(x._tn_sizes)
-    c = code_of(x)
-    entries = []  # per leading dim of x: None or ("value", name, shape)
+    entries = []  # per leading dim of x: None or (value, shape)
     for t in indices:
         if t is None:
             entries.append(None)
@@ -978,7 +978,7 @@ def index_tensor(g, args):
             entries.append((rd(g, t, 4), tuple(t._tn_sizes)))
     adv = [i for i, e in enumerate(entries) if e is not None]
     if not adv:
-        raise Rejected("index.Tensor without index tensors")
+        raise Rejected("advanced indexing without index tensors")
     B = tuple(np.broadcast_shapes(*[e[1] for e in entries if e is not None]))
     others = [i for i in range(len(sizes)) if i not in adv]
     data = g.read(x)
@@ -992,19 +992,47 @@ def index_tensor(g, args):
         v = g.node("Expand", [v, g.ints(B)])
         cols.append(g.node("Unsqueeze", [v, g.ints([-1])]))
     ind = g.node("Concat", cols, axis=-1) if len(cols) > 1 else cols[0]
+    adjacent = adv == list(range(adv[0], adv[-1] + 1))
+    return data, ind, B, [sizes[i] for i in others], perm, (adv[0] if adjacent else 0)
+
+
+def _b_to(nb, at, nrest):
+    """The permutation moving B (first nb dims) to position `at` among nrest other dims."""
+    return list(range(nb, nb + at)) + list(range(nb)) + list(range(nb + at, nb + nrest))
+
+
+def index_tensor(g, args):
+    import torch
+
+    x, indices = args[0], list(args[1])
+    c = code_of(x)
+    data, ind, B, rest, _, at = _advanced(g, x, indices)
     need("GatherND", c)
     y = g.node("GatherND", [data, ind])
-    rest = [sizes[i] for i in others]
     out_sizes = list(B) + rest
-    adjacent = adv == list(range(adv[0], adv[-1] + 1))
-    if adjacent and adv[0] > 0:
-        nb, nbefore = len(B), adv[0]
-        order = list(range(nb, nb + nbefore)) + list(range(nb)) + list(range(nb + nbefore, nb + len(rest)))
-        y = g.node("Transpose", [y], perm=order)
-        out_sizes = rest[:nbefore] + list(B) + rest[nbefore:]
+    if at:
+        y = g.node("Transpose", [y], perm=_b_to(len(B), at, len(rest)))
+        out_sizes = rest[:at] + list(B) + rest[at:]
     out = torch._C._tn_empty(out_sizes, c, "npu", x._tn_device_index)
     g.write(out, y)
     return [(0, out)]
+
+
+@kernel("index_put_")
+def index_put_(g, args, outs):
+    x, indices, values, accumulate = args[0], list(args[1]), args[2], args[3]
+    c = code_of(x)
+    data, ind, B, rest, perm, at = _advanced(g, x, indices)
+    shape = (rest[:at] + list(B) + rest[at:]) if at else (list(B) + rest)
+    upd = g.node("Expand", [rd(g, values, c), g.ints(shape)])
+    if at:  # the values come in the result's order: B back to the front
+        upd = g.node("Transpose", [upd], perm=[_b_to(len(B), at, len(rest)).index(i) for i in range(len(shape))])
+    need("ScatterND", c)
+    attrs = {"reduction": "add"} if accumulate else {}
+    y = g.node("ScatterND", [data, ind, upd], **attrs)
+    if perm != sorted(perm):
+        y = g.node("Transpose", [y], perm=[perm.index(i) for i in range(len(perm))])
+    g.write(outs[0], y)
 
 
 ALLOCATING["index.Tensor"] = index_tensor
