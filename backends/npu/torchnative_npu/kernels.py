@@ -80,6 +80,27 @@ def op(g, name, inputs, code, **attrs):
     return g.node(name, inputs, **attrs)
 
 
+def select(g, ins, code):
+    """ONNX Where, bit-exact for floats. ONNX Runtime 1.32's CPU Where returns +0.0 where it
+    selects -0.0 from its first branch (upstream keeps the sign), so floats are selected by
+    gathering: both branches stacked on a new last axis, the condition as the index."""
+    cond, a, b = ins
+    if code == BOOL:  # ONNX Runtime has no bool Where
+        return op(g, "Or", [op(g, "And", [cond, a], BOOL), op(g, "And", [op(g, "Not", [cond], BOOL), b], BOOL)], BOOL)
+    if code == 5:  # nor a float16 one: select in float32 (exact both ways)
+        return cast(g, select(g, [cond, cast(g, a, 5, 6), cast(g, b, 5, 6)], 6), 6, 5)
+    y = op(g, "Where", [cond, a, b], code)
+    if code not in FLOATS:
+        return y
+    shape = g.node("Shape", [y])  # the broadcast shape of the three
+    last = g.ints([-1])
+    ab = [g.node("Unsqueeze", [g.node("Expand", [v, shape]), last]) for v in (b, a)]
+    idx = g.node("Unsqueeze", [cast(g, g.node("Expand", [cond, shape]), BOOL, 4), last])
+    need("GatherElements", code)
+    picked = g.node("GatherElements", [g.node("Concat", ab, axis=-1), idx], axis=-1)
+    return g.node("Squeeze", [picked, last])
+
+
 def isnan(g, v, code):
     return op(g, "IsNaN", [v], code) if code in FLOATS else None
 
@@ -219,7 +240,7 @@ def _softplus(g, x, c, args):
     beta, threshold = args[1], args[2]
     bx = op(g, "Mul", [x, const(g, beta, c)], c)
     soft = op(g, "Div", [_log1p(g, op(g, "Exp", [bx], c), c, None), const(g, beta, c)], c)
-    return op(g, "Where", [op(g, "Greater", [bx, const(g, threshold, c)], c), x, soft], c)
+    return select(g, [op(g, "Greater", [bx, const(g, threshold, c)], c), x, soft], c)
 
 
 def _elu(g, x, c, args):
@@ -227,11 +248,11 @@ def _elu(g, x, c, args):
     neg = op(g, "Mul", [const(g, alpha * scale, c),
                         _expm1(g, op(g, "Mul", [x, const(g, input_scale, c)], c), c, None)], c)
     pos = op(g, "Mul", [x, const(g, scale, c)], c)
-    return op(g, "Where", [op(g, "Greater", [x, const(g, 0, c)], c), pos, neg], c)
+    return select(g, [op(g, "Greater", [x, const(g, 0, c)], c), pos, neg], c)
 
 
 def _leaky_relu(g, x, c, args):
-    return op(g, "Where", [op(g, "Greater", [x, const(g, 0, c)], c), x,
+    return select(g, [op(g, "Greater", [x, const(g, 0, c)], c), x,
                            op(g, "Mul", [x, const(g, args[1], c)], c)], c)
 
 
@@ -246,9 +267,9 @@ def _nan_to_num(g, x, c, args):
     nan = 0.0 if args[1] is None else args[1]
     posinf = float(info.max) if args[2] is None else args[2]
     neginf = float(info.min) if args[3] is None else args[3]
-    y = op(g, "Where", [op(g, "IsNaN", [x], c), const(g, nan, c), x], c)
-    y = op(g, "Where", [op(g, "IsInf", [x], c, detect_negative=0), const(g, posinf, c), y], c)
-    return op(g, "Where", [op(g, "IsInf", [x], c, detect_positive=0), const(g, neginf, c), y], c)
+    y = select(g, [op(g, "IsNaN", [x], c), const(g, nan, c), x], c)
+    y = select(g, [op(g, "IsInf", [x], c, detect_negative=0), const(g, posinf, c), y], c)
+    return select(g, [op(g, "IsInf", [x], c, detect_positive=0), const(g, neginf, c), y], c)
 
 
 for _name, _fn in [("sign", _sign), ("trunc", _trunc), ("frac", _frac), ("rsqrt", _rsqrt), ("exp2", _exp2),
@@ -325,7 +346,7 @@ def _remainder(g, a, b, c, args):
     zero = const(g, 0, c)
     fix = op(g, "And", [op(g, "Not", [op(g, "Equal", [m, zero], c)], BOOL),
                         op(g, "Xor", [op(g, "Less", [m, zero], c), op(g, "Less", [b, zero], c)], BOOL)], BOOL)
-    return op(g, "Where", [fix, op(g, "Add", [m, b], c), m], c)
+    return select(g, [fix, op(g, "Add", [m, b], c), m], c)
 
 
 def _fmod_k(g, a, b, c, args):
@@ -341,16 +362,16 @@ def _div_floor(g, a, b, c):
     div = op(g, "Div", [op(g, "Sub", [a, mod], c), b], c)
     fix = op(g, "And", [op(g, "Not", [op(g, "Equal", [mod, zero], c)], BOOL),
                         op(g, "Xor", [op(g, "Less", [b, zero], c), op(g, "Less", [mod, zero], c)], BOOL)], BOOL)
-    div = op(g, "Where", [fix, op(g, "Sub", [div, one], c), div], c)
+    div = select(g, [fix, op(g, "Sub", [div, one], c), div], c)
     fl = op(g, "Floor", [div], c)
-    fl = op(g, "Where", [op(g, "Greater", [op(g, "Sub", [div, fl], c), const(g, 0.5, c)], c),
+    fl = select(g, [op(g, "Greater", [op(g, "Sub", [div, fl], c), const(g, 0.5, c)], c),
                          op(g, "Add", [fl, one], c), fl], c)
     q = op(g, "Div", [a, b], c)
     # copysign(0, a / b): 1 / q is negative for q < 0 and q = -0.0
     neg = op(g, "Less", [op(g, "Div", [one, q], c), zero], c)
-    signed_zero = op(g, "Where", [neg, const(g, -0.0, c), zero], c)
-    fl = op(g, "Where", [op(g, "Equal", [div, zero], c), signed_zero, fl], c)
-    return op(g, "Where", [op(g, "Equal", [b, zero], c), q, fl], c)
+    signed_zero = select(g, [neg, const(g, -0.0, c), zero], c)
+    fl = select(g, [op(g, "Equal", [div, zero], c), signed_zero, fl], c)
+    return select(g, [op(g, "Equal", [b, zero], c), q, fl], c)
 
 
 @kernel("div.Tensor_mode", "div_.Tensor_mode")
@@ -385,11 +406,11 @@ def _atan2(g, a, b, c, args):
     base = op(g, "Atan", [op(g, "Div", [a, b], c)], c)
     xneg = op(g, "Less", [b, zero], c)
     yneg = op(g, "Less", [a, zero], c)
-    adj = op(g, "Where", [xneg, op(g, "Where", [yneg, op(g, "Neg", [pi], c), pi], c), zero], c)
+    adj = select(g, [xneg, select(g, [yneg, op(g, "Neg", [pi], c), pi], c), zero], c)
     r = op(g, "Add", [base, adj], c)
     xzero = op(g, "Equal", [b, zero], c)
     half = op(g, "Mul", [op(g, "Sign", [a], c), const(g, math.pi / 2, c)], c)
-    return op(g, "Where", [xzero, half, r], c)
+    return select(g, [xzero, half, r], c)
 
 
 def _pow(g, a, b, c, args):
@@ -402,8 +423,12 @@ def _minmax(name):
     def fn(g, a, b, c, args):
         y = op(g, name, [a, b], c)
         if c in FLOATS:
-            y = op(g, "Where", [op(g, "IsNaN", [a], c), a, y], c)
-            y = op(g, "Where", [op(g, "IsNaN", [b], c), b, y], c)
+            # a tie of zeros: upstream's minimum(-0.0, 0.0) is -0.0 and maximum's 0.0, either order
+            a_neg = op(g, "Less", [op(g, "Div", [const(g, 1, c), a], c), const(g, 0, c)], c)
+            tie = select(g, [a_neg, a, b] if name == "Min" else [a_neg, b, a], c)
+            y = select(g, [op(g, "Equal", [a, b], c), tie, y], c)
+            y = select(g, [op(g, "IsNaN", [a], c), a, y], c)
+            y = select(g, [op(g, "IsNaN", [b], c), b, y], c)
         return y
     return fn
 
@@ -481,7 +506,7 @@ def where(g, args, outs):
     out = outs[0]
     c = code_of(out)
     cond = rd(g, args[0], BOOL)
-    g.write(out, op(g, "Where", [cond, rd(g, args[1], c), rd(g, args[2], c)], c))
+    g.write(out, select(g, [cond, rd(g, args[1], c), rd(g, args[2], c)], c))
 
 
 @kernel("masked_fill.Scalar", "masked_fill_.Scalar")
@@ -490,19 +515,19 @@ def masked_fill(g, args, outs):
     c = code_of(out)
     value = args[2]
     value = bool(value) if c == BOOL else int(value) if c in INTS else value
-    g.write(out, op(g, "Where", [rd(g, args[1], BOOL), const(g, value, c), rd(g, args[0], c)], c))
+    g.write(out, select(g, [rd(g, args[1], BOOL), const(g, value, c), rd(g, args[0], c)], c))
 
 
 def _clamp_values(g, x, c, lo, hi):
     y = x
     if lo is not None:
-        y = op(g, "Where", [op(g, "Less", [y, lo], c), lo, y], c)
+        y = select(g, [op(g, "Less", [y, lo], c), lo, y], c)
         if c in FLOATS:
-            y = op(g, "Where", [op(g, "IsNaN", [lo], c), lo, y], c)
+            y = select(g, [op(g, "IsNaN", [lo], c), lo, y], c)
     if hi is not None:
-        y = op(g, "Where", [op(g, "Greater", [y, hi], c), hi, y], c)
+        y = select(g, [op(g, "Greater", [y, hi], c), hi, y], c)
         if c in FLOATS:
-            y = op(g, "Where", [op(g, "IsNaN", [hi], c), hi, y], c)
+            y = select(g, [op(g, "IsNaN", [hi], c), hi, y], c)
     return y  # NaN in x: both comparisons are false, x (NaN) stays
 
 
@@ -577,7 +602,7 @@ def _maxmin(name, dim_arg=None, keep_arg=None):
         y = _reduce(g, name, v, cc, axes, keep)
         if cc in FLOATS and axes:  # NaN propagates (ONNX Runtime's reduce ignores it)
             anynan = _reduce(g, "ReduceMax", cast(g, op(g, "IsNaN", [v], cc), BOOL, 1), 1, axes, keep)
-            y = op(g, "Where", [cast(g, anynan, 1, BOOL), const(g, float("nan"), cc), y], cc)
+            y = select(g, [cast(g, anynan, 1, BOOL), const(g, float("nan"), cc), y], cc)
         wr(g, out, y, cc)
     return lower
 
@@ -602,11 +627,11 @@ def _arg(name):
         if cc in FLOATS:  # a NaN is the max (and the min), its first index wins, as upstream
             nanmask = op(g, "IsNaN", [v], cc)
             big = const(g, float("inf") if name == "ArgMax" else -float("inf"), cc)
-            v2 = op(g, "Where", [nanmask, big, v], cc)
+            v2 = select(g, [nanmask, big, v], cc)
             idx = op(g, name, [v2], cc, axis=dim, keepdims=int(keep))
             nan_idx = op(g, "ArgMax", [cast(g, nanmask, BOOL, 1)], 1, axis=dim, keepdims=int(keep))
             anynan = cast(g, _reduce(g, "ReduceMax", cast(g, nanmask, BOOL, 1), 1, [dim], keep), 1, BOOL)
-            idx = op(g, "Where", [anynan, nan_idx, idx], 4)
+            idx = select(g, [anynan, nan_idx, idx], 4)
         else:
             idx = op(g, name, [v], cc, axis=dim, keepdims=int(keep))
         return idx, v, dim, cc
@@ -673,7 +698,7 @@ def logsumexp(g, args, outs):
     keep = args[2]
     v = rd(g, x, c)
     m = _reduce(g, "ReduceMax", v, c, axes, True)
-    m = op(g, "Where", [op(g, "IsInf", [m], c), const(g, 0, c), m], c)  # upstream: inf max -> 0
+    m = select(g, [op(g, "IsInf", [m], c), const(g, 0, c), m], c)  # upstream: inf max -> 0
     s = _reduce(g, "ReduceSum", op(g, "Exp", [op(g, "Sub", [v, m], c)], c), c, axes, keep)
     mm = m if keep else g.node("Squeeze", [m, g.ints(axes)]) if axes else m
     wr(g, out, op(g, "Add", [op(g, "Log", [s], c), mm], c), c)
@@ -841,18 +866,18 @@ def sdpa(g, args, outs):
     scores = op(g, "Mul", [op(g, "MatMul", [qv, kt], c), const(g, sc, c)], c)
     if is_causal:
         tri = np.tril(np.ones((L, S), dtype=bool))
-        scores = op(g, "Where", [g.const(tri), scores, const(g, -float("inf"), c)], c)
+        scores = select(g, [g.const(tri), scores, const(g, -float("inf"), c)], c)
     if mask is not None:
         if code_of(mask) == BOOL:
-            scores = op(g, "Where", [g.read(mask), scores, const(g, -float("inf"), c)], c)
+            scores = select(g, [g.read(mask), scores, const(g, -float("inf"), c)], c)
         else:
             scores = op(g, "Add", [scores, rd(g, mask, c)], c)
     m = _reduce(g, "ReduceMax", scores, c, [nd - 1], True)
-    finite = op(g, "Where", [op(g, "IsInf", [m], c), const(g, 0, c), m], c)
+    finite = select(g, [op(g, "IsInf", [m], c), const(g, 0, c), m], c)
     e = op(g, "Exp", [op(g, "Sub", [scores, finite], c)], c)
     s = _reduce(g, "ReduceSum", e, c, [nd - 1], True)
     p = op(g, "Div", [e, s], c)
-    p = op(g, "Where", [op(g, "Equal", [s, const(g, 0, c)], c), const(g, 0, c), p], c)  # fully masked row: 0
+    p = select(g, [op(g, "Equal", [s, const(g, 0, c)], c), const(g, 0, c), p], c)  # fully masked row: 0
     wr(g, outs[0], op(g, "MatMul", [p, vv], c), c)
     lse = op(g, "Add", [op(g, "Log", [s], c), finite], c)
     lse = g.node("Squeeze", [lse, g.ints([nd - 1])])
@@ -988,7 +1013,7 @@ def _advanced(g, x, indices):
     cols = []
     for i in adv:
         v = entries[i][0]
-        v = op(g, "Where", [op(g, "Less", [v, const(g, 0, 4)], 4), op(g, "Add", [v, const(g, sizes[i], 4)], 4), v], 4)
+        v = select(g, [op(g, "Less", [v, const(g, 0, 4)], 4), op(g, "Add", [v, const(g, sizes[i], 4)], 4), v], 4)
         v = g.node("Expand", [v, g.ints(B)])
         cols.append(g.node("Unsqueeze", [v, g.ints([-1])]))
     ind = g.node("Concat", cols, axis=-1) if len(cols) > 1 else cols[0]
