@@ -31,6 +31,11 @@ TOLERANCES = {
     # 2e-7): all under the floor; reduction (5.7e-6, 1.4e-6): atol twice the measurement.
     "vulkan": {"exact": EXACT, "arith": EXACT, "math": _F32, "reduction": (1.2e-5, _F32[1]),
                "matmul": _F32, "nn": _F32},
+    # ONNX Runtime 1.32's CPU provider (backends/npu), measured 2026-11-29 (docs/npu.md): exact,
+    # + - * / bit-exact; math (2.3e-7, 2.2e-7), reduction (2.4e-6, 1.9e-6), matmul (2.8e-6, 2.7e-6),
+    # nn (1.2e-7, 1.2e-7): all under the floor. An NPU provider (QNN, NNAPI) computes in lower
+    # precision and needs its own row, measured there.
+    "npu": {"exact": EXACT, "arith": EXACT, "math": _F32, "reduction": _F32, "matmul": _F32, "nn": _F32},
 }
 # A device without a measured row (another installed device key) gets vulkan's: GPU-like.
 DEFAULT = TOLERANCES["vulkan"]

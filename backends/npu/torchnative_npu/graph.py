@@ -175,7 +175,7 @@ class Graph:
 
     def const(self, array) -> str:
         name = f"c{len(self.consts)}"
-        self.consts.append((name, np.ascontiguousarray(array)))
+        self.consts.append((name, np.array(array, order="C")))  # (ascontiguousarray makes 0-dim 1-dim)
         return name
 
     def ints(self, values) -> str:
