@@ -135,6 +135,24 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     return out, mean, invstd
 
 
+@impl("_native_batch_norm_legit")
+def native_batch_norm_legit(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    # upstream's CPU kernel (_batch_norm_legit_cpu) is batch_norm_cpu, as native_batch_norm's
+    return _door("native_batch_norm", input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+@impl("_native_batch_norm_legit.no_stats")
+def native_batch_norm_legit_no_stats(input, weight, bias, training, momentum, eps):
+    return _door("native_batch_norm", input, weight, bias, None, None, training, momentum, eps)
+
+
+@impl("_batch_norm_with_update")
+def batch_norm_with_update(input, weight, bias, running_mean, running_var, momentum, eps):
+    """_batch_norm_with_update_cpu: training-mode batch_norm_cpu and an empty uint8 reserve."""
+    out, mean, invstd = _door("native_batch_norm", input, weight, bias, running_mean, running_var, True, momentum, eps)
+    return out, mean, invstd, B.empty([0], B.T.BY_NAME["uint8"], B.device_of(input))
+
+
 def _conv_out(size, k, s, p, d):
     return (size + 2 * p - d * (k - 1) - 1) // s + 1
 

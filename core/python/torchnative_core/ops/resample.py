@@ -84,8 +84,14 @@ for _nd, _n in ((1, "1d"), (2, "2d"), (3, "3d")):
     impl(f"_upsample_nearest_exact{_n}")(_nearest_fixed(_nd, True))
 
 
-def _linear_weights(in_size, out_size, scale, align_corners, dtype):
-    """compute_source_index_and_lambda: (index0, index1, lambda0, lambda1) per output index."""
+def _stored(w, wdtype):
+    """A weight as upstream's kernel stores it: its scalar_t, read back into opmath."""
+    return w if wdtype is None or w.dtype == wdtype else w.to(wdtype).to(w.dtype)
+
+
+def _linear_weights(in_size, out_size, scale, align_corners, dtype, wdtype=None):
+    """compute_source_index_and_lambda: (index0, index1, lambda0, lambda1) per output index;
+    `wdtype`: the reduced type the lambdas are stored in (scalar_t), lambda0 = 1 - lambda1 in it."""
     import torch
 
     dst = torch.arange(out_size)
@@ -95,19 +101,41 @@ def _linear_weights(in_size, out_size, scale, align_corners, dtype):
     d = dst.to(dtype)
     real = s * d if align_corners else torch.clamp(s * (d + 0.5) - 0.5, min=0)
     i0 = torch.clamp(real.floor().to(torch.int64), max=in_size - 1)
-    lam1 = torch.clamp(real - i0.to(dtype), 0, 1)
+    lam1 = _stored(torch.clamp(real - i0.to(dtype), 0, 1), wdtype)
     i1 = i0 + (i0 < in_size - 1).to(torch.int64)
-    return i0, i1, 1 - lam1, lam1
+    return i0, i1, _stored(1 - lam1, wdtype), lam1
+
+
+def _reduced_weights(x, nd, output_size):
+    """bfloat16/float16: the type upstream stores interpolation weights in. The generic kernel
+    (upsample_generic_Nd_kernel_impl, HelperInterpLinear/HelperInterpCubic) keeps them in
+    scalar_t and interpolates in float; 2-d bilinear takes the channels-last kernel instead, with
+    float weights, when _use_vectorized_kernel_cond_2d holds (UpSampleKernel.cpp): channels-last
+    with more than 3 channels, output height + width <= 128, or one thread and 3 channels; 3-d
+    likewise for channels-last-3d with more than 3 channels. Measured against upstream on the
+    OpInfo samples and larger random inputs (linear, bicubic, trilinear bit for bit)."""
+    import torch
+
+    if x.dtype not in (torch.bfloat16, torch.float16) or x.dim() < 3:
+        return None
+    c = x.shape[1]
+    if nd == 2 and ((x.dim() == 4 and x.is_contiguous(memory_format=torch.channels_last) and c > 3)
+                    or sum(output_size) <= 128 or (torch.get_num_threads() == 1 and c == 3)):
+        return None
+    if nd == 3 and x.dim() == 5 and x.is_contiguous(memory_format=torch.channels_last_3d) and c > 3:
+        return None
+    return x.dtype
 
 
 def _linear(x, nd, output_size, align_corners, scales):
     dtype = _opmath(x)
+    wdtype = _reduced_weights(x, nd, output_size)
     src = x.to(dtype) if x.dtype != dtype else x
     # the outermost interpolated dimension is combined last (upstream's Interpolate recursion)
     for i in reversed(range(nd)):
         d = src.dim() - nd + i
         i0, i1, l0, l1 = _linear_weights(src.shape[d], output_size[i], scales[i] if scales else None,
-                                         align_corners, dtype)
+                                         align_corners, dtype, wdtype)
         shape = [1] * src.dim()
         shape[d] = -1
         src = src.index_select(d, i0) * l0.reshape(shape) + src.index_select(d, i1) * l1.reshape(shape)
@@ -149,6 +177,7 @@ def _bicubic(x, output_size, align_corners, scales):
     import torch
 
     dtype = _opmath(x)
+    wdtype = _reduced_weights(x, 1, output_size)  # the generic kernel, whatever the layout
     src = x.to(dtype) if x.dtype != dtype else x
     for i in reversed(range(2)):
         d = src.dim() - 2 + i
@@ -164,7 +193,7 @@ def _bicubic(x, output_size, align_corners, scales):
         out = None
         for k, c in enumerate(_cubic_coeffs(t)):
             idx = torch.clamp(base - 1 + k, 0, in_size - 1)
-            term = src.index_select(d, idx) * c.reshape(shape)
+            term = src.index_select(d, idx) * _stored(c, wdtype).reshape(shape)
             out = term if out is None else out + term
         src = out
     return src.to(x.dtype)
