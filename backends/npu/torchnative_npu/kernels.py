@@ -856,6 +856,7 @@ def sdpa(g, args, outs):
         raise Rejected("scaled_dot_product_attention with dropout (random numbers on the device)")
     c = wide(code_of(outs[0]))
     _check_float(c)
+    # plain Where below (not `select`): the sign of a zero score or probability changes nothing here
     E = q._tn_sizes[-1]
     L, S = q._tn_sizes[-2], k._tn_sizes[-2]
     sc = scale if scale is not None else 1.0 / math.sqrt(E)
@@ -866,18 +867,18 @@ def sdpa(g, args, outs):
     scores = op(g, "Mul", [op(g, "MatMul", [qv, kt], c), const(g, sc, c)], c)
     if is_causal:
         tri = np.tril(np.ones((L, S), dtype=bool))
-        scores = select(g, [g.const(tri), scores, const(g, -float("inf"), c)], c)
+        scores = op(g, "Where", [g.const(tri), scores, const(g, -float("inf"), c)], c)
     if mask is not None:
         if code_of(mask) == BOOL:
-            scores = select(g, [g.read(mask), scores, const(g, -float("inf"), c)], c)
+            scores = op(g, "Where", [g.read(mask), scores, const(g, -float("inf"), c)], c)
         else:
             scores = op(g, "Add", [scores, rd(g, mask, c)], c)
     m = _reduce(g, "ReduceMax", scores, c, [nd - 1], True)
-    finite = select(g, [op(g, "IsInf", [m], c), const(g, 0, c), m], c)
+    finite = op(g, "Where", [op(g, "IsInf", [m], c), const(g, 0, c), m], c)
     e = op(g, "Exp", [op(g, "Sub", [scores, finite], c)], c)
     s = _reduce(g, "ReduceSum", e, c, [nd - 1], True)
     p = op(g, "Div", [e, s], c)
-    p = select(g, [op(g, "Equal", [s, const(g, 0, c)], c), const(g, 0, c), p], c)  # fully masked row: 0
+    p = op(g, "Where", [op(g, "Equal", [s, const(g, 0, c)], c), const(g, 0, c), p], c)  # fully masked row: 0
     wr(g, outs[0], op(g, "MatMul", [p, vv], c), c)
     lse = op(g, "Add", [op(g, "Log", [s], c), finite], c)
     lse = g.node("Squeeze", [lse, g.ints([nd - 1])])
