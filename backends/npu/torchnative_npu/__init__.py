@@ -196,9 +196,11 @@ class NpuPlugin:
         return n
 
     def kernel_names(self) -> list[str]:
-        from .kernels import KERNELS
+        """The overloads this backend implements (index.Tensor among them, registered as an
+        allocating kernel), without those the core did not know at the last registration."""
+        from .kernels import ALLOCATING, KERNELS
 
-        return sorted(KERNELS)
+        return sorted((set(KERNELS) - set(getattr(self, "refused", ()))) | set(ALLOCATING))
 
     def __repr__(self) -> str:
         return "<torchnative backend plugin 'npu' (device keys npu; ONNX Runtime)>"
