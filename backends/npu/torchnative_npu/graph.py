@@ -48,6 +48,7 @@ FLOATS = {5, 6, 7}
 INTS = {0, 1, 2, 3, 4}
 BOOL = 11
 MAX_NODES = int(os.environ.get("TORCHNATIVE_NPU_MAX_NODES", "20000"))  # flush a graph this large
+MAX_SESSIONS = int(os.environ.get("TORCHNATIVE_NPU_SESSIONS", "64"))  # sessions kept (LRU)
 
 
 class Rejected(Exception):
@@ -337,13 +338,15 @@ class Graph:
             names.append(f"out{i}")
             nodes.append(("Identity", (value,), (f"out{i}",), (), ""))
         key = self.key([(code, shape) for _, _, code, shape in outs] + [n[1] for n in nodes[len(self.nodes):]])
-        sess = self.sessions.get(key)
+        sess = self.sessions.pop(key, None)
         if sess is None:
             sess = self._session(nodes, outs, names)
-            self.sessions[key] = sess
             self.stats.sessions_created += 1
+            while len(self.sessions) >= MAX_SESSIONS:  # least recently used first
+                del self.sessions[next(iter(self.sessions))]
         else:
             self.stats.session_hits += 1
+        self.sessions[key] = sess  # most recently used last
         self.stats.nodes_run += len(self.nodes)
         feeds = {name: memory_array(base, offset, sizes, strides, code)
                  for name, base, offset, sizes, strides, code in self.inputs}

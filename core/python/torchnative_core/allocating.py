@@ -12,6 +12,19 @@ from __future__ import annotations
 
 # (operator overload as registered, e.g. "index.Tensor"; device key) -> fn(args)
 KERNELS: dict = {}
+OWNERS: dict = {}  # the same keys -> the plugin that registered it
+
+
+def register(plugin: str, op: str, key: str, fn) -> None:
+    KERNELS[op.removeprefix("aten::"), key] = fn
+    OWNERS[op.removeprefix("aten::"), key] = plugin
+
+
+def unregister(plugin: str) -> None:
+    """Drops a plugin's allocating kernels (its registration failed). One it had overridden does
+    not come back (unlike ordinary kernels)."""
+    for k in [k for k, p in OWNERS.items() if p == plugin]:
+        del KERNELS[k], OWNERS[k]
 
 
 def find(op: str, args):

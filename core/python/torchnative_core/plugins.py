@@ -109,7 +109,7 @@ class Registrar:
         self._check_key(device_key)
         if not callable(fn):
             raise TypeError(f"kernel for {op} on '{device_key}' is not callable")
-        allocating.KERNELS[op.removeprefix("aten::"), device_key] = fn
+        allocating.register(self.name, op, device_key, fn)
 
     def register_cpu_fallback(self, device_key: str) -> None:
         """Operators with no kernel for `device_key` run on the cpu backend, operands copied to
@@ -228,6 +228,7 @@ def load_backends(C) -> None:
         except Exception as e:  # noqa: BLE001
             C._tn_unregister_plugin(rec.name)  # skipped means skipped: nothing half-registered stays
             cpu_fallback.DEVICES.difference_update(rec.device_keys)
+            allocating.unregister(rec.name)
             _fail(rec, e, strict or rec.name in allow)
     missing = sorted(allow - RECORDS.keys())
     if missing:
