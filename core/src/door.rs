@@ -9,11 +9,12 @@
 //! when the arguments are ones it covers exactly.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use crate::launch::refuse;
 use crate::registry;
@@ -37,6 +38,8 @@ thread_local! {
 }
 
 static CALLS: Mutex<Option<HashMap<String, u64>>> = Mutex::new(None);
+/// Whether `CALLS` counts (read on every call without taking the lock).
+static COUNTING: AtomicBool = AtomicBool::new(false);
 
 fn state(py: Python<'_>) -> &DoorState {
     STATE.get_or_init(py, || DoorState {
@@ -131,6 +134,7 @@ fn any_requires_grad(args: &Bound<'_, PyTuple>) -> bool {
 #[pyfunction]
 pub fn _tn_count_ops(on: bool) {
     *CALLS.lock().unwrap() = if on { Some(HashMap::new()) } else { None };
+    COUNTING.store(on, Ordering::Relaxed);
 }
 
 #[pyfunction]
@@ -155,17 +159,21 @@ fn first_device(args: &Bound<'_, PyTuple>) -> String {
 }
 
 /// `_aten_dispatch(op, *args, **kwargs)`: `op` is the overload name as upstream spells it in a
-/// schema, `"add.Tensor"` or `"mm"`; arguments are already bound to the schema.
+/// schema, `"add.Tensor"` or `"mm"`; arguments are already bound to the schema. `op` stays a
+/// Python string: the callers pass constants whose hash is cached, so finding the
+/// implementation costs no string building.
 #[pyfunction]
 #[pyo3(signature = (op, *args, **kwargs))]
 pub fn _aten_dispatch(
     py: Python<'_>,
-    op: &str,
+    op: &Bound<'_, PyString>,
     args: &Bound<'_, PyTuple>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<PyObject> {
-    if let Some(c) = CALLS.lock().unwrap().as_mut() {
-        *c.entry(op.to_string()).or_default() += 1;
+    if COUNTING.load(Ordering::Relaxed) {
+        if let Some(c) = CALLS.lock().unwrap().as_mut() {
+            *c.entry(op.to_str()?.to_string()).or_default() += 1;
+        }
     }
     let st = state(py);
     if let Some(h) = &st.autograd_handler {
@@ -185,7 +193,7 @@ pub fn _aten_dispatch(
 #[pyo3(signature = (op, *args, **kwargs))]
 pub fn _tn_below_autograd(
     py: Python<'_>,
-    op: &str,
+    op: &Bound<'_, PyString>,
     args: &Bound<'_, PyTuple>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<PyObject> {
@@ -204,20 +212,20 @@ pub fn _tn_below_autograd(
 #[pyo3(signature = (op, *args, **kwargs))]
 pub fn _tn_call_impl(
     py: Python<'_>,
-    op: &str,
+    op: &Bound<'_, PyString>,
     args: &Bound<'_, PyTuple>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<PyObject> {
     let st = state(py);
     match st.impls.bind(py).get_item(op)? {
         Some(f) => {
-            if let Some(out) = crate::fastpath::try_call(py, op, &f, args, kwargs)? {
+            if let Some(out) = crate::fastpath::try_call(py, op.to_str()?, &f, args, kwargs)? {
                 return Ok(out);
             }
             Ok(f.call(args, kwargs)?.unbind())
         }
         None => Err(refuse(
-            &crate::launch::display_name(&format!("aten::{op}")),
+            &crate::launch::display_name(&format!("aten::{}", op.to_str()?)),
             &first_device(args),
         )),
     }

@@ -33,6 +33,7 @@ use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyDict, PyTuple};
 use torchnative_abi::TnDtype;
 
+use crate::launch;
 use crate::registry::{self, Kernel};
 use crate::tensor::{self, Meta, TensorBase};
 
@@ -213,6 +214,14 @@ fn binary(
     let (Some(a), Some(b)) = (tensor_arg(args, 0), tensor_arg(args, 1)) else {
         return Ok(None);
     };
+    let alpha = if with_alpha && n == 3 {
+        match number_arg(&args.get_item(2)?) {
+            Some(a) => a,
+            None => return Ok(None),
+        }
+    } else {
+        launch::int_arg(1)
+    };
     let (ra, rb) = (a.borrow(), b.borrow());
     // The operand that decides dtype and device; the other is the same kind of tensor or a
     // wrapped Python number (cast to that dtype, as `_prepare` casts it).
@@ -233,63 +242,105 @@ fn binary(
         return Ok(None);
     }
     let (device, index) = main.place();
-    let scalar: Option<Scalar> = if wa || wb {
+    // The wrapped number, cast to `dt`, lives in this buffer for the kernel call: a stride-0
+    // view of it is what expanding the Python path's 0-dim tensor would give.
+    let mut scalar_buf = [0u8; 8];
+    if wa || wb {
         let w = if wa { &ra } else { &rb };
         // a Python int or float; an int tensor takes only ints (a float would promote it)
         let Some(v) = read_wrapped(w) else {
             return Ok(None);
         };
-        if (!is_float && matches!(v, Scalar::F(_))) || registry::device_name(device) != "cpu" {
+        if (!is_float && matches!(v, Scalar::F(_))) || device != registry::CPU {
             return Ok(None);
         }
-        Some(v)
-    } else {
-        if rb.meta.dtype != dt || ra.place() != rb.place() {
-            return Ok(None);
-        }
-        None
-    };
+        write_scalar(scalar_buf.as_mut_ptr(), dt, v);
+    } else if rb.meta.dtype != dt || ra.place() != rb.place() {
+        return Ok(None);
+    }
     let Some(shape) = broadcast(&ra.meta.sizes, &rb.meta.sizes) else {
         return Ok(None);
     };
     if shape.iter().product::<i64>() == 0 {
         return Ok(None);
     }
-    let qualified = format!("aten::{op}");
-    if !matches!(
-        registry::kernel(&qualified, device),
-        Some(Kernel::Native { .. })
-    ) {
-        return Ok(None); // the Python path refuses, falls back to the cpu backend, or skips meta
-    }
-    drop((ra, rb));
-    let operand = |t: &Bound<'_, TensorBase>, wrapped: bool| -> PyResult<Option<PyObject>> {
-        if wrapped {
-            let c = TensorBase::new_empty(device, index, vec![], dt)?;
-            write_scalar(&c, scalar.unwrap());
-            let c = tensor::wrap(py, c)?;
-            let c = c.bind(py).downcast::<TensorBase>()?.clone();
-            return expand_to(py, &c, &shape);
-        }
-        expand_to(py, t, &shape)
-    };
-    let (Some(x), Some(y)) = (operand(&a, wa)?, operand(&b, wb)?) else {
+    // Only a native kernel: the Python path refuses, falls back to the cpu backend, or skips
+    // the meta step for the others.
+    let Some(Kernel::Native { f, user, .. }) = registry::kernel(op, device) else {
         return Ok(None);
     };
-    let out = tensor::wrap(py, TensorBase::new_empty(device, index, shape.clone(), dt)?)?;
-    let outs = PyTuple::new(py, [out.clone_ref(py)])?;
-    let kargs = if with_alpha {
-        let alpha = if n == 3 {
-            args.get_item(2)?.unbind()
+    let zeros = vec![0i64; shape.len()];
+    let (mut sa, mut sb) = (None, None);
+    let mut operand = |t: &TensorBase, wrapped: bool, strides: &mut Option<Vec<i64>>| {
+        let mut v = t.abi_view();
+        if wrapped {
+            v.data = scalar_buf.as_mut_ptr() as *mut _;
+            v.dtype = dt as i32;
+            v.strides = zeros.as_ptr();
+        } else if t.meta.sizes != shape {
+            *strides = Some(expanded_strides(&t.meta.sizes, &t.meta.strides, &shape)?);
+            v.strides = strides.as_ref().unwrap().as_ptr();
         } else {
-            1i64.into_pyobject(py)?.into_any().unbind()
-        };
-        PyTuple::new(py, [x, y, alpha])?
-    } else {
-        PyTuple::new(py, [x, y])?
+            return Some(v);
+        }
+        v.ndim = shape.len() as i32;
+        v.sizes = shape.as_ptr();
+        Some(v)
     };
-    crate::launch::_tn_launch(py, op, &kargs, &outs)?;
-    Ok(Some(out))
+    let (Some(x), Some(y)) = (operand(&ra, wa, &mut sa), operand(&rb, wb, &mut sb)) else {
+        return Ok(None);
+    };
+    let out = TensorBase::new_empty(device, index, shape.clone(), dt)?;
+    let targs = [launch::tensor_arg(x), launch::tensor_arg(y), alpha];
+    let nargs = if with_alpha { 3 } else { 2 };
+    // SAFETY: a registered native kernel; the views point into `ra`, `rb` (borrowed until after
+    // the call), `out`, `shape`, `zeros`, the expanded strides and `scalar_buf`, all alive here.
+    unsafe {
+        launch::call_native(
+            py,
+            f,
+            user,
+            (device, index),
+            &targs[..nargs],
+            &mut [out.abi_view()],
+        )?
+    };
+    drop((ra, rb));
+    tensor::wrap(py, out).map(Some)
+}
+
+/// A Python bool, int (within int64) or float as a kernel's Scalar argument, as `_tn_launch`
+/// passes it; None for anything else.
+fn number_arg(x: &Bound<'_, PyAny>) -> Option<torchnative_abi::TnArg> {
+    if x.is_instance_of::<pyo3::types::PyBool>() {
+        let mut a = launch::int_arg(x.extract::<bool>().ok()? as i64);
+        a.kind = torchnative_abi::TnArgKind::Bool as i32;
+        Some(a)
+    } else if x.is_instance_of::<pyo3::types::PyInt>() {
+        Some(launch::int_arg(x.extract::<i64>().ok()?))
+    } else if x.is_instance_of::<pyo3::types::PyFloat>() {
+        Some(launch::float_arg(x.extract::<f64>().ok()?))
+    } else {
+        None
+    }
+}
+
+/// The strides of `sizes`/`strides` expanded to `shape` (ops/base.py `expand_to`: stride 0 along
+/// broadcast dimensions); None where it would raise.
+fn expanded_strides(sizes: &[i64], strides: &[i64], shape: &[i64]) -> Option<Vec<i64>> {
+    if sizes.len() > shape.len() {
+        return None;
+    }
+    let off = shape.len() - sizes.len();
+    let mut new_strides = vec![0i64; shape.len()];
+    for i in 0..sizes.len() {
+        if sizes[i] == shape[i + off] {
+            new_strides[i + off] = strides[i];
+        } else if sizes[i] != 1 {
+            return None;
+        }
+    }
+    Some(new_strides)
 }
 
 #[derive(Clone, Copy)]
@@ -300,7 +351,7 @@ enum Scalar {
 
 /// The value of a wrapped-number tensor made from a Python int or float.
 fn read_wrapped(w: &TensorBase) -> Option<Scalar> {
-    if !w.meta.sizes.is_empty() || registry::device_name(w.device()) != "cpu" {
+    if !w.meta.sizes.is_empty() || w.device() != registry::CPU {
         return None;
     }
     let p = w.data_ptr_raw();
@@ -314,13 +365,12 @@ fn read_wrapped(w: &TensorBase) -> Option<Scalar> {
     }
 }
 
-/// Stores `v` cast to `t`'s dtype (f32, f64, i64, i32: C++'s static_cast rules, which `as`
-/// follows for these pairs) into the 0-dim CPU tensor `t`.
-fn write_scalar(t: &TensorBase, v: Scalar) {
-    let p = t.data_ptr_raw();
-    // SAFETY: `t` was just allocated on the CPU with one element of its dtype.
+/// Stores `v` cast to `dt` (f32, f64, i64, i32: C++'s static_cast rules, which `as` follows for
+/// these pairs) at `p`, which has room for 8 bytes.
+fn write_scalar(p: *mut u8, dt: TnDtype, v: Scalar) {
+    // SAFETY: the caller's buffer holds 8 bytes; unaligned writes.
     unsafe {
-        match (t.meta.dtype, v) {
+        match (dt, v) {
             (TnDtype::Float32, Scalar::F(f)) => std::ptr::write_unaligned(p as *mut f32, f as f32),
             (TnDtype::Float32, Scalar::I(i)) => std::ptr::write_unaligned(p as *mut f32, i as f32),
             (TnDtype::Float64, Scalar::F(f)) => std::ptr::write_unaligned(p as *mut f64, f),
@@ -706,18 +756,9 @@ fn expand_to(
     if sizes == shape {
         return Ok(Some(t.clone().into_any().unbind()));
     }
-    if sizes.len() > shape.len() {
+    let Some(new_strides) = expanded_strides(&sizes, &strides, shape) else {
         return Ok(None);
-    }
-    let off = shape.len() - sizes.len();
-    let mut new_strides = vec![0i64; shape.len()];
-    for i in 0..sizes.len() {
-        if sizes[i] == shape[i + off] {
-            new_strides[i + off] = strides[i];
-        } else if sizes[i] != 1 {
-            return Ok(None);
-        }
-    }
+    };
     make_view(py, t, shape.to_vec(), new_strides, offset).map(Some)
 }
 
@@ -762,7 +803,7 @@ fn addmm(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>
 
 fn dispatch<const N: usize>(py: Python<'_>, op: &str, args: [PyObject; N]) -> PyResult<PyObject> {
     let t = PyTuple::new(py, args)?;
-    crate::door::_aten_dispatch(py, op, &t, None)
+    crate::door::_aten_dispatch(py, &pyo3::types::PyString::intern(py, op), &t, None)
 }
 
 fn matmul(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {

@@ -18,7 +18,6 @@ use crate::tensor::TensorBase;
 /// Storage for everything the `TnArg`s point into, alive for the duration of the call.
 #[derive(Default)]
 struct Arena {
-    metas: Vec<(Vec<i64>, Vec<i64>)>,
     ints: Vec<Vec<i64>>,
     floats: Vec<Vec<f64>>,
     tensor_lists: Vec<Vec<TnTensor>>,
@@ -27,14 +26,10 @@ struct Arena {
 
 impl Arena {
     fn tensor(&mut self, t: &TensorBase) -> TnTensor {
-        // Copy sizes/strides into the arena so the pointers outlive the PyRef borrow (the pointers
-        // are into the Vecs' heap buffers, which stay put when `metas` grows).
-        let m = (t.meta.sizes.clone(), t.meta.strides.clone());
-        let mut v = t.abi_view();
-        v.sizes = m.0.as_ptr();
-        v.strides = m.1.as_ptr();
-        self.metas.push(m);
-        v
+        // The view points into the tensor's own sizes/strides: the caller's argument tuples
+        // keep every tensor alive for the call, and nothing changes a tensor's geometry while a
+        // native kernel runs (it reaches Python only to allocate new outputs).
+        t.abi_view()
     }
 }
 
@@ -266,65 +261,111 @@ pub fn _tn_launch(
         targs.push(to_arg(&a, &mut arena, &mut device)?);
     }
     let device = device.unwrap_or_else(|| registry::lookup_device("cpu").unwrap());
-    let qualified = if op.contains("::") {
-        op.to_string()
-    } else {
-        format!("aten::{op}")
-    };
-    let kernel = registry::kernel(&qualified, device)
-        .ok_or_else(|| refuse(&display_name(&qualified), &registry::device_name(device)))?;
+    let kernel = registry::kernel(op, device).ok_or_else(|| {
+        let qualified = if op.contains("::") {
+            op.to_string()
+        } else {
+            format!("aten::{op}")
+        };
+        refuse(&display_name(&qualified), &registry::device_name(device))
+    })?;
     match kernel {
         Kernel::Python { f, .. } => {
             f.call1(py, (args, outs))?;
             Ok(PyList::empty(py).into_any().unbind())
         }
         Kernel::Native { f, user, .. } => {
-            let mut state = CtxState {
-                py,
-                device,
-                device_index,
-                allocated: vec![],
-                error: None,
+            // SAFETY: a registered kernel; the views point into tensors `args`/`outs` keep alive.
+            let allocated = unsafe {
+                call_native(py, f, user, (device, device_index), &targs, &mut out_views)?
             };
-            let ctx = TnKernelCtx {
-                struct_size: std::mem::size_of::<TnKernelCtx>() as u32,
-                core: &mut state as *mut CtxState as *mut c_void,
-                alloc_output,
-            };
-            let mut buf = vec![0u8; 1024];
-            let mut err = TnError {
-                kind: 0,
-                message: buf.as_mut_ptr() as *mut c_char,
-                capacity: buf.len(),
-            };
-            // Kernels run without the GIL would be nicer, but Python kernels and the ctx
-            // callback need it; native kernels are short and hold no Python state.
-            let rc = unsafe {
-                f(
-                    user,
-                    &ctx,
-                    targs.as_ptr(),
-                    targs.len(),
-                    out_views.as_mut_ptr(),
-                    out_views.len(),
-                    &mut err,
-                )
-            };
-            if let Some(e) = state.error.take() {
-                return Err(e);
-            }
-            if rc != 0 {
-                let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-                let msg = String::from_utf8_lossy(&buf[..end]).into_owned();
-                return Err(error_from(err.kind, msg));
-            }
             let result = PyList::empty(py);
-            for (i, t) in state.allocated.drain(..) {
+            for (i, t) in allocated {
                 result.append((i, crate::tensor::wrap(py, t)?))?;
             }
             Ok(result.into_any().unbind())
         }
     }
+}
+
+/// Runs native kernel `f` on ABI arguments that point into live tensors (or the caller's
+/// locals); returns the outputs the kernel allocated itself. The kernel's error becomes the
+/// Python exception it names.
+///
+/// # Safety
+/// `f` and `user` are a kernel as the registry holds it, and every pointer in `targs` and
+/// `out_views` is valid for the whole call.
+pub unsafe fn call_native(
+    py: Python<'_>,
+    f: torchnative_abi::TnKernelFn,
+    user: *mut c_void,
+    (device, device_index): crate::registry::Place,
+    targs: &[TnArg],
+    out_views: &mut [TnTensor],
+) -> PyResult<Vec<(usize, TensorBase)>> {
+    let mut state = CtxState {
+        py,
+        device,
+        device_index,
+        allocated: vec![],
+        error: None,
+    };
+    let ctx = TnKernelCtx {
+        struct_size: std::mem::size_of::<TnKernelCtx>() as u32,
+        core: &mut state as *mut CtxState as *mut c_void,
+        alloc_output,
+    };
+    // On the stack: a heap buffer per call was measurable in the per-call overhead.
+    let mut buf = [0u8; 1024];
+    let mut err = TnError {
+        kind: 0,
+        message: buf.as_mut_ptr() as *mut c_char,
+        capacity: buf.len(),
+    };
+    // Kernels run without the GIL would be nicer, but Python kernels and the ctx
+    // callback need it; native kernels are short and hold no Python state.
+    let rc = unsafe {
+        f(
+            user,
+            &ctx,
+            targs.as_ptr(),
+            targs.len(),
+            out_views.as_mut_ptr(),
+            out_views.len(),
+            &mut err,
+        )
+    };
+    if let Some(e) = state.error.take() {
+        return Err(e);
+    }
+    if rc != 0 {
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        let msg = String::from_utf8_lossy(&buf[..end]).into_owned();
+        return Err(error_from(err.kind, msg));
+    }
+    Ok(std::mem::take(&mut state.allocated))
+}
+
+/// ABI arguments built directly by native meta steps (`fastpath.rs`), without Python values.
+pub fn tensor_arg(view: TnTensor) -> TnArg {
+    let mut a = zero_arg();
+    a.kind = TnArgKind::Tensor as i32;
+    a.tensor = view;
+    a
+}
+
+pub fn int_arg(i: i64) -> TnArg {
+    let mut a = zero_arg();
+    a.kind = TnArgKind::Int as i32;
+    a.i = i;
+    a
+}
+
+pub fn float_arg(f: f64) -> TnArg {
+    let mut a = zero_arg();
+    a.kind = TnArgKind::Float as i32;
+    a.f = f;
+    a
 }
 
 /// `aten::add.Tensor` -> `aten.add.Tensor`, `aten::mm` -> `aten.mm.default`, as Python spells it.
@@ -339,13 +380,8 @@ pub fn display_name(op: &str) -> String {
 
 #[pyfunction]
 pub fn _tn_has_kernel(op: &str, device: &str) -> bool {
-    let qualified = if op.contains("::") {
-        op.to_string()
-    } else {
-        format!("aten::{op}")
-    };
     registry::lookup_device(device)
-        .map(|d| registry::kernel(&qualified, d).is_some())
+        .map(|d| registry::kernel(op, d).is_some())
         .unwrap_or(false)
 }
 

@@ -18,6 +18,7 @@ pub mod door;
 pub mod dtype;
 pub mod fastpath;
 pub mod launch;
+pub mod plans;
 pub mod registrar;
 pub mod registry;
 pub mod rng_ops;
@@ -38,8 +39,14 @@ pub fn tensor_class(py: Python<'_>) -> PyResult<Py<PyType>> {
 }
 
 #[pyfunction]
-fn _tn_set_tensor_class(py: Python<'_>, cls: Py<PyType>) {
+fn _tn_set_tensor_class(py: Python<'_>, cls: Py<PyType>) -> PyResult<()> {
+    if !cls.bind(py).is_subclass_of::<TensorBase>()? {
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "the tensor class must be a subclass of torch._C.TensorBase",
+        ));
+    }
     let _ = TENSOR_CLASS.set(py, cls);
+    Ok(())
 }
 
 fn dtype_of(code: i32) -> PyResult<TnDtype> {
@@ -191,6 +198,9 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registrar::_tn_set_known_ops, m)?)?;
     m.add_function(wrap_pyfunction!(registrar::_tn_unregister_plugin, m)?)?;
     m.add_function(wrap_pyfunction!(door::_aten_dispatch, m)?)?;
+    m.add_class::<plans::Plan>()?;
+    m.add_function(wrap_pyfunction!(plans::_tn_install_plans, m)?)?;
+    m.add_function(wrap_pyfunction!(plans::_tn_call_planned, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_call_impl, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_below_autograd, m)?)?;
     m.add_function(wrap_pyfunction!(door::is_grad_enabled, m)?)?;

@@ -73,7 +73,7 @@ unsafe extern "C" fn register_kernel(
         Kernel::Native {
             f: kernel,
             user,
-            plugin: ctx.name.clone(),
+            plugin: ctx.name.as_str().into(),
         },
     );
     let devs = r.plugins.entry(ctx.name.clone()).or_default();
@@ -181,7 +181,7 @@ pub fn _tn_register_python_kernel(
         key,
         Kernel::Python {
             f: std::sync::Arc::new(f),
-            plugin: plugin.to_string(),
+            plugin: plugin.into(),
         },
     );
     let devs = r.plugins.entry(plugin.to_string()).or_default();

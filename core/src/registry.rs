@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::{OnceLock, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use pyo3::prelude::*;
 use torchnative_abi::{TnAllocator, TnKernelFn};
@@ -24,11 +24,11 @@ pub enum Kernel {
     Native {
         f: TnKernelFn,
         user: *mut c_void,
-        plugin: String,
+        plugin: Arc<str>,
     },
     Python {
-        f: std::sync::Arc<Py<PyAny>>,
-        plugin: String,
+        f: Arc<Py<PyAny>>,
+        plugin: Arc<str>,
     },
 }
 
@@ -57,6 +57,11 @@ pub struct Registry {
     /// Which plugin registered each allocator.
     pub allocator_owners: HashMap<Place, String>,
     pub kernels: HashMap<(String, DeviceKey), Kernel>,
+    /// The same kernels per device key, by lookup name (`lookup_name`: `add.Tensor` for
+    /// `aten::add.Tensor`), so that a launch finds its kernel without building a string.
+    index: Vec<HashMap<Box<str>, Kernel>>,
+    /// Bumped by every change to the kernels; caches of kernel handles compare it.
+    pub generation: u64,
     /// Kernels a later plugin overrode, oldest first, restored when that plugin is removed.
     shadowed_kernels: HashMap<(String, DeviceKey), Vec<Kernel>>,
     /// Allocators a later plugin overrode, with their owners.
@@ -80,6 +85,11 @@ impl Registry {
     /// Registers `kernel` for (op, key); a kernel of another plugin that it replaces is kept
     /// aside so that `remove_plugin` can restore it.
     pub fn insert_kernel(&mut self, op: String, key: DeviceKey, kernel: Kernel) {
+        if self.index.len() <= key as usize {
+            self.index.resize_with(key as usize + 1, HashMap::new);
+        }
+        self.index[key as usize].insert(lookup_name(&op).into(), kernel.clone());
+        self.generation += 1;
         let slot = (op, key);
         if let Some(old) = self.kernels.insert(slot.clone(), kernel.clone()) {
             if old.plugin() != kernel.plugin() {
@@ -118,6 +128,13 @@ impl Registry {
             }
         }
         self.shadowed_kernels.retain(|_, stack| !stack.is_empty());
+        for m in self.index.iter_mut() {
+            m.clear();
+        }
+        for ((op, key), k) in self.kernels.iter() {
+            self.index[*key as usize].insert(lookup_name(op).into(), k.clone());
+        }
+        self.generation += 1;
         for stack in self.shadowed_allocators.values_mut() {
             stack.retain(|(_, owner)| owner != name);
         }
@@ -154,12 +171,16 @@ impl Registry {
     }
 }
 
+/// The key of "cpu": the first device the registry interns.
+pub const CPU: DeviceKey = 0;
+
 pub fn registry() -> &'static RwLock<Registry> {
     static R: OnceLock<RwLock<Registry>> = OnceLock::new();
     R.get_or_init(|| {
         let mut r = Registry::default();
         // "cpu" and "meta" always exist as device keys; "meta" never needs an allocator.
-        r.device_key("cpu");
+        let cpu = r.device_key("cpu");
+        debug_assert_eq!(cpu, CPU);
         r.device_key("meta");
         RwLock::new(r)
     })
@@ -203,13 +224,26 @@ pub fn device_indices(key: DeviceKey) -> Vec<i32> {
     v
 }
 
+/// The name a kernel is looked up by: aten operators without their namespace (the Python meta
+/// steps launch `add.Tensor`), others (`torchvision::nms`) in full.
+fn lookup_name(op: &str) -> &str {
+    op.strip_prefix("aten::").unwrap_or(op)
+}
+
+/// The kernel of `op` (`aten::add.Tensor` or `add.Tensor`) on device `key`.
 pub fn kernel(op: &str, key: DeviceKey) -> Option<Kernel> {
     registry()
         .read()
         .unwrap()
-        .kernels
-        .get(&(op.to_string(), key))
+        .index
+        .get(key as usize)?
+        .get(lookup_name(op))
         .cloned()
+}
+
+/// The registry's generation: changes whenever a kernel is registered or removed.
+pub fn generation() -> u64 {
+    registry().read().unwrap().generation
 }
 
 /// Names of the plugins that registered anything, for refusal messages.

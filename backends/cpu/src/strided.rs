@@ -25,6 +25,9 @@ impl<const N: usize> Plan<N> {
     /// `sizes` is the common shape; `strides[k]` are operand k's element strides (same length as
     /// `sizes`), `itemsizes[k]` its element size. The walk order is upstream's TensorIterator
     /// order (see [`Plan::ordered`]) over all operands, operand 0 (the output) first.
+    // Inlined, with `ordered`, so the 2 KiB plan is built in the caller's frame rather than
+    // returned through a copy (a memcpy per kernel call in the per-call overhead profile).
+    #[inline(always)]
     pub fn new(sizes: &[i64], strides: [&[i64]; N], itemsizes: [usize; N]) -> KResult<Plan<N>> {
         Plan::ordered(sizes, strides, itemsizes, N, false)
     }
@@ -38,6 +41,7 @@ impl<const N: usize> Plan<N> {
     /// sequence: an insertion sort from the innermost dim where, operand by operand, a smaller
     /// stride goes inner, a stride of 0 (a broadcast) is no evidence either way, and equal strides
     /// put the smaller dim inner.
+    #[inline(always)]
     pub fn ordered(
         sizes: &[i64],
         strides: [&[i64]; N],

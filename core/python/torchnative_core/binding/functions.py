@@ -18,6 +18,7 @@ from .schema import all_schemas, ops_table
 _PLANS_ON = _plans.ENABLED
 
 _door = None  # torch._C._aten_dispatch, set by install()
+_planned = None  # torch._C._tn_call_planned
 _C = None
 _wrap_number = None  # torch._C._tn_wrapped_number when the core has it (core/src/fastpath.rs)
 _TB = None  # torch._C.TensorBase
@@ -258,9 +259,15 @@ def _to_modes(public, args, kwargs):
 # with a default costs an AttributeError on threads that never pushed a mode), no extra frame.
 _TLS = _TF._tls
 def _make_function(name: str, ov: _Overloads):
+    plans = ov.plans
+
     def fn(*args, **kwargs):
         if _TLS.__dict__.get("stack") and _TF._state() != 2:
             return _to_modes(fn, args, kwargs)
+        if _PLANS_ON[0]:  # a recorded plan, found and run natively (core/src/plans.rs)
+            r = _planned(plans, None, args, kwargs)
+            if r is not _plans.MISS:
+                return r
         return _call(ov, name, None, args, kwargs)
 
     fn.__name__ = fn.__qualname__ = name
@@ -268,9 +275,15 @@ def _make_function(name: str, ov: _Overloads):
 
 
 def _make_method(name: str, ov: _Overloads):
+    plans = ov.plans
+
     def method(self, *args, **kwargs):
         if _TLS.__dict__.get("stack") and _TF._state() != 2:
             return _to_modes(method, (self, *args), kwargs)
+        if _PLANS_ON[0]:
+            r = _planned(plans, self, args, kwargs)
+            if r is not _plans.MISS:
+                return r
         return _call(ov, name, self, args, kwargs)
 
     method.__name__ = method.__qualname__ = name
@@ -320,8 +333,9 @@ BINARY_DUNDERS = {
 
 
 def install(C) -> None:
-    global _door, _C
+    global _door, _C, _planned
     _C = C
+    _planned = C._tn_call_planned
     global _wrap_number, _TB
     _door = C._aten_dispatch
     S._TensorBase = _TB = C.TensorBase

@@ -154,6 +154,10 @@ def _index_list(result, advanced):
 
 
 def getitem(self, index):
+    if type(index) is int:  # x[i] in range: the commonest index, straight to the door
+        sizes = self._tn_sizes
+        if sizes and -sizes[0] <= index < sizes[0]:
+            return _dispatch("select.int", self, 0, index)
     if _check_int(index) and not isinstance(index, bool):
         i = index.__index__()
         if not self._tn_sizes:
@@ -209,8 +213,12 @@ def _scalar_like(value, self):
     return wrapped_number(value)
 
 
+_dispatch = None  # torch._C._aten_dispatch
+
+
 def install(C_) -> None:
-    global C
+    global C, _dispatch
     C = C_
+    _dispatch = C._aten_dispatch
     C.TensorBase.__getitem__ = getitem
     C.TensorBase.__setitem__ = setitem

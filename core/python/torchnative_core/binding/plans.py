@@ -34,12 +34,17 @@ ENABLED = [True]  # ENABLED[0] = False: every call takes the full path (tests co
 POS, KW, CONST, SELF, VARARGS = range(5)
 
 
+MISS = None  # what torch._C._tn_call_planned answers when a call has no key or no plan yet
+
+
 def install(C) -> None:
-    global _TB
+    global _TB, Plan, MISS
     from ..surface import types as T
 
     _TB = C.TensorBase
     _PLAIN.update({int, float, bool, complex, str, type(None), T.dtype, T.device, T.layout, T.memory_format})
+    Plan = C._TnPlan
+    MISS = C._tn_install_plans(frozenset(_PLAIN))
 
 
 def key(args, kwargs):
@@ -96,41 +101,11 @@ def determined(ptype: str, x) -> bool:
     return False
 
 
-class Plan:
-    """A recorded resolution: the overload to enter and, per schema argument, where its value
-    comes from and how it is converted."""
-
-    __slots__ = ("op", "slots", "rg", "door")
-
-    def __init__(self, op, slots, rg, door):
-        self.op, self.slots, self.rg, self.door = op, slots, rg, door
-
-    def __call__(self, self_, args, kwargs):
-        argv = []
-        for kind, where, conv in self.slots:
-            if kind == POS:
-                v = args[where]
-            elif kind == SELF:
-                v = self_
-            elif kind == CONST:
-                v = list(where) if type(where) is list else where
-                argv.append(v)
-                continue
-            elif kind == KW:
-                v = kwargs[where]
-            else:
-                v = args
-            if conv is not None and v is not None:
-                v = conv(v)
-            argv.append(v)
-        result = self.door(self.op, *argv)
-        if type(result) is list:
-            result = tuple(result)
-        if self.rg is not None:
-            kind, where = self.rg
-            if (args[where] if kind == POS else kwargs[where]):
-                result.requires_grad_(True)
-        return result
+# The recorded resolution: torch._C._TnPlan (core/src/plans.rs), made by `build` from
+# `(op, slots, rg, door)`; slots are `(kind, where, conv, ptype)` per schema argument and `rg` is
+# where a `requires_grad` argument comes from. It runs natively, from `functions._call` and from
+# `torch._C._tn_call_planned`, which forms the key below natively too.
+Plan = None
 
 
 def _identity(ptype: str, x) -> bool:
@@ -164,17 +139,17 @@ def build(sig, sources, self_, schema, convert, schema_default, door):
             v = convert(p, where)
             if isinstance(v, _TB):
                 return None  # a tensor made per call (a number default of a Tensor parameter)
-            slot = (CONST, v, None)
+            slot = (CONST, v, None, p.type)
         else:
             conv = None if x is None or _identity(p.type, x) else partial(convert, p)
             if kind == VARARGS:
                 conv = partial(convert, p)
-            slot = (kind, where, conv)
+            slot = (kind, where, conv, p.type)
         if p.name == "requires_grad" and kind in (POS, KW):
             rg = (kind, where)
         by_name[p.name] = slot
     if self_ is not None:
-        by_name["self"] = (SELF, None, None)
+        by_name["self"] = (SELF, None, None, "Tensor")
     elif "input" in by_name and not any(a.name == "input" for a in schema.args):
         by_name["self"] = by_name.pop("input")
     slots = []
@@ -182,9 +157,9 @@ def build(sig, sources, self_, schema, convert, schema_default, door):
         if a.name in by_name:
             slots.append(by_name[a.name])
         elif a.has_default and a.name != "out":
-            slots.append((CONST, schema_default(a), None))
+            slots.append((CONST, schema_default(a), None, a.type))
         else:
-            slots.append((CONST, None, None))
+            slots.append((CONST, None, None, a.type))
     return Plan(entry["op"], tuple(slots), rg, door)
 
 
@@ -194,9 +169,9 @@ def direct_binary(plan):
     None."""
     if plan is None or plan.rg is not None or len(plan.slots) < 2:
         return None
-    (k0, _, c0), (k1, w1, c1), *rest = plan.slots
+    (k0, _, c0, _), (k1, w1, c1, _), *rest = plan.slots
     if k0 != SELF or k1 != POS or w1 != 0 or c1 is not None:
         return None
-    if any(k != CONST or isinstance(v, list) for k, v, _ in rest):
+    if any(k != CONST or isinstance(v, list) for k, v, _, _ in rest):
         return None
-    return plan.op, tuple(v for _, v, _ in rest)
+    return plan.op, tuple(v for _, v, _, _ in rest)
