@@ -32,6 +32,7 @@ pub mod reduce;
 pub mod sort;
 pub mod stdsort;
 pub mod unary;
+pub mod vecmath;
 
 use torchnative_abi::TnKernelFn;
 

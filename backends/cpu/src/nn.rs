@@ -104,6 +104,12 @@ fn softmax(c: &mut Call, log: bool) -> KResult {
     let lastdim = dim
         .map(|d| a.sizes[d + 1..].iter().all(|&s| s == 1))
         .unwrap_or(true);
+    if a.dtype == TnDtype::Float32 {
+        if let Some(lanes) = crate::vecmath::lanes_avx512_kernel() {
+            // SAFETY: a and out are f32 views of the kernel's operands.
+            return unsafe { softmax_f32_upstream(&out, &a, dim, log, lanes) };
+        }
+    }
     unsafe {
         dispatch_float!(a.dtype, "softmax", T, A => {
             let narrow = lastdim && matches!(a.dtype, TnDtype::Float16 | TnDtype::BFloat16);
@@ -157,6 +163,58 @@ fn softmax(c: &mut Call, log: bool) -> KResult {
     }
 }
 
+/// A view's elements (of type `T`) in logical order: borrowed when contiguous, else gathered.
+unsafe fn as_contiguous<'a, T: Copy + Default>(t: &'a Tensor) -> KResult<std::borrow::Cow<'a, [T]>> {
+    if t.is_contiguous() {
+        Ok(std::borrow::Cow::Borrowed(std::slice::from_raw_parts(t.data as *const T, t.numel())))
+    } else {
+        Ok(std::borrow::Cow::Owned(gather_vec(t, |v: T| v)?))
+    }
+}
+
+/// float32 `_softmax`/`_log_softmax` in upstream's order (`vecmath`): the input made
+/// contiguous as upstream's `softmax_cpu_out` does; `dim == ndim - 1` (or a 0-d input) takes
+/// `_vec_softmax_lastdim`'s per-row path, any other dim `_vec_softmax`'s column path.
+unsafe fn softmax_f32_upstream(out: &Tensor, a: &Tensor, dim: Option<usize>, log: bool, lanes: usize) -> KResult {
+    let numel = a.numel();
+    if numel == 0 {
+        return Ok(());
+    }
+    let x = as_contiguous::<f32>(a)?;
+    let direct = out.is_contiguous();
+    let mut tmp: Vec<f32> = if direct { Vec::new() } else { vec![0f32; numel] };
+    let y: &mut [f32] = if direct {
+        std::slice::from_raw_parts_mut(out.data as *mut f32, numel)
+    } else {
+        &mut tmp
+    };
+    let nd = a.ndim();
+    match dim {
+        Some(d) if d + 1 != nd => {
+            let dsz = a.size(d);
+            let inner: usize = a.sizes[d + 1..].iter().product::<i64>() as usize;
+            let block = dsz * inner;
+            for (xo, yo) in x.chunks(block).zip(y.chunks_mut(block)) {
+                if !crate::vecmath::softmax_cols(xo, yo, dsz, inner, log, lanes) {
+                    bail!(runtime, "internal: no vector softmax path");
+                }
+            }
+        }
+        _ => {
+            let n = dim.map(|d| a.size(d)).unwrap_or(1);
+            for (xr, yr) in x.chunks(n).zip(y.chunks_mut(n)) {
+                if !crate::vecmath::softmax_row(xr, yr, log, lanes) {
+                    bail!(runtime, "internal: no vector softmax path");
+                }
+            }
+        }
+    }
+    if !direct {
+        scatter_vec(out, &tmp)?;
+    }
+    Ok(())
+}
+
 // ----------------------------------------------------------------------------------------------
 // layer norm
 
@@ -181,6 +239,20 @@ fn layer_norm(c: &mut Call) -> KResult {
     }
     let n: usize = shape.iter().product::<i64>() as usize;
     let m = a.numel().checked_div(n).unwrap_or(0);
+    let same = |t: &Option<Tensor>| t.as_ref().map(|t| t.dtype == a.dtype).unwrap_or(true);
+    if n > 0 && same(&w) && same(&b) && mean_o.dtype == a.dtype && rstd_o.dtype == a.dtype {
+        // SAFETY: every operand checked to be of a's dtype.
+        let done = unsafe {
+            match a.dtype {
+                TnDtype::Float32 => layer_norm_upstream::<f32>(&out, &mean_o, &rstd_o, &a, &w, &b, eps as f32, m, n)?,
+                TnDtype::Float64 => layer_norm_upstream::<f64>(&out, &mean_o, &rstd_o, &a, &w, &b, eps, m, n)?,
+                _ => false,
+            }
+        };
+        if done {
+            return Ok(());
+        }
+    }
     unsafe {
         dispatch_float!(a.dtype, "LayerNormKernelImpl", T, A => {
             let x: Vec<A> = gather_vec(&a, |v: T| v.to_acc())?;
@@ -212,6 +284,46 @@ fn layer_norm(c: &mut Call) -> KResult {
             })
         })
     }
+}
+
+/// float32/float64 `native_layer_norm` in upstream's order (`vecmath::layer_norm_row`: Welford
+/// moments over 8 (f32) or 4 (f64) lanes with the cascade, fused updates, the output by
+/// `vec::map3`); `false` (nothing written) where the machine has no AVX2+FMA path.
+#[allow(clippy::too_many_arguments)]
+unsafe fn layer_norm_upstream<T: crate::vecmath::LayerNormRow + Default>(
+    out: &Tensor,
+    mean_o: &Tensor,
+    rstd_o: &Tensor,
+    a: &Tensor,
+    w: &Option<Tensor>,
+    b: &Option<Tensor>,
+    eps: T,
+    m: usize,
+    n: usize,
+) -> KResult<bool> {
+    if crate::vecmath::lanes_avx2_kernel().is_none() {
+        return Ok(false);
+    }
+    let x = as_contiguous::<T>(a)?;
+    let wv = match w { Some(t) => Some(as_contiguous::<T>(t)?), None => None };
+    let bv = match b { Some(t) => Some(as_contiguous::<T>(t)?), None => None };
+    let direct = out.is_contiguous();
+    let mut tmp: Vec<T> = if direct { Vec::new() } else { vec![T::default(); m * n] };
+    let y: &mut [T] = if direct { std::slice::from_raw_parts_mut(out.data as *mut T, m * n) } else { &mut tmp };
+    let mut means = vec![T::default(); m];
+    let mut rstds = vec![T::default(); m];
+    for r in 0..m {
+        let (mean, rstd) = T::layer_norm_row(&x[r * n..(r + 1) * n], wv.as_deref(), bv.as_deref(), eps, &mut y[r * n..(r + 1) * n])
+            .ok_or_else(|| crate::kernel::runtime("internal: no vector layer_norm path"))?;
+        means[r] = mean;
+        rstds[r] = rstd;
+    }
+    if !direct {
+        scatter_vec(out, &tmp)?;
+    }
+    scatter_vec(mean_o, &means)?;
+    scatter_vec(rstd_o, &rstds)?;
+    Ok(true)
 }
 
 /// A parameter vector (weight, bias, running stats) of any float dtype, read as `A`.

@@ -17,8 +17,8 @@ kernels! {
     k_neg = "aten::neg" => |c| neg(c);
     k_neg_ = "aten::neg_" => |c| neg(c);
     k_sign = "aten::sign" => |c| sign(c);
-    k_exp = "aten::exp" => |c| float_unary::<Exp>(c);
-    k_exp_ = "aten::exp_" => |c| float_unary::<Exp>(c);
+    k_exp = "aten::exp" => |c| exp(c);
+    k_exp_ = "aten::exp_" => |c| exp(c);
     k_exp2 = "aten::exp2" => |c| float_unary::<Exp2>(c);
     k_expm1 = "aten::expm1" => |c| float_unary::<Expm1>(c);
     k_log = "aten::log" => |c| float_unary::<Log>(c);
@@ -184,6 +184,18 @@ fn float_unary<F: FloatFn>(c: &mut Call) -> KResult {
     unsafe {
         dispatch_float!(out.dtype, F::NAME, T, A => map1(&out, &a, |x: T| T::from_acc(F::f::<A>(x.to_acc()))))
     }
+}
+
+/// `exp`: contiguous float32 through `vecmath::expf_contiguous` (libm's expf, vectorised),
+/// everything else through the generic loop.
+fn exp(c: &mut Call) -> KResult {
+    let (out, a) = io(c, Exp::NAME)?;
+    if out.dtype == TnDtype::Float32 && out.sizes == a.sizes && out.is_contiguous() && a.is_contiguous() {
+        // SAFETY: both are contiguous f32 views of numel elements (possibly the same one).
+        unsafe { crate::vecmath::expf_contiguous(a.data as *const f32, out.data as *mut f32, a.numel()) };
+        return Ok(());
+    }
+    float_unary::<Exp>(c)
 }
 
 /// floor/ceil/trunc/round: the identity on integers.
