@@ -19,6 +19,7 @@ _PLANS_ON = _plans.ENABLED
 
 _door = None  # torch._C._aten_dispatch, set by install()
 _planned = None  # torch._C._tn_call_planned
+_MISS = None  # what it answers for a call without a recorded plan (plans.MISS)
 _C = None
 _wrap_number = None  # torch._C._tn_wrapped_number when the core has it (core/src/fastpath.rs)
 _TB = None  # torch._C.TensorBase
@@ -266,7 +267,7 @@ def _make_function(name: str, ov: _Overloads):
             return _to_modes(fn, args, kwargs)
         if _PLANS_ON[0]:  # a recorded plan, found and run natively (core/src/plans.rs)
             r = _planned(plans, None, args, kwargs)
-            if r is not _plans.MISS:
+            if r is not _MISS:
                 return r
         return _call(ov, name, None, args, kwargs)
 
@@ -282,7 +283,7 @@ def _make_method(name: str, ov: _Overloads):
             return _to_modes(method, (self, *args), kwargs)
         if _PLANS_ON[0]:
             r = _planned(plans, self, args, kwargs)
-            if r is not _plans.MISS:
+            if r is not _MISS:
                 return r
         return _call(ov, name, self, args, kwargs)
 
@@ -341,6 +342,8 @@ def install(C) -> None:
     S._TensorBase = _TB = C.TensorBase
     _wrap_number = getattr(C, "_tn_wrapped_number", None)
     _plans.install(C)
+    global _MISS
+    _MISS = _plans.MISS
     bindings = ops_table()["bindings"]
 
     ns = {}
