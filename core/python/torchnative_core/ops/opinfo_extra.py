@@ -103,3 +103,74 @@ def nextafter(self, other):
     out = torch.where(x == 0, from_zero, stepped)
     out = torch.where(x == y, y, out)
     return torch.where(x.isnan() | y.isnan(), x + y, out)
+
+
+def _clamped(self, indices):
+    """_unsafe_masked_index's clamp: each index into [-size, size - 1] of its dimension."""
+    out = []
+    for d, idx in enumerate(indices):
+        out.append(None if idx is None else idx.clamp(-self.shape[d], self.shape[d] - 1))
+    return out
+
+
+@impl("_unsafe_masked_index")
+def unsafe_masked_index(self, mask, indices, fill):
+    import torch
+
+    # where(mask, self[indices], fill), indexing only in bounds (indices clamped)
+    return torch.ops.aten.index.Tensor(self, _clamped(self, indices)).masked_fill(mask.logical_not(), fill)
+
+
+@impl("_unsafe_masked_index_put_accumulate")
+def unsafe_masked_index_put_accumulate(self, mask, indices, values):
+    masked = values.masked_fill(mask.logical_not(), 0)
+    return self.index_put(_clamped(self, indices), masked, accumulate=True)
+
+
+@impl("nonzero_static")
+def nonzero_static(self, size, fill_value=-1):
+    import torch
+
+    if size < 0:
+        raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, but got size: {size}")
+    nz = torch.nonzero(self)
+    n = nz.shape[0]
+    if n >= size:
+        return nz[:size].clone()
+    pad = torch.full((size - n, nz.shape[1]), fill_value, dtype=nz.dtype)
+    return torch.cat([nz, pad], 0)
+
+
+@impl("put")
+def put(self, index, source, accumulate=False):
+    out = self.clone()
+    flat = out.reshape(-1)
+    idx = index.reshape(-1)
+    n = flat.shape[0]
+    if idx.numel() and (int(idx.max()) >= n or int(idx.min()) < -n):
+        bad = int(idx.max()) if int(idx.max()) >= n else int(idx.min())
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+    idx = idx.remainder(n) if n else idx
+    flat = flat.index_put((idx,), source.reshape(-1), accumulate=accumulate)
+    return flat.reshape(self.shape)
+
+
+@impl("as_strided_scatter")
+def as_strided_scatter(self, src, size, stride, storage_offset=None):
+    out = self.clone()
+    view = out.as_strided(size, stride, storage_offset if storage_offset is not None else out.storage_offset())
+    view.copy_(src)
+    return out
+
+
+@impl("empty_permuted")
+def empty_permuted(size, physical_layout, dtype=None, layout=None, device=None, pin_memory=None):
+    import torch
+
+    if len(size) != len(physical_layout):
+        raise RuntimeError("Number of dimensions in size does not match the length of the physical_layout")
+    phys = torch.empty([size[p] for p in physical_layout], dtype=dtype, device=device)
+    inverse = [0] * len(physical_layout)
+    for i, p in enumerate(physical_layout):
+        inverse[p] = i
+    return phys.permute(inverse)
