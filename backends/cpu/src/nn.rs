@@ -482,8 +482,20 @@ fn sdpa(c: &mut Call) -> KResult {
                     let mut sums = vec![A::ZERO; ln];
                     let mut lses = vec![-A::INF; ln];
                     let mut live = vec![false; ln]; // rows with at least one unmasked score
+                    let f32_rows = mask_view.is_none() && std::any::TypeId::of::<A>() == std::any::TypeId::of::<f32>();
                     for i in 0..ln {
                         let row = &mut scores[i * sn..(i + 1) * sn];
+                        if f32_rows {
+                            // SAFETY: A is f32 (checked above).
+                            let r32 = std::slice::from_raw_parts_mut(row.as_mut_ptr().cast::<f32>(), row.len());
+                            let from = if causal { i + 1 } else { sn };
+                            if let Some((m, sum)) = crate::vecmath::attention_row_f32(r32, from) {
+                                sums[i] = A::c(sum as f64);
+                                lses[i] = A::c(m as f64) + A::c(sum as f64).ln();
+                                live[i] = true;
+                                continue;
+                            }
+                        }
                         let mut m = A::NAN;
                         let mut any = false;
                         for (j, slot) in row.iter_mut().enumerate() {

@@ -841,3 +841,57 @@ mod exp_tests {
         }
     }
 }
+
+// ----------------------------------------------------------------------------------------------
+// attention rows
+
+/// One float32 attention row of scores, in place: entries from `from` on are masked (causal),
+/// then, when the row's maximum `m` is finite and no entry is NaN, `row = exp(row - m)` (Sleef's
+/// exp; masked entries give 0) and `Some((m, sum))` with the sum in 16 lanes, as upstream's
+/// `_exp_reduce_sum_fusion_kernel` sums in vectors. `None` (row masked only) where the caller's
+/// general loop must run: an infinite or NaN maximum, or no AVX2+FMA.
+pub fn attention_row_f32(row: &mut [f32], from: usize) -> Option<(f32, f32)> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if capability() == Cap::Default || row.is_empty() {
+            return None;
+        }
+        // SAFETY: capability() reports AVX2/AVX512 only where avx2 and fma were detected.
+        unsafe { attention_row_avx2(row, from) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (row, from);
+        None
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn attention_row_avx2(row: &mut [f32], from: usize) -> Option<(f32, f32)> {
+    let n = row.len();
+    for v in row[from.min(n)..].iter_mut() {
+        *v = f32::NEG_INFINITY;
+    }
+    let mut mx = [f32::NEG_INFINITY; 16];
+    let mut nan = [false; 16];
+    let mut chunks = row.chunks_exact(16);
+    for c in &mut chunks {
+        for l in 0..16 {
+            mx[l] = if c[l] > mx[l] { c[l] } else { mx[l] };
+            nan[l] |= c[l].is_nan();
+        }
+    }
+    for (l, &v) in chunks.remainder().iter().enumerate() {
+        mx[l] = if v > mx[l] { v } else { mx[l] };
+        nan[l] |= v.is_nan();
+    }
+    let m = mx.iter().fold(f32::NEG_INFINITY, |a, &b| if b > a { b } else { a });
+    if nan.iter().any(|&b| b) || !m.is_finite() {
+        return None;
+    }
+    for v in row.iter_mut() {
+        *v = sleef_expf(*v - m);
+    }
+    Some((m, reduce_all::<16>(|a, b| a + b, row)))
+}
