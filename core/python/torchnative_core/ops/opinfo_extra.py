@@ -174,3 +174,48 @@ def empty_permuted(size, physical_layout, dtype=None, layout=None, device=None, 
     for i, p in enumerate(physical_layout):
         inverse[p] = i
     return phys.permute(inverse)
+
+
+def _shift(x, dim, half):
+    dims = list(range(x.dim())) if dim is None else [d % max(x.dim(), 1) for d in dim]
+    if not dims:
+        return x.clone()
+    return x.roll([half(x.shape[d]) for d in dims], dims)
+
+
+@impl("fft_fftshift")
+def fft_fftshift(self, dim=None):
+    return _shift(self, dim, lambda n: n // 2)
+
+
+@impl("fft_ifftshift")
+def fft_ifftshift(self, dim=None):
+    return _shift(self, dim, lambda n: (n + 1) // 2)
+
+
+@impl("native_dropout_backward")
+def native_dropout_backward(grad_output, mask, scale):
+    return grad_output * mask * scale
+
+
+def _randint_like(self, low, high, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    import torch
+
+    out = torch.empty_like(self, dtype=dtype, device=device,
+                           memory_format=memory_format if memory_format is not None else torch.preserve_format)
+    return out.random_(low, high)
+
+
+@impl("randint_like")
+def randint_like(self, high, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    return _randint_like(self, 0, int(high), dtype, layout, device, pin_memory, memory_format)
+
+
+@impl("randint_like.Tensor")
+def randint_like_tensor(self, high, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    return _randint_like(self, 0, int(high.item()), dtype, layout, device, pin_memory, memory_format)
+
+
+@impl("randint_like.low_dtype")
+def randint_like_low(self, low, high, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    return _randint_like(self, int(low), int(high), dtype, layout, device, pin_memory, memory_format)
