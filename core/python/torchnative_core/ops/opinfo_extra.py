@@ -219,3 +219,42 @@ def randint_like_tensor(self, high, dtype=None, layout=None, device=None, pin_me
 @impl("randint_like.low_dtype")
 def randint_like_low(self, low, high, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     return _randint_like(self, int(low), int(high), dtype, layout, device, pin_memory, memory_format)
+
+
+@impl("unique_consecutive")
+def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+    """unique_consecutive_cpu: a new group wherever an element (a slice along `dim`) differs
+    from the one before it (`!=`, so each NaN is its own group)."""
+    import torch
+
+    if dim is None:
+        x = self.reshape(-1)
+        n = x.shape[0]
+        keys = x
+    else:
+        d = dim % max(self.dim(), 1)
+        if any(s_ == 0 for i, s_ in enumerate(self.shape) if i != d):
+            raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+        x = self.movedim(d, 0)
+        n = x.shape[0]
+        inner = 1
+        for s_ in x.shape[1:]:
+            inner *= s_
+        keys = x.reshape(n, inner)
+    if n == 0:
+        inv_shape = list(self.shape) if dim is None else [0]
+        return (x.clone() if dim is None else self.clone(), torch.zeros(inv_shape, dtype=torch.int64),
+                torch.zeros(0, dtype=torch.int64))
+    change = keys[1:] != keys[:-1]
+    if dim is not None:
+        change = change.any(1) if keys.shape[1] else torch.zeros(n - 1, dtype=torch.bool)
+    first = torch.cat([torch.ones(1, dtype=torch.bool), change])
+    out = x[first]
+    if dim is not None:
+        out = out.movedim(0, d)
+    inverse = first.to(torch.int64).cumsum(0) - 1
+    if dim is None:
+        inverse = inverse.reshape(self.shape)
+    starts = first.nonzero().reshape(-1)
+    counts = torch.cat([starts[1:], torch.tensor([n])]) - starts
+    return out, inverse, counts
