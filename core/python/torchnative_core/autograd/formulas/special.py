@@ -125,6 +125,12 @@ def _(s, g):
     return (g * s.self / s.result if s.needs(0) else None), (g * s.other / s.result if s.needs(1) else None)
 
 
+@formula("nextafter", save=("other",))
+def _(s, g):
+    # derivatives.yaml: the step is treated as the identity for self, a constant in other
+    return (g if s.needs(0) else None), (torch.zeros_like(s.other) if s.needs(1) else None)
+
+
 @formula("frexp.Tensor", save=("result1",), multi=True)
 def _(s, grads):
     g = grads[0]
