@@ -64,10 +64,7 @@ unsafe extern "C" fn host_alloc(_user: *mut c_void, nbytes: usize, align: usize)
         return std::ptr::null_mut();
     };
     if let Some(c) = class(l) {
-        let cached = FREE
-            .try_with(|f| f.borrow_mut().0[c].pop())
-            .ok()
-            .flatten();
+        let cached = FREE.try_with(|f| f.borrow_mut().0[c].pop()).ok().flatten();
         if let Some(p) = cached {
             return p as *mut c_void;
         }

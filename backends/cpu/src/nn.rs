@@ -164,9 +164,14 @@ fn softmax(c: &mut Call, log: bool) -> KResult {
 }
 
 /// A view's elements (of type `T`) in logical order: borrowed when contiguous, else gathered.
-unsafe fn as_contiguous<'a, T: Copy + Default>(t: &'a Tensor) -> KResult<std::borrow::Cow<'a, [T]>> {
+unsafe fn as_contiguous<'a, T: Copy + Default>(
+    t: &'a Tensor,
+) -> KResult<std::borrow::Cow<'a, [T]>> {
     if t.is_contiguous() {
-        Ok(std::borrow::Cow::Borrowed(std::slice::from_raw_parts(t.data as *const T, t.numel())))
+        Ok(std::borrow::Cow::Borrowed(std::slice::from_raw_parts(
+            t.data as *const T,
+            t.numel(),
+        )))
     } else {
         Ok(std::borrow::Cow::Owned(gather_vec(t, |v: T| v)?))
     }
@@ -175,14 +180,24 @@ unsafe fn as_contiguous<'a, T: Copy + Default>(t: &'a Tensor) -> KResult<std::bo
 /// float32 `_softmax`/`_log_softmax` in upstream's order (`vecmath`): the input made
 /// contiguous as upstream's `softmax_cpu_out` does; `dim == ndim - 1` (or a 0-d input) takes
 /// `_vec_softmax_lastdim`'s per-row path, any other dim `_vec_softmax`'s column path.
-unsafe fn softmax_f32_upstream(out: &Tensor, a: &Tensor, dim: Option<usize>, log: bool, lanes: usize) -> KResult {
+unsafe fn softmax_f32_upstream(
+    out: &Tensor,
+    a: &Tensor,
+    dim: Option<usize>,
+    log: bool,
+    lanes: usize,
+) -> KResult {
     let numel = a.numel();
     if numel == 0 {
         return Ok(());
     }
     let x = as_contiguous::<f32>(a)?;
     let direct = out.is_contiguous();
-    let mut tmp: Vec<f32> = if direct { Vec::new() } else { vec![0f32; numel] };
+    let mut tmp: Vec<f32> = if direct {
+        Vec::new()
+    } else {
+        vec![0f32; numel]
+    };
     let y: &mut [f32] = if direct {
         std::slice::from_raw_parts_mut(out.data as *mut f32, numel)
     } else {
@@ -244,8 +259,12 @@ fn layer_norm(c: &mut Call) -> KResult {
         // SAFETY: every operand checked to be of a's dtype.
         let done = unsafe {
             match a.dtype {
-                TnDtype::Float32 => layer_norm_upstream::<f32>(&out, &mean_o, &rstd_o, &a, &w, &b, eps as f32, m, n)?,
-                TnDtype::Float64 => layer_norm_upstream::<f64>(&out, &mean_o, &rstd_o, &a, &w, &b, eps, m, n)?,
+                TnDtype::Float32 => layer_norm_upstream::<f32>(
+                    &out, &mean_o, &rstd_o, &a, &w, &b, eps as f32, m, n,
+                )?,
+                TnDtype::Float64 => {
+                    layer_norm_upstream::<f64>(&out, &mean_o, &rstd_o, &a, &w, &b, eps, m, n)?
+                }
                 _ => false,
             }
         };
@@ -305,16 +324,36 @@ unsafe fn layer_norm_upstream<T: crate::vecmath::LayerNormRow + Default>(
         return Ok(false);
     }
     let x = as_contiguous::<T>(a)?;
-    let wv = match w { Some(t) => Some(as_contiguous::<T>(t)?), None => None };
-    let bv = match b { Some(t) => Some(as_contiguous::<T>(t)?), None => None };
+    let wv = match w {
+        Some(t) => Some(as_contiguous::<T>(t)?),
+        None => None,
+    };
+    let bv = match b {
+        Some(t) => Some(as_contiguous::<T>(t)?),
+        None => None,
+    };
     let direct = out.is_contiguous();
-    let mut tmp: Vec<T> = if direct { Vec::new() } else { vec![T::default(); m * n] };
-    let y: &mut [T] = if direct { std::slice::from_raw_parts_mut(out.data as *mut T, m * n) } else { &mut tmp };
+    let mut tmp: Vec<T> = if direct {
+        Vec::new()
+    } else {
+        vec![T::default(); m * n]
+    };
+    let y: &mut [T] = if direct {
+        std::slice::from_raw_parts_mut(out.data as *mut T, m * n)
+    } else {
+        &mut tmp
+    };
     let mut means = vec![T::default(); m];
     let mut rstds = vec![T::default(); m];
     for r in 0..m {
-        let (mean, rstd) = T::layer_norm_row(&x[r * n..(r + 1) * n], wv.as_deref(), bv.as_deref(), eps, &mut y[r * n..(r + 1) * n])
-            .ok_or_else(|| crate::kernel::runtime("internal: no vector layer_norm path"))?;
+        let (mean, rstd) = T::layer_norm_row(
+            &x[r * n..(r + 1) * n],
+            wv.as_deref(),
+            bv.as_deref(),
+            eps,
+            &mut y[r * n..(r + 1) * n],
+        )
+        .ok_or_else(|| crate::kernel::runtime("internal: no vector layer_norm path"))?;
         means[r] = mean;
         rstds[r] = rstd;
     }

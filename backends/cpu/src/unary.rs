@@ -190,9 +190,15 @@ fn float_unary<F: FloatFn>(c: &mut Call) -> KResult {
 /// everything else through the generic loop.
 fn exp(c: &mut Call) -> KResult {
     let (out, a) = io(c, Exp::NAME)?;
-    if out.dtype == TnDtype::Float32 && out.sizes == a.sizes && out.is_contiguous() && a.is_contiguous() {
+    if out.dtype == TnDtype::Float32
+        && out.sizes == a.sizes
+        && out.is_contiguous()
+        && a.is_contiguous()
+    {
         // SAFETY: both are contiguous f32 views of numel elements (possibly the same one).
-        unsafe { crate::vecmath::expf_contiguous(a.data as *const f32, out.data as *mut f32, a.numel()) };
+        unsafe {
+            crate::vecmath::expf_contiguous(a.data as *const f32, out.data as *mut f32, a.numel())
+        };
         return Ok(());
     }
     float_unary::<Exp>(c)

@@ -190,7 +190,10 @@ pub fn sleef_logf_u1(d: f32) -> f32 {
     if m >= 1.5 {
         m *= 0.5;
     }
-    let s = df_mul_f2f(F2(0.693_147_182_464_599_609_38, -1.904_654_323_148_236_017e-9), e);
+    let s = df_mul_f2f(
+        F2(0.693_147_182_464_599_609_38, -1.904_654_323_148_236_017e-9),
+        e,
+    );
     let x = df_div(df_add2_ff(-1.0, m), df_add2_ff(1.0, m));
     let x2 = x.0 * x.0;
     let mut t = 0.302_729_487_4_f32;
@@ -335,7 +338,13 @@ pub fn softmax_row(x: &[f32], y: &mut [f32], log: bool, lanes: usize) -> bool {
 /// `inner % W` columns the scalar one (`std::max`, libm `exp`; log-softmax still takes the
 /// vector `log`), as upstream's single-threaded loop does.
 #[inline(always)]
-fn softmax_cols_impl<const W: usize>(x: &[f32], y: &mut [f32], dim: usize, inner: usize, log: bool) {
+fn softmax_cols_impl<const W: usize>(
+    x: &[f32],
+    y: &mut [f32],
+    dim: usize,
+    inner: usize,
+    log: bool,
+) {
     let vec_cols = inner - inner % W;
     let at = |d: usize, c: usize| d * inner + c;
     if !log {
@@ -420,7 +429,14 @@ unsafe fn softmax_cols_w16(x: &[f32], y: &mut [f32], dim: usize, inner: usize, l
 }
 
 /// See [`softmax_cols_impl`]; `false` where there is no AVX2+FMA path.
-pub fn softmax_cols(x: &[f32], y: &mut [f32], dim: usize, inner: usize, log: bool, lanes: usize) -> bool {
+pub fn softmax_cols(
+    x: &[f32],
+    y: &mut [f32],
+    dim: usize,
+    inner: usize,
+    log: bool,
+    lanes: usize,
+) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         if capability() == Cap::Default {
@@ -507,7 +523,11 @@ fn add_moments_vec<T: Flt, const W: usize>(
     m2: &mut [T; W],
 ) {
     let n = *m0 + m0_add;
-    let c = if n == 0 { T::ZERO } else { T::from_i64(m0_add) / T::from_i64(n) };
+    let c = if n == 0 {
+        T::ZERO
+    } else {
+        T::from_i64(m0_add) / T::from_i64(n)
+    };
     let m0t = T::from_i64(*m0);
     for l in 0..W {
         let delta = m1_add[l] - m1[l];
@@ -528,7 +548,11 @@ pub fn rowwise_moments_impl<T: Flt, const W: usize>(x: &[T]) -> (T, T) {
     let nn = x.len();
     let n = nn / W;
     let m = n.div_ceil(K_CHUNK);
-    let depth = if m <= 2 { 1 } else { (usize::BITS - (m - 1).leading_zeros()) as usize };
+    let depth = if m <= 2 {
+        1
+    } else {
+        (usize::BITS - (m - 1).leading_zeros()) as usize
+    };
     let z = [T::ZERO; W];
     let mut m0s = [0i64; 64];
     let mut m1s = [z; 64];
@@ -550,7 +574,14 @@ pub fn rowwise_moments_impl<T: Flt, const W: usize>(x: &[T]) -> (T, T) {
                 m2v[l] = delta.fma(xs[l] - m1v[l], m2v[l]);
             }
         }
-        add_moments_vec(cnt as i64, &m1v, &m2v, &mut m0s[0], &mut m1s[0], &mut m2s[0]);
+        add_moments_vec(
+            cnt as i64,
+            &m1v,
+            &m2v,
+            &mut m0s[0],
+            &mut m1s[0],
+            &mut m2s[0],
+        );
         let mut mask = i + 1;
         let mut j = 1;
         while j < depth && mask & 1 == 0 {
@@ -580,7 +611,11 @@ pub fn rowwise_moments_impl<T: Flt, const W: usize>(x: &[T]) -> (T, T) {
         // unfused form differs in the last place on some rows; the tail loop above is not fused)
         let (m1a, m2a) = (m1s[0][l], m2s[0][l]);
         let nt = m0 + n as i64;
-        let c = if nt == 0 { T::ZERO } else { T::from_i64(n as i64) / T::from_i64(nt) };
+        let c = if nt == 0 {
+            T::ZERO
+        } else {
+            T::from_i64(n as i64) / T::from_i64(nt)
+        };
         let delta = m1a - m1;
         m1 = c.fma(delta, m1);
         m2 += (delta * delta * c).fma(T::from_i64(m0), m2a);
@@ -630,24 +665,48 @@ fn layer_norm_row_impl<T: Flt, const W: usize>(
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn layer_norm_row_f32_w8(x: &[f32], g: Option<&[f32]>, b: Option<&[f32]>, eps: f32, y: &mut [f32]) -> (f32, f32) {
+unsafe fn layer_norm_row_f32_w8(
+    x: &[f32],
+    g: Option<&[f32]>,
+    b: Option<&[f32]>,
+    eps: f32,
+    y: &mut [f32],
+) -> (f32, f32) {
     layer_norm_row_impl::<f32, 8>(x, g, b, eps, y)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn layer_norm_row_f64_w4(x: &[f64], g: Option<&[f64]>, b: Option<&[f64]>, eps: f64, y: &mut [f64]) -> (f64, f64) {
+unsafe fn layer_norm_row_f64_w4(
+    x: &[f64],
+    g: Option<&[f64]>,
+    b: Option<&[f64]>,
+    eps: f64,
+    y: &mut [f64],
+) -> (f64, f64) {
     layer_norm_row_impl::<f64, 4>(x, g, b, eps, y)
 }
 
 /// Float types with an upstream-order layer-norm row.
 pub trait LayerNormRow: Flt {
     /// One row (see [`layer_norm_row_impl`]); `None` where there is no AVX2+FMA path.
-    fn layer_norm_row(x: &[Self], g: Option<&[Self]>, b: Option<&[Self]>, eps: Self, y: &mut [Self]) -> Option<(Self, Self)>;
+    fn layer_norm_row(
+        x: &[Self],
+        g: Option<&[Self]>,
+        b: Option<&[Self]>,
+        eps: Self,
+        y: &mut [Self],
+    ) -> Option<(Self, Self)>;
 }
 
 impl LayerNormRow for f32 {
-    fn layer_norm_row(x: &[f32], g: Option<&[f32]>, b: Option<&[f32]>, eps: f32, y: &mut [f32]) -> Option<(f32, f32)> {
+    fn layer_norm_row(
+        x: &[f32],
+        g: Option<&[f32]>,
+        b: Option<&[f32]>,
+        eps: f32,
+        y: &mut [f32],
+    ) -> Option<(f32, f32)> {
         lanes_avx2_kernel()?;
         #[cfg(target_arch = "x86_64")]
         {
@@ -663,7 +722,13 @@ impl LayerNormRow for f32 {
 }
 
 impl LayerNormRow for f64 {
-    fn layer_norm_row(x: &[f64], g: Option<&[f64]>, b: Option<&[f64]>, eps: f64, y: &mut [f64]) -> Option<(f64, f64)> {
+    fn layer_norm_row(
+        x: &[f64],
+        g: Option<&[f64]>,
+        b: Option<&[f64]>,
+        eps: f64,
+        y: &mut [f64],
+    ) -> Option<(f64, f64)> {
         lanes_avx2_kernel()?;
         #[cfg(target_arch = "x86_64")]
         {
@@ -726,7 +791,10 @@ mod tests {
             let u = (i.wrapping_mul(2_654_435_761) % 0x8000_0000) as u32;
             for x in [f32::from_bits(u), -f32::from_bits(u)] {
                 let (a, b) = (sleef_expf(x), reference(x));
-                assert!(a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()), "{x}: {a} {b}");
+                assert!(
+                    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+                    "{x}: {a} {b}"
+                );
             }
         }
     }
@@ -760,14 +828,38 @@ mod tests {
 /// `2^(i/32)` as binary64 bits minus `i << 47` (the exp2f table of glibc / ARM's optimized
 /// routines, `EXP2F_TABLE_BITS = 5`).
 const EXP2F_TAB: [u64; 32] = [
-    0x3ff0000000000000, 0x3fefd9b0d3158574, 0x3fefb5586cf9890f, 0x3fef9301d0125b51,
-    0x3fef72b83c7d517b, 0x3fef54873168b9aa, 0x3fef387a6e756238, 0x3fef1e9df51fdee1,
-    0x3fef06fe0a31b715, 0x3feef1a7373aa9cb, 0x3feedea64c123422, 0x3feece086061892d,
-    0x3feebfdad5362a27, 0x3feeb42b569d4f82, 0x3feeab07dd485429, 0x3feea47eb03a5585,
-    0x3feea09e667f3bcd, 0x3fee9f75e8ec5f74, 0x3feea11473eb0187, 0x3feea589994cce13,
-    0x3feeace5422aa0db, 0x3feeb737b0cdc5e5, 0x3feec49182a3f090, 0x3feed503b23e255d,
-    0x3feee89f995ad3ad, 0x3feeff76f2fb5e47, 0x3fef199bdd85529c, 0x3fef3720dcef9069,
-    0x3fef5818dcfba487, 0x3fef7c97337b9b5f, 0x3fefa4afa2a490da, 0x3fefd0765b6e4540,
+    0x3ff0000000000000,
+    0x3fefd9b0d3158574,
+    0x3fefb5586cf9890f,
+    0x3fef9301d0125b51,
+    0x3fef72b83c7d517b,
+    0x3fef54873168b9aa,
+    0x3fef387a6e756238,
+    0x3fef1e9df51fdee1,
+    0x3fef06fe0a31b715,
+    0x3feef1a7373aa9cb,
+    0x3feedea64c123422,
+    0x3feece086061892d,
+    0x3feebfdad5362a27,
+    0x3feeb42b569d4f82,
+    0x3feeab07dd485429,
+    0x3feea47eb03a5585,
+    0x3feea09e667f3bcd,
+    0x3fee9f75e8ec5f74,
+    0x3feea11473eb0187,
+    0x3feea589994cce13,
+    0x3feeace5422aa0db,
+    0x3feeb737b0cdc5e5,
+    0x3feec49182a3f090,
+    0x3feed503b23e255d,
+    0x3feee89f995ad3ad,
+    0x3feeff76f2fb5e47,
+    0x3fef199bdd85529c,
+    0x3fef3720dcef9069,
+    0x3fef5818dcfba487,
+    0x3fef7c97337b9b5f,
+    0x3fefa4afa2a490da,
+    0x3fefd0765b6e4540,
 ];
 
 /// glibc's `expf` (sysdeps/ieee754/flt-32/e_expf.c, from ARM's optimized routines): in double,
@@ -838,7 +930,8 @@ unsafe fn expf_block_avx2(src: *const f32, dst: *mut f32, n: usize) {
 /// `src` and `dst` must be valid for `n` floats.
 pub unsafe fn expf_contiguous(src: *const f32, dst: *mut f32, n: usize) {
     #[cfg(target_arch = "x86_64")]
-    let avx2 = std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma");
+    let avx2 =
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma");
     let run = move |s: usize, d: usize, len: usize| {
         #[cfg(target_arch = "x86_64")]
         if avx2 {
@@ -875,7 +968,17 @@ mod exp_tests {
             }
         }
         assert_eq!(bad, 0);
-        for x in [f32::INFINITY, f32::NEG_INFINITY, 88.72, 88.73, -103.9, -104.0, 0.0, -0.0, 1e-45] {
+        for x in [
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            88.72,
+            88.73,
+            -103.9,
+            -104.0,
+            0.0,
+            -0.0,
+            1e-45,
+        ] {
             assert_eq!(super::glibc_expf(x).to_bits(), x.exp().to_bits(), "{x}");
         }
     }
@@ -925,7 +1028,9 @@ unsafe fn attention_row_avx2(row: &mut [f32], from: usize) -> Option<(f32, f32)>
         mx[l] = if v > mx[l] { v } else { mx[l] };
         nan[l] |= v.is_nan();
     }
-    let m = mx.iter().fold(f32::NEG_INFINITY, |a, &b| if b > a { b } else { a });
+    let m = mx
+        .iter()
+        .fold(f32::NEG_INFINITY, |a, &b| if b > a { b } else { a });
     if nan.iter().any(|&b| b) || !m.is_finite() {
         return None;
     }
