@@ -18,6 +18,11 @@
 //! Upstream picks its capability once (`ATEN_CPU_CAPABILITY` overrides the CPU's); so does
 //! [`capability`]. Without AVX2+FMA (or off x86-64) the callers keep their scalar paths.
 
+// Sleef's and glibc's constants are written as their sources publish them (some with more digits
+// than an f32 holds, one equal to LOG2_E): the literal is the reference, the rounding is the
+// compiler's, as in C.
+#![allow(clippy::excessive_precision, clippy::approx_constant)]
+
 use std::sync::OnceLock;
 
 /// Upstream's CPU capability, as `torch.backends.cpu.get_cpu_capability()` reports it.
@@ -178,6 +183,7 @@ fn df_add_f2f(x: F2, y: f32) -> F2 {
 /// double-float, `log = e ln2 + 2x + x^3 P(x^2)`. Zero, negative, infinite and NaN arguments
 /// take IEEE's special values.
 #[inline(always)]
+#[allow(clippy::neg_cmp_op_on_partial_ord)] // NaN must take the special path too
 pub fn sleef_logf_u1(d: f32) -> f32 {
     if !(d > 0.0) || d == f32::INFINITY || d < f32::MIN_POSITIVE {
         return sleef_logf_special(d);
@@ -534,7 +540,7 @@ fn add_moments_vec<T: Flt, const W: usize>(
         let m2_tmp = m2[l] + m2_add[l];
         let cd = c * delta;
         let m0d = delta * m0t;
-        m1[l] = m1[l] + cd;
+        m1[l] += cd;
         m2[l] = m0d.fma(cd, m2_tmp);
     }
     *m0 = n;
