@@ -25,6 +25,8 @@ pub mod register;
 pub mod binary;
 pub mod conv;
 pub mod copy;
+pub mod flash;
+pub mod gelu;
 pub mod index;
 pub mod linalg;
 pub mod nn;

@@ -479,6 +479,18 @@ fn sdpa(c: &mut Call) -> KResult {
         }
         (m, st)
     });
+    let all_f32 = [q.dtype, k.dtype, v.dtype, o.dtype, lse.dtype]
+        .iter()
+        .all(|&d| d == TnDtype::Float32);
+    if all_f32
+        && mask_view
+            .as_ref()
+            .is_none_or(|(m, _)| m.dtype == TnDtype::Float32)
+    {
+        // upstream's blocked flash attention, step for step (flash.rs)
+        let m = mask_view.as_ref().map(|(m, st)| (m, *st));
+        return crate::flash::sdpa_f32(&q, &k, &v, m, causal, sc as f32, &o, &lse);
+    }
     unsafe {
         dispatch_float!(q.dtype, "flash_attention", T, A => {
             let sc_a = A::c(sc);
@@ -519,7 +531,8 @@ fn sdpa(c: &mut Call) -> KResult {
                         scores.iter_mut().for_each(|x| *x = A::ZERO);
                     }
                     let mut sums = vec![A::ZERO; ln];
-                    let mut lses = vec![-A::INF; ln];
+                    // a row with every key masked: upstream takes max 0 and sum 1, so lse 0
+                    let mut lses = vec![A::ZERO; ln];
                     let mut live = vec![false; ln]; // rows with at least one unmasked score
                     let f32_rows = mask_view.is_none() && std::any::TypeId::of::<A>() == std::any::TypeId::of::<f32>();
                     for i in 0..ln {
@@ -597,7 +610,8 @@ fn sdpa(c: &mut Call) -> KResult {
                     for i in 0..ln {
                         let any = live[i];
                         for d in 0..ev {
-                            let val = if any { acc[i * ev + d] / sums[i] } else { A::ZERO };
+                            // upstream multiplies by the sum's reciprocal
+                            let val = if any { acc[i * ev + d] * (A::ONE / sums[i]) } else { A::ZERO };
                             let off: isize = b as isize * o.stride(0) + h as isize * o.stride(1) + i as isize * o.stride(2) + d as isize * o.stride(3);
                             o.write::<T>(off, T::from_acc(val));
                         }

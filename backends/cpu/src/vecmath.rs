@@ -264,6 +264,13 @@ pub fn reduce_all<const W: usize>(f: impl Fn(f32, f32) -> f32, x: &[f32]) -> f32
     for l in 0..n - d {
         acc[l] = f(acc[l], x[d + l]);
     }
+    reduce_lanes::<W>(f, acc)
+}
+
+/// `vec_reduce_all(f, v)` on one vector of `W` lanes: the halving shuffle tree (lane `i` with
+/// `i ^ W/2`, ..., `i ^ 1`), lane 0's result.
+#[inline(always)]
+pub fn reduce_lanes<const W: usize>(f: impl Fn(f32, f32) -> f32, mut acc: [f32; W]) -> f32 {
     let mut h = W / 2;
     while h >= 1 {
         let prev = acc;

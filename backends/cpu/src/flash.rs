@@ -1,0 +1,427 @@
+//! float32 scaled dot-product attention in the order of upstream's `cpu_flash_attention`
+//! (aten/src/ATen/native/cpu/FlashAttentionKernel.cpp), so that everything but the matrix
+//! products rounds where upstream rounds:
+//!
+//! - queries in blocks of 32, 64 or 256 rows (by query length), keys in blocks of 512; with
+//!   `is_causal` the key blocks past a query block's last row are skipped;
+//! - per block `qk = q @ k^T` (unscaled), the causal fill with -inf, then per row either
+//!   `qk = qk * scale + mask` and a NaN-propagating max, or `qk *= scale` fused with the max
+//!   (`_mul_reduce_max_fusion_kernel`);
+//! - `p = exp(qk - max)` by `Vectorized<float>::exp_u20` over whole vectors and `expf` over the
+//!   tail, summed in vectors then the shuffle tree, then the tail
+//!   (`_exp_reduce_sum_fusion_kernel`); the running sum and the accumulated `p @ v` rescaled by
+//!   `exp(old max - new max)` between key blocks (online softmax);
+//! - `out = acc * (1 / sum)`, `lse = max + log(sum)`; a row with every key masked gives zeros
+//!   and `lse = 0` (its sum is taken as 1 and its max as 0).
+//!
+//! The products go through the gemm crate (upstream: MKL), so results agree within the products'
+//! rounding, not bit for bit. Lanes: 16 where upstream runs its AVX512 build (the kernel is
+//! registered with `ALSO_REGISTER_AVX512_DISPATCH`), 8 under AVX2.
+
+#![allow(clippy::excessive_precision)]
+
+use crate::kernel::{KResult, Tensor};
+use crate::vecmath::{lanes_avx512_kernel, reduce_lanes};
+
+/// `Vectorized<float>::exp_u20` (vec512_float.h / vec256_float.h) on one lane: `2^n * p(r)`
+/// with `n = floor(x log2 e + 1/2)`, `r = x - n ln 2` and a degree-5 polynomial, `2^n` built as
+/// `2 * 2^(n-1)` from the exponent bits; inputs are clamped to [ln FLT_MIN, ln FLT_MAX] (NaN
+/// becomes ln FLT_MAX, as `min_ps` returns its second operand) and those below ln FLT_MIN give 0.
+#[inline(always)]
+pub fn exp_u20(x: f32) -> f32 {
+    const LOG2E: f32 = f32::from_bits(0x3fb8_aa3b);
+    const LN2: f32 = f32::from_bits(0x3f31_7218);
+    const LN_FLT_MIN: f32 = f32::from_bits(0xc2ae_ac50);
+    const LN_FLT_MAX: f32 = f32::from_bits(0x42b1_7218);
+    let below = x < LN_FLT_MIN;
+    let src = if x < LN_FLT_MAX { x } else { LN_FLT_MAX };
+    let src = if src > LN_FLT_MIN { src } else { LN_FLT_MIN };
+    let fx = src.mul_add(LOG2E, 0.5).floor();
+    let r = (-fx).mul_add(LN2, src);
+    let mut p = r.mul_add(0.008_289_290_59, 0.041_897_822_1);
+    p = r.mul_add(p, 0.166_676_521);
+    p = r.mul_add(p, 0.499_991_506);
+    p = r.mul_add(p, 0.999_999_701);
+    p = r.mul_add(p, 1.0);
+    // SAFETY: fx - 1 is an integer in [-127, 127] (src is clamped and never NaN), so the
+    // unchecked conversion (one cvttps2dq, where `as` would saturate lane by lane) is exact.
+    let e = unsafe { (fx - 1.0).to_int_unchecked::<i32>() }.wrapping_add(127);
+    let pow = if below {
+        0.0
+    } else {
+        f32::from_bits((e as u32) << 23)
+    };
+    p * pow * 2.0
+}
+
+/// `std::max(a, b)`: `a < b ? b : a`.
+#[inline(always)]
+fn std_max(a: f32, b: f32) -> f32 {
+    if a < b {
+        b
+    } else {
+        a
+    }
+}
+
+/// The NaN-propagating maximum of `xs` (what `vec::maximum` folds give in any order, up to the
+/// sign of a zero maximum, which neither `x - max` nor `max + log(sum)` can see), with the NaN
+/// test kept apart from the comparisons so the loop vectorises.
+#[inline(always)]
+fn max_nan<const W: usize>(xs: &[f32]) -> f32 {
+    let mut vm = [f32::NEG_INFINITY; W];
+    let mut nan = [false; W];
+    let mut chunks = xs.chunks_exact(W);
+    for c in &mut chunks {
+        for l in 0..W {
+            vm[l] = if c[l] > vm[l] { c[l] } else { vm[l] };
+            nan[l] |= c[l].is_nan();
+        }
+    }
+    for (l, &x) in chunks.remainder().iter().enumerate() {
+        vm[l] = if x > vm[l] { x } else { vm[l] };
+        nan[l] |= x.is_nan();
+    }
+    if nan.iter().any(|&b| b) {
+        f32::NAN
+    } else {
+        reduce_lanes::<W>(|a, b| if a > b { a } else { b }, vm)
+    }
+}
+
+/// The per-row steps between the two products, for one block row. Returns the row maximum.
+#[inline(always)]
+fn scale_and_max<const W: usize>(
+    row: &mut [f32],
+    scale: f32,
+    mask: Option<(*const f32, isize)>,
+) -> f32 {
+    let body = row.len() / W * W;
+    match mask {
+        Some((mp, ms)) => {
+            // _scale_attn_mask_fusion_kernel's `a * scale + b`, which GCC contracts to one fma
+            // (its vector `*` and `+` are plain vector arithmetic), then reduce_all(maximum)
+            for (j, v) in row.iter_mut().enumerate() {
+                // SAFETY: the caller passes a mask row valid for the block's columns.
+                let b = unsafe { *mp.offset(j as isize * ms) };
+                *v = v.mul_add(scale, b);
+            }
+            max_nan::<W>(row)
+        }
+        None => {
+            // _mul_reduce_max_fusion_kernel: whole vectors by vec::maximum, the tail by
+            // std::max (which drops a NaN), then std::max(tail, vectors)
+            for v in row.iter_mut() {
+                *v *= scale;
+            }
+            let vmax_body = max_nan::<W>(&row[..body]);
+            let mut tail = f32::NEG_INFINITY;
+            for &t in &row[body..] {
+                tail = std_max(tail, t);
+            }
+            std_max(
+                tail,
+                if body == 0 {
+                    f32::NEG_INFINITY
+                } else {
+                    vmax_body
+                },
+            )
+        }
+    }
+}
+
+/// `_exp_reduce_sum_fusion_kernel`: `row = exp(row - max)` in place, returns the sum.
+#[inline(always)]
+fn exp_and_sum<const W: usize>(row: &mut [f32], max: f32) -> f32 {
+    let body = row.len() / W * W;
+    let mut vs = [0f32; W];
+    for c in row[..body].chunks_exact_mut(W) {
+        for l in 0..W {
+            let e = exp_u20(c[l] - max);
+            vs[l] += e;
+            c[l] = e;
+        }
+    }
+    let mut sum = reduce_lanes::<W>(|a, b| a + b, vs);
+    for v in row[body..].iter_mut() {
+        let e = (*v - max).exp();
+        sum += e;
+        *v = e;
+    }
+    sum
+}
+
+/// Shapes, strides (in elements) and pointers of one call; `Copy` so rayon tasks can share it.
+#[derive(Clone, Copy)]
+struct Problem {
+    b: usize,
+    h: usize,
+    l: usize,
+    s: usize,
+    e: usize,
+    q: (usize, [isize; 4]),
+    k: (usize, [isize; 4]),
+    v: (usize, [isize; 4]),
+    o: (usize, [isize; 4]),
+    lse: (usize, [isize; 3]),
+    mask: Option<(usize, [isize; 4])>,
+    causal: bool,
+    scale: f32,
+    q_split: usize,
+    kv_split: usize,
+}
+
+fn strides4(t: &Tensor) -> [isize; 4] {
+    [t.stride(0), t.stride(1), t.stride(2), t.stride(3)]
+}
+
+/// float32 SDPA without dropout: `q [B, H, L, E]`, `k`/`v [B, H, S, E]`, an optional float32
+/// additive mask already broadcast to `[B, H, L, S]` by `mask_strides` (0 on broadcast dims).
+/// Writes `out [B, H, L, E]` and `lse [B, H, L]` (float32).
+#[allow(clippy::too_many_arguments)]
+pub fn sdpa_f32(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    mask: Option<(&Tensor, [isize; 4])>,
+    causal: bool,
+    scale: f32,
+    out: &Tensor,
+    lse: &Tensor,
+) -> KResult {
+    let (l, s) = (q.size(2), k.size(2));
+    // flash_attention_kernel_impl's block sizes (forward)
+    let q_block = if l >= 768 {
+        256
+    } else if l >= 192 {
+        64
+    } else {
+        32
+    };
+    let p = Problem {
+        b: q.size(0),
+        h: q.size(1),
+        l,
+        s,
+        e: q.size(3),
+        q: (q.data as usize, strides4(q)),
+        k: (k.data as usize, strides4(k)),
+        v: (v.data as usize, strides4(v)),
+        o: (out.data as usize, strides4(out)),
+        lse: (
+            lse.data as usize,
+            [lse.stride(0), lse.stride(1), lse.stride(2)],
+        ),
+        mask: mask.map(|(m, st)| (m.data as usize, st)),
+        causal,
+        scale,
+        q_split: q_block.min(l),
+        kv_split: 512.min(s),
+    };
+    if p.b * p.h * p.l == 0 {
+        return Ok(());
+    }
+    let q_slices = p.l.div_ceil(p.q_split);
+    let tasks = p.b * p.h * q_slices;
+    let lanes = lanes_avx512_kernel().unwrap_or(8);
+    let run = move |bufs: &mut Bufs, z: usize| {
+        let (bh, qs) = (z / q_slices, z % q_slices);
+        // SAFETY: the views are valid for the call and each task writes its own rows.
+        unsafe { block(&p, bufs, bh / p.h, bh % p.h, qs * p.q_split, lanes) }
+    };
+    if tasks > 1 && rayon::current_num_threads() > 1 {
+        use rayon::prelude::*;
+        (0..tasks)
+            .into_par_iter()
+            .for_each_init(Bufs::default, |bufs, z| run(bufs, z));
+    } else {
+        let mut bufs = Bufs::default();
+        for z in 0..tasks {
+            run(&mut bufs, z);
+        }
+    }
+    Ok(())
+}
+
+#[derive(Default)]
+struct Bufs {
+    qk: Vec<f32>,
+    max: Vec<f32>,
+    sum: Vec<f32>,
+    dst: Vec<f32>,
+}
+
+/// One query block of one (batch, head), upstream's loop body.
+///
+/// # Safety
+/// `p`'s pointers and strides must describe valid float32 views.
+unsafe fn block(p: &Problem, bufs: &mut Bufs, bi: usize, hi: usize, m: usize, lanes: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if crate::vecmath::capability() == crate::vecmath::Cap::Avx512 && lanes == 16 {
+            return block_avx512(p, bufs, bi, hi, m);
+        }
+        if crate::vecmath::capability() != crate::vecmath::Cap::Default {
+            return block_avx2(p, bufs, bi, hi, m);
+        }
+    }
+    let _ = lanes;
+    block_impl::<8>(p, bufs, bi, hi, m)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
+unsafe fn block_avx512(p: &Problem, bufs: &mut Bufs, bi: usize, hi: usize, m: usize) {
+    block_impl::<16>(p, bufs, bi, hi, m)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn block_avx2(p: &Problem, bufs: &mut Bufs, bi: usize, hi: usize, m: usize) {
+    block_impl::<8>(p, bufs, bi, hi, m)
+}
+
+#[inline(always)]
+unsafe fn block_impl<const W: usize>(p: &Problem, bufs: &mut Bufs, bi: usize, hi: usize, m: usize) {
+    let (e, s) = (p.e, p.s);
+    let qb = p.q_split.min(p.l - m);
+    let at = |base: usize, st: &[isize; 4], r: usize, c: usize| -> *mut f32 {
+        let off =
+            bi as isize * st[0] + hi as isize * st[1] + r as isize * st[2] + c as isize * st[3];
+        (base as *mut f32).wrapping_offset(off)
+    };
+    bufs.qk.resize(qb * p.kv_split, 0.0);
+    bufs.max.clear();
+    bufs.max.resize(qb, f32::NEG_INFINITY);
+    bufs.sum.clear();
+    bufs.sum.resize(qb, 0.0);
+    bufs.dst.resize(qb * e, 0.0);
+    let num_keys = if p.causal { (m + qb).min(s) } else { s };
+    let mut n = 0;
+    while n < num_keys {
+        let kvb = p.kv_split.min(s - n);
+        let qk = &mut bufs.qk[..qb * kvb];
+        // qk = q[m.., :] @ k[n.., :]^T
+        if e > 0 {
+            gemm::gemm(
+                qb,
+                kvb,
+                e,
+                qk.as_mut_ptr(),
+                1,
+                kvb as isize,
+                false,
+                at(p.q.0, &p.q.1, m, 0),
+                p.q.1[3],
+                p.q.1[2],
+                at(p.k.0, &p.k.1, n, 0),
+                p.k.1[2],
+                p.k.1[3],
+                0.0,
+                1.0,
+                false,
+                false,
+                false,
+                gemm::Parallelism::None,
+            );
+        } else {
+            qk.fill(0.0);
+        }
+        if p.causal && num_keys - n <= p.kv_split {
+            for r in 0..qb {
+                let last = (m + r) as isize - n as isize;
+                let from = (last + 1).max(0) as usize;
+                if from < kvb {
+                    qk[r * kvb + from..(r + 1) * kvb].fill(f32::NEG_INFINITY);
+                }
+            }
+        }
+        for r in 0..qb {
+            let row = &mut qk[r * kvb..(r + 1) * kvb];
+            let mrow = p
+                .mask
+                .map(|(base, st)| (at(base, &st, m + r, n) as *const f32, st[3]));
+            let mut tmax = scale_and_max::<W>(row, p.scale, mrow);
+            let old = bufs.max[r];
+            tmax = if old > tmax { old } else { tmax };
+            if tmax == f32::NEG_INFINITY {
+                row.fill(0.0);
+                continue;
+            }
+            let tsum = exp_and_sum::<W>(row, tmax);
+            let rescale = (old - tmax).exp();
+            // qk_sum = tmp_sum + exp_tmp * qk_sum, contracted to one fma as GCC does
+            bufs.sum[r] = rescale.mul_add(bufs.sum[r], tsum);
+            bufs.max[r] = tmax;
+            if n > 0 {
+                for d in bufs.dst[r * e..(r + 1) * e].iter_mut() {
+                    *d *= rescale;
+                }
+            }
+        }
+        // dst (+)= p @ v[n.., :]
+        if e > 0 {
+            gemm::gemm(
+                qb,
+                e,
+                kvb,
+                bufs.dst.as_mut_ptr(),
+                1,
+                e as isize,
+                n > 0,
+                qk.as_ptr(),
+                1,
+                kvb as isize,
+                at(p.v.0, &p.v.1, n, 0),
+                p.v.1[3],
+                p.v.1[2],
+                1.0,
+                1.0,
+                false,
+                false,
+                false,
+                gemm::Parallelism::None,
+            );
+        }
+        n += p.kv_split;
+    }
+    for r in 0..qb {
+        let mx = if bufs.max[r] == f32::NEG_INFINITY {
+            0.0
+        } else {
+            bufs.max[r]
+        };
+        let sum = if bufs.sum[r] == 0.0 { 1.0 } else { bufs.sum[r] };
+        let recip = 1.0 / sum;
+        for d in 0..e {
+            *at(p.o.0, &p.o.1, m + r, d) = bufs.dst[r * e + d] * recip;
+        }
+        let lp = (p.lse.0 as *mut f32).offset(
+            bi as isize * p.lse.1[0] + hi as isize * p.lse.1[1] + (m + r) as isize * p.lse.1[2],
+        );
+        *lp = mx + sum.ln();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exp_u20;
+
+    #[test]
+    fn exp_u20_edges() {
+        assert_eq!(exp_u20(0.0), 1.0);
+        assert_eq!(exp_u20(f32::NEG_INFINITY), 0.0);
+        assert_eq!(exp_u20(-100.0), 0.0);
+        // within upstream's stated 20 ulp of the exact value where 2^(n-1) is a normal float
+        // (below about -86.99 upstream's construction flushes to 0)
+        for i in 0..20000 {
+            let x = -86.9 * i as f32 / 20000.0;
+            let (a, b) = (exp_u20(x), (x as f64).exp());
+            assert!(
+                ((a as f64 - b) / b).abs() < 20.0 * f32::EPSILON as f64,
+                "{x}: {a} vs {b}"
+            );
+        }
+    }
+}

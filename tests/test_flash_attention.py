@@ -1,0 +1,156 @@
+"""float32 scaled dot-product attention against upstream's `cpu_flash_attention`, which the cpu
+backend follows step for step (backends/cpu/src/flash.rs): query blocks of 32/64/256 rows, key
+blocks of 512 with the online-softmax rescale between them, `exp_u20` over whole vectors, the
+causal block skip, the fused mask `a * scale + b`, `out = acc * (1 / sum)`.
+
+Only the two matrix products round differently (upstream: MKL; ours: the gemm crate), so the
+log-sum-exp, which the products reach only through `q @ k^T`, agrees bit for bit on almost every
+row, and the output agrees to a few ulp. A row with every key masked gives zeros and lse 0 on
+both sides. Same inputs on both sides; the oracle runs in its own process. About 15 s."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from test_kernel_agreement import ulp_diff
+
+REPO = Path(__file__).resolve().parents[1]
+
+# (B, H, L, S, E, causal, mask): lengths around the block sizes (32/64/256 query rows, 512 keys),
+# key lengths past one key block, and tails shorter than a vector.
+CASES = [
+    (1, 8, 512, 512, 32, False, None),
+    (1, 8, 512, 512, 32, True, None),
+    (1, 8, 512, 512, 32, False, "float"),
+    (2, 3, 100, 77, 16, False, None),
+    (2, 3, 100, 77, 16, True, None),
+    (2, 3, 100, 77, 16, False, "float"),
+    (1, 2, 800, 1100, 64, False, None),
+    (1, 2, 800, 1100, 64, True, None),
+    (1, 4, 200, 600, 8, False, "float"),
+    (1, 4, 200, 600, 8, False, "row_masked"),
+    (1, 4, 200, 600, 8, True, None),
+    (1, 1, 1, 37, 8, False, None),
+    (1, 1, 3, 5, 8, False, "row_masked"),
+]
+
+PROGRAM = r"""
+import sys, numpy as np, torch
+torch.set_num_threads(1)
+inp = dict(np.load(sys.argv[1]))
+out = {}
+n = int(inp["n"])
+for i in range(n):
+    q, k, v = (torch.from_numpy(inp[f"{i}/{t}"]) for t in "qkv")
+    m = torch.from_numpy(inp[f"{i}/mask"]) if f"{i}/mask" in inp else None
+    causal = bool(inp[f"{i}/causal"])
+    o, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal, attn_mask=m)[:2]
+    out[f"{i}/out"], out[f"{i}/lse"] = o.numpy().copy(), lse.numpy().copy()
+    out[f"{i}/F"] = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=causal).numpy().copy()
+np.savez(sys.argv[2], **out)
+"""
+
+
+def _inputs() -> dict:
+    rs = np.random.RandomState(5)
+    d = {"n": np.array(len(CASES))}
+    for i, (b, h, lq, s, e, causal, mask) in enumerate(CASES):
+        for t, n in (("q", lq), ("k", s), ("v", s)):
+            d[f"{i}/{t}"] = rs.randn(b, h, n, e).astype(np.float32)
+        d[f"{i}/causal"] = np.array(causal)
+        if mask == "float":
+            d[f"{i}/mask"] = rs.randn(lq, s).astype(np.float32)
+        elif mask == "row_masked":
+            m = np.zeros((lq, s), np.float32)
+            m[lq // 2] = -np.inf  # one query row sees no key
+            d[f"{i}/mask"] = m
+    return d
+
+
+def _run(python: str, inp: Path, out: Path) -> dict:
+    r = subprocess.run([python, "-c", PROGRAM, str(inp), str(out)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return dict(np.load(out))
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("flash")
+    inp = tmp / "in.npz"
+    np.savez(inp, **_inputs())
+    ref = _run((REPO / "build/ref-python").read_text().strip(), inp, tmp / "ref.npz")
+    ours = _run(str(REPO / ".venv/bin/python"), inp, tmp / "ours.npz")
+    return ours, ref
+
+
+def lse_faults(ours: dict, ref: dict) -> dict:
+    """{case: (share of rows not bit-identical, max ulp)} where the lse is not at least 99%
+    bit-identical with every difference within 4 ulp."""
+    bad = {}
+    for i in range(len(CASES)):
+        u = ulp_diff(ours[f"{i}/lse"], ref[f"{i}/lse"])
+        share = float((u > 0).mean())
+        if share > 0.01 or u.max() > 4:
+            bad[CASES[i]] = (share, int(u.max()))
+    return bad
+
+
+def out_faults(ours: dict, ref: dict, key: str) -> dict:
+    """{case: largest difference} where an output is further from upstream than the products'
+    rounding can explain (2e-6 absolute; the values are O(1))."""
+    bad = {}
+    for i in range(len(CASES)):
+        a, b = ours[f"{i}/{key}"], ref[f"{i}/{key}"]
+        assert a.shape == b.shape and a.dtype == b.dtype
+        diff = float(np.abs(a.astype(np.float64) - b).max()) if a.size else 0.0
+        if not diff <= 2e-6:
+            bad[CASES[i]] = diff
+    return bad
+
+
+def test_logsumexp_agrees_bit_for_bit(results):
+    ours, ref = results
+    bad = lse_faults(ours, ref)
+    assert not bad, f"lse differs from upstream: {bad}"
+
+
+def test_output_agrees_within_the_products_rounding(results):
+    ours, ref = results
+    assert not out_faults(ours, ref, "out"), out_faults(ours, ref, "out")
+    assert not out_faults(ours, ref, "F"), out_faults(ours, ref, "F")
+
+
+def test_fully_masked_row_gives_zeros_and_lse_zero(results):
+    ours, ref = results
+    for i, case in enumerate(CASES):
+        if case[-1] != "row_masked":
+            continue
+        row = case[2] // 2
+        assert (ref[f"{i}/out"][:, :, row] == 0).all() and (ref[f"{i}/lse"][:, :, row] == 0).all()
+        assert (ours[f"{i}/out"][:, :, row] == 0).all(), ours[f"{i}/out"][:, :, row]
+        assert (ours[f"{i}/lse"][:, :, row] == 0).all(), ours[f"{i}/lse"][:, :, row]
+
+
+def test_comparators_catch_faults(results):
+    ours, ref = results
+    lse = dict(ours)
+    y = lse["0/lse"].copy()
+    y.view(np.int32)[0, 0, :100] += 1  # 100 of 4096 rows one ulp off: over the 1% allowance
+    lse["0/lse"] = y
+    assert CASES[0] in lse_faults(lse, ref)
+    out = dict(ours)
+    z = out["3/out"].copy()
+    z[1, 2, 50, 7] += 1e-5
+    out["3/out"] = z
+    assert CASES[3] in out_faults(out, ref, "out")
+    z = out["3/out"].copy()
+    z[0, 0, 0, 0] = np.nan
+    out["3/out"] = z
+    assert CASES[3] in out_faults(out, ref, "out")
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
