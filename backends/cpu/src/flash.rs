@@ -21,7 +21,7 @@
 #![allow(clippy::excessive_precision)]
 
 use crate::kernel::{KResult, Tensor};
-use crate::vecmath::{lanes_avx512_kernel, reduce_lanes};
+use crate::vecmath::{lanes_avx512_kernel, max_nan, reduce_lanes};
 
 /// `Vectorized<float>::exp_u20` (vec512_float.h / vec256_float.h) on one lane: `2^n * p(r)`
 /// with `n = floor(x log2 e + 1/2)`, `r = x - n ln 2` and a degree-5 polynomial, `2^n` built as
@@ -61,31 +61,6 @@ fn std_max(a: f32, b: f32) -> f32 {
         b
     } else {
         a
-    }
-}
-
-/// The NaN-propagating maximum of `xs` (what `vec::maximum` folds give in any order, up to the
-/// sign of a zero maximum, which neither `x - max` nor `max + log(sum)` can see), with the NaN
-/// test kept apart from the comparisons so the loop vectorises.
-#[inline(always)]
-fn max_nan<const W: usize>(xs: &[f32]) -> f32 {
-    let mut vm = [f32::NEG_INFINITY; W];
-    let mut nan = [false; W];
-    let mut chunks = xs.chunks_exact(W);
-    for c in &mut chunks {
-        for l in 0..W {
-            vm[l] = if c[l] > vm[l] { c[l] } else { vm[l] };
-            nan[l] |= c[l].is_nan();
-        }
-    }
-    for (l, &x) in chunks.remainder().iter().enumerate() {
-        vm[l] = if x > vm[l] { x } else { vm[l] };
-        nan[l] |= x.is_nan();
-    }
-    if nan.iter().any(|&b| b) {
-        f32::NAN
-    } else {
-        reduce_lanes::<W>(|a, b| if a > b { a } else { b }, vm)
     }
 }
 

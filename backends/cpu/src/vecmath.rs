@@ -282,6 +282,32 @@ pub fn reduce_lanes<const W: usize>(f: impl Fn(f32, f32) -> f32, mut acc: [f32; 
     acc[0]
 }
 
+/// The NaN-propagating maximum of `xs`: what `vec::maximum` folds give in any order, up to the
+/// sign of a zero maximum, which neither `x - max` nor `max + log(sum)` can see. One select per
+/// lane (`x > m || x is NaN`; a NaN, once taken, is never replaced), so the loop vectorises.
+#[inline(always)]
+pub fn max_nan<const W: usize>(xs: &[f32]) -> f32 {
+    #[inline(always)]
+    fn step(m: f32, x: f32) -> f32 {
+        if x > m || x.is_nan() {
+            x
+        } else {
+            m
+        }
+    }
+    let mut vm = [f32::NEG_INFINITY; W];
+    let mut chunks = xs.chunks_exact(W);
+    for c in &mut chunks {
+        for l in 0..W {
+            vm[l] = step(vm[l], c[l]);
+        }
+    }
+    for (l, &x) in chunks.remainder().iter().enumerate() {
+        vm[l] = step(vm[l], x);
+    }
+    reduce_lanes::<W>(step, vm)
+}
+
 // ----------------------------------------------------------------------------------------------
 // softmax rows (SoftMaxKernel.cpp)
 
@@ -291,7 +317,8 @@ pub fn reduce_lanes<const W: usize>(f: impl Fn(f32, f32) -> f32, mut acc: [f32; 
 /// `y` may not alias `x`; `n >= 1`.
 #[inline(always)]
 fn softmax_row_impl<const W: usize>(x: &[f32], y: &mut [f32], log: bool) {
-    let max = reduce_all::<W>(vmax, x);
+    // reduce_all(maximum) in any order: the same maximum (see max_nan), in vector instructions
+    let max = max_nan::<W>(x);
     for (o, &v) in y.iter_mut().zip(x) {
         *o = sleef_expf(v - max);
     }
@@ -316,7 +343,9 @@ unsafe fn softmax_row_w8(x: &[f32], y: &mut [f32], log: bool) {
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
+// 16 lanes run only under the AVX512 capability (detected avx512f/vl/bw/dq), so the
+// 512-bit instructions are enabled: per-lane arithmetic is the same, only faster.
+#[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
 unsafe fn softmax_row_w16(x: &[f32], y: &mut [f32], log: bool) {
     softmax_row_impl::<16>(x, y, log)
 }
@@ -332,7 +361,7 @@ pub fn softmax_row(x: &[f32], y: &mut [f32], log: bool, lanes: usize) -> bool {
         // SAFETY: capability() reports AVX2/AVX512 only where avx2 and fma were detected.
         unsafe {
             match lanes {
-                16 => softmax_row_w16(x, y, log),
+                16 if capability() == Cap::Avx512 => softmax_row_w16(x, y, log),
                 _ => softmax_row_w8(x, y, log),
             }
         }
@@ -436,7 +465,9 @@ unsafe fn softmax_cols_w8(x: &[f32], y: &mut [f32], dim: usize, inner: usize, lo
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
+// 16 lanes run only under the AVX512 capability (detected avx512f/vl/bw/dq), so the
+// 512-bit instructions are enabled: per-lane arithmetic is the same, only faster.
+#[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
 unsafe fn softmax_cols_w16(x: &[f32], y: &mut [f32], dim: usize, inner: usize, log: bool) {
     softmax_cols_impl::<16>(x, y, dim, inner, log)
 }
@@ -458,7 +489,7 @@ pub fn softmax_cols(
         // SAFETY: as in softmax_row.
         unsafe {
             match lanes {
-                16 => softmax_cols_w16(x, y, dim, inner, log),
+                16 if capability() == Cap::Avx512 => softmax_cols_w16(x, y, dim, inner, log),
                 _ => softmax_cols_w8(x, y, dim, inner, log),
             }
         }
@@ -936,19 +967,28 @@ unsafe fn expf_block_avx2(src: *const f32, dst: *mut f32, n: usize) {
     expf_block(src, dst, n)
 }
 
+// The same arithmetic in 512-bit vectors (8 doubles, the table read by one gather), where the
+// machine has AVX512; results are libm's either way.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
+unsafe fn expf_block_avx512(src: *const f32, dst: *mut f32, n: usize) {
+    expf_block(src, dst, n)
+}
+
 /// `dst[i] = expf(src[i])` for `n` contiguous floats (`src == dst` allowed), as libm computes
 /// it; vectorised where AVX2 is present, split across the rayon pool for long inputs.
 ///
 /// # Safety
 /// `src` and `dst` must be valid for `n` floats.
 pub unsafe fn expf_contiguous(src: *const f32, dst: *mut f32, n: usize) {
-    #[cfg(target_arch = "x86_64")]
-    let avx2 =
-        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma");
+    // the machine's instructions, not upstream's capability: the values do not depend on them
+    let hw = detect();
     let run = move |s: usize, d: usize, len: usize| {
         #[cfg(target_arch = "x86_64")]
-        if avx2 {
-            return expf_block_avx2(s as *const f32, d as *mut f32, len);
+        match hw {
+            Cap::Avx512 => return expf_block_avx512(s as *const f32, d as *mut f32, len),
+            Cap::Avx2 => return expf_block_avx2(s as *const f32, d as *mut f32, len),
+            Cap::Default => {}
         }
         expf_block(s as *const f32, d as *mut f32, len)
     };
