@@ -8,8 +8,8 @@ point in the ``torchnative.backends`` group::
 
 At ``import torch`` the core reads every entry point with :mod:`importlib.metadata`, registers
 each object with a :class:`pluggy.PluginManager` (project name ``"torchnative"``) under its
-entry-point name, and calls the two hooks below, one plugin at a time so that one broken plugin
-never stops another:
+entry-point name, and calls the two required hooks below, one plugin at a time so that one broken
+plugin never stops another (a third, :func:`torchnative_set_num_threads`, is optional):
 
 1. :func:`torchnative_describe` on every plugin: cheap, it must not allocate device memory or
    register anything. Plugins whose descriptor cannot be read, whose ABI major differs from the
@@ -120,4 +120,15 @@ def torchnative_register(registrar) -> int | None:
 
     Only the device keys declared in the descriptor may be registered (ValueError otherwise).
     An exception here records the plugin as ``error`` (and is raised under strict mode).
+    """
+
+
+@hookspec
+def torchnative_set_num_threads(n: int) -> None:
+    """Optional: ``torch.set_num_threads(n)`` was called (``n >= 1``, already checked).
+
+    Called on every registered plugin that implements it, after the core has recorded ``n``;
+    a backend with its own thread pool should split intra-op work into at most ``n`` parts, as
+    upstream's kernels follow ``at::get_num_threads()``. An exception here is reported as a
+    warning naming the plugin; the setting stays recorded.
     """

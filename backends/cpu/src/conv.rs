@@ -32,7 +32,7 @@ fn matmul<T: Elem>(m: usize, k: usize, n: usize, a: &[T], b: &[T], c: &mut [T]) 
         return;
     }
     let par = if m * n * k >= 64 * 64 * 64 {
-        gemm::Parallelism::Rayon(0)
+        crate::threads::gemm_parallelism()
     } else {
         gemm::Parallelism::None
     };

@@ -205,7 +205,7 @@ pub fn sdpa_f32(
         // SAFETY: the views are valid for the call and each task writes its own rows.
         unsafe { block(&p, bufs, bh / p.h, bh % p.h, qs * p.q_split, lanes) }
     };
-    if tasks > 1 && rayon::current_num_threads() > 1 {
+    if tasks > 1 && crate::threads::threads() > 1 {
         use rayon::prelude::*;
         (0..tasks)
             .into_par_iter()

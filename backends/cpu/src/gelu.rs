@@ -88,7 +88,7 @@ pub unsafe fn gelu_contiguous(src: *const f32, dst: *mut f32, n: usize) -> bool 
             return false;
         }
         let pair = 2 * crate::vecmath::lanes_avx512_kernel().unwrap_or(8);
-        let threads = rayon::current_num_threads();
+        let threads = crate::threads::threads();
         // GeluKernelImpl's grain, then invoke_parallel's chunks
         let chunk = if n > 16384 && threads > 1 {
             let grain = n / threads;

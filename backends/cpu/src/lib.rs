@@ -18,6 +18,7 @@
 pub mod dtype;
 pub mod kernel;
 pub mod strided;
+pub mod threads;
 
 pub mod alloc;
 pub mod register;
@@ -112,6 +113,24 @@ mod python {
         crate::kernels().into_iter().map(|(n, _)| n).collect()
     }
 
+    /// `torch.set_num_threads(n)`, passed on by the plugin's `torchnative_set_num_threads`.
+    #[pyfunction]
+    fn set_num_threads(n: usize) -> PyResult<()> {
+        if n == 0 {
+            return Err(PyRuntimeError::new_err(
+                "set_num_threads expects a positive integer",
+            ));
+        }
+        crate::threads::set(n);
+        Ok(())
+    }
+
+    /// The threads a kernel may use now (the setting, bounded by the pool's size).
+    #[pyfunction]
+    fn num_threads() -> usize {
+        crate::threads::threads()
+    }
+
     #[pymodule]
     fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add("ABI_VERSION", ABI_VERSION)?;
@@ -120,6 +139,8 @@ mod python {
         m.add_function(wrap_pyfunction!(register, m)?)?;
         m.add_function(wrap_pyfunction!(kernel_names, m)?)?;
         m.add_function(wrap_pyfunction!(refused_kernels, m)?)?;
+        m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
+        m.add_function(wrap_pyfunction!(num_threads, m)?)?;
         Ok(())
     }
 }

@@ -47,7 +47,7 @@ fn mat(t: &Tensor, batch: Option<usize>) -> Mat {
 
 fn parallelism(m: usize, n: usize, k: usize) -> Parallelism {
     if m * n * k >= 64 * 64 * 64 {
-        Parallelism::Rayon(0)
+        crate::threads::gemm_parallelism()
     } else {
         Parallelism::None
     }

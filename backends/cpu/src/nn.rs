@@ -512,7 +512,7 @@ fn sdpa(c: &mut Call) -> KResult {
             let mut acc = vec![A::ZERO; ln * ev];
             let par = |m: usize, n: usize, k: usize| {
                 if m * n * k >= 64 * 64 * 64 {
-                    gemm::Parallelism::Rayon(0)
+                    crate::threads::gemm_parallelism()
                 } else {
                     gemm::Parallelism::None
                 }

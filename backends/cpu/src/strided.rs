@@ -230,7 +230,7 @@ impl<const N: usize> Plan<N> {
         inner: impl Fn([*mut u8; N], [isize; N], usize) + Sync,
     ) {
         let total = self.numel();
-        let threads = rayon::current_num_threads();
+        let threads = crate::threads::threads();
         if total < GRAIN_SIZE || threads <= 1 || self.ndim == 0 {
             return self.run(ptrs, inner);
         }

@@ -993,7 +993,7 @@ pub unsafe fn expf_contiguous(src: *const f32, dst: *mut f32, n: usize) {
         expf_block(s as *const f32, d as *mut f32, len)
     };
     const CHUNK: usize = 1 << 15;
-    if n >= 2 * CHUNK && rayon::current_num_threads() > 1 {
+    if n >= 2 * CHUNK && crate::threads::threads() > 1 {
         use rayon::prelude::*;
         let (s0, d0) = (src as usize, dst as usize);
         (0..n.div_ceil(CHUNK)).into_par_iter().for_each(|ci| {

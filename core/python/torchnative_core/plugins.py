@@ -43,6 +43,22 @@ class PluginRecord:
 
 
 RECORDS: dict[str, PluginRecord] = {}
+_LOADED = []  # (record, plugin, manager) of the plugins that registered
+
+
+def set_num_threads(n: int) -> None:
+    """Passes ``torch.set_num_threads(n)`` to every registered plugin implementing the optional
+    ``torchnative_set_num_threads`` hook; a failing plugin is warned about, never raised."""
+    import warnings
+
+    for rec, plugin, pm in _LOADED:
+        if not any(impl.plugin is plugin for impl in pm.hook.torchnative_set_num_threads.get_hookimpls()):
+            continue
+        try:
+            _call(pm, "torchnative_set_num_threads", plugin, n=n)
+        except Exception as e:  # noqa: BLE001 - one backend's failure must not stop the others
+            warnings.warn(f"torchnative backend '{rec.name}' failed to take set_num_threads({n}): "
+                          f"{type(e).__name__}: {e}", RuntimeWarning, stacklevel=3)
 
 
 class PluginManager(pluggy.PluginManager):
@@ -225,6 +241,7 @@ def load_backends(C) -> None:
             n = _call(pm, "torchnative_register", plugin, registrar=Registrar(C, rec.name, rec.device_keys))
             rec.kernels = int(n or 0)
             rec.status = "ok"
+            _LOADED.append((rec, plugin, pm))
         except Exception as e:  # noqa: BLE001
             C._tn_unregister_plugin(rec.name)  # skipped means skipped: nothing half-registered stays
             cpu_fallback.DEVICES.difference_update(rec.device_keys)

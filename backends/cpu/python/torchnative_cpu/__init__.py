@@ -1,10 +1,10 @@
 """torchnative-cpu: the CPU backend of torchnative (device key ``"cpu"``).
 
 The entry point ``torchnative.backends: cpu = "torchnative_cpu:plugin"`` names :data:`plugin`,
-which implements the two hooks of ``torchnative.hookspecs`` by name (no pluggy import needed):
+which implements the hooks of ``torchnative.hookspecs`` by name (no pluggy import needed):
 ``torchnative_describe`` loads the compiled module ``torchnative_cpu._native`` to read its ABI
 version (its failure to load is reported as unavailability), and ``torchnative_register`` hands
-the C registrar capsule to it.
+the C registrar capsule to it; ``torchnative_set_num_threads`` passes ``torch.set_num_threads`` on.
 """
 
 from __future__ import annotations
@@ -49,6 +49,11 @@ class CpuPlugin:
     def torchnative_register(self, registrar) -> int:
         """The register hook: the host allocator and every kernel, through the C registrar."""
         return self.register(registrar.capsule)
+
+    def torchnative_set_num_threads(self, n: int) -> None:
+        """``torch.set_num_threads(n)``: kernels split work into at most ``n`` parts (``1``: on the
+        calling thread), bounded by the thread pool's size (``RAYON_NUM_THREADS``)."""
+        self._native().set_num_threads(n)
 
     def register(self, registrar_capsule) -> int:
         """Registers the host allocator and every kernel with the core's registrar (a PyCapsule

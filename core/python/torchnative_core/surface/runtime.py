@@ -169,7 +169,15 @@ def install(C) -> None:
 
     @export
     def set_num_threads(n):
-        G.num_threads = int(n)
+        # upstream's checks and messages (torch/csrc/Module.cpp), then every backend is told
+        if not isinstance(n, int) or isinstance(n, bool):
+            raise RuntimeError(f"set_num_threads expects an int, but got {type(n).__name__}")
+        if n <= 0:
+            raise RuntimeError("set_num_threads expects a positive integer")
+        G.num_threads = n
+        from .. import plugins
+
+        plugins.set_num_threads(n)
 
     @export
     def get_num_interop_threads():
