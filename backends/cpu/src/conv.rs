@@ -31,11 +31,7 @@ fn matmul<T: Elem>(m: usize, k: usize, n: usize, a: &[T], b: &[T], c: &mut [T]) 
         c.iter_mut().for_each(|x| *x = T::from_f64(0.0));
         return;
     }
-    let par = if m * n * k >= 64 * 64 * 64 {
-        crate::threads::gemm_parallelism()
-    } else {
-        gemm::Parallelism::None
-    };
+    let par = crate::threads::gemm_parallelism(m, n, k);
     unsafe {
         gemm::gemm(
             m,

@@ -21,7 +21,7 @@
 #![allow(clippy::excessive_precision)]
 
 use crate::kernel::{KResult, Tensor};
-use crate::vecmath::{lanes_avx512_kernel, max_nan, reduce_lanes};
+use crate::vecmath::{max_nan, reduce_lanes};
 
 /// `Vectorized<float>::exp_u20` (vec512_float.h / vec256_float.h) on one lane: `2^n * p(r)`
 /// with `n = floor(x log2 e + 1/2)`, `r = x - n ln 2` and a degree-5 polynomial, `2^n` built as
@@ -89,19 +89,12 @@ fn scale_and_max<const W: usize>(
             for v in row.iter_mut() {
                 *v *= scale;
             }
-            let vmax_body = max_nan::<W>(&row[..body]);
             let mut tail = f32::NEG_INFINITY;
             for &t in &row[body..] {
                 tail = std_max(tail, t);
             }
-            std_max(
-                tail,
-                if body == 0 {
-                    f32::NEG_INFINITY
-                } else {
-                    vmax_body
-                },
-            )
+            // (no whole vector: max_nan gives -inf, upstream's initial vector maximum)
+            std_max(tail, max_nan::<W>(&row[..body]))
         }
     }
 }
@@ -199,11 +192,10 @@ pub fn sdpa_f32(
     }
     let q_slices = p.l.div_ceil(p.q_split);
     let tasks = p.b * p.h * q_slices;
-    let lanes = lanes_avx512_kernel().unwrap_or(8);
     let run = move |bufs: &mut Bufs, z: usize| {
         let (bh, qs) = (z / q_slices, z % q_slices);
         // SAFETY: the views are valid for the call and each task writes its own rows.
-        unsafe { block(&p, bufs, bh / p.h, bh % p.h, qs * p.q_split, lanes) }
+        unsafe { block(&p, bufs, bh / p.h, bh % p.h, qs * p.q_split) }
     };
     if tasks > 1 && crate::threads::threads() > 1 {
         use rayon::prelude::*;
@@ -231,17 +223,16 @@ struct Bufs {
 ///
 /// # Safety
 /// `p`'s pointers and strides must describe valid float32 views.
-unsafe fn block(p: &Problem, bufs: &mut Bufs, bi: usize, hi: usize, m: usize, lanes: usize) {
+unsafe fn block(p: &Problem, bufs: &mut Bufs, bi: usize, hi: usize, m: usize) {
     #[cfg(target_arch = "x86_64")]
     {
-        if crate::vecmath::capability() == crate::vecmath::Cap::Avx512 && lanes == 16 {
-            return block_avx512(p, bufs, bi, hi, m);
-        }
-        if crate::vecmath::capability() != crate::vecmath::Cap::Default {
-            return block_avx2(p, bufs, bi, hi, m);
+        use crate::vecmath::{capability, Cap};
+        match capability() {
+            Cap::Avx512 => return block_avx512(p, bufs, bi, hi, m),
+            Cap::Avx2 => return block_avx2(p, bufs, bi, hi, m),
+            Cap::Default => {}
         }
     }
-    let _ = lanes;
     block_impl::<8>(p, bufs, bi, hi, m)
 }
 
@@ -255,6 +246,40 @@ unsafe fn block_avx512(p: &Problem, bufs: &mut Bufs, bi: usize, hi: usize, m: us
 #[target_feature(enable = "avx2,fma")]
 unsafe fn block_avx2(p: &Problem, bufs: &mut Bufs, bi: usize, hi: usize, m: usize) {
     block_impl::<8>(p, bufs, bi, hi, m)
+}
+
+/// `dst = lhs @ rhs`, or `dst += lhs @ rhs` with `accumulate`, for `(m, n, k)`: `dst` row-major
+/// `m x n`, operands as (pointer, column stride, row stride) in elements. On the calling thread:
+/// the query blocks are what runs in parallel.
+#[inline(always)]
+unsafe fn product(
+    (m, n, k): (usize, usize, usize),
+    dst: *mut f32,
+    accumulate: bool,
+    lhs: (*const f32, isize, isize),
+    rhs: (*const f32, isize, isize),
+) {
+    gemm::gemm(
+        m,
+        n,
+        k,
+        dst,
+        1,
+        n as isize,
+        accumulate,
+        lhs.0,
+        lhs.1,
+        lhs.2,
+        rhs.0,
+        rhs.1,
+        rhs.2,
+        1.0,
+        1.0,
+        false,
+        false,
+        false,
+        gemm::Parallelism::None,
+    )
 }
 
 #[inline(always)]
@@ -279,26 +304,12 @@ unsafe fn block_impl<const W: usize>(p: &Problem, bufs: &mut Bufs, bi: usize, hi
         let qk = &mut bufs.qk[..qb * kvb];
         // qk = q[m.., :] @ k[n.., :]^T
         if e > 0 {
-            gemm::gemm(
-                qb,
-                kvb,
-                e,
+            product(
+                (qb, kvb, e),
                 qk.as_mut_ptr(),
-                1,
-                kvb as isize,
                 false,
-                at(p.q.0, &p.q.1, m, 0),
-                p.q.1[3],
-                p.q.1[2],
-                at(p.k.0, &p.k.1, n, 0),
-                p.k.1[2],
-                p.k.1[3],
-                0.0,
-                1.0,
-                false,
-                false,
-                false,
-                gemm::Parallelism::None,
+                (at(p.q.0, &p.q.1, m, 0), p.q.1[3], p.q.1[2]),
+                (at(p.k.0, &p.k.1, n, 0), p.k.1[2], p.k.1[3]),
             );
         } else {
             qk.fill(0.0);
@@ -337,26 +348,12 @@ unsafe fn block_impl<const W: usize>(p: &Problem, bufs: &mut Bufs, bi: usize, hi
         }
         // dst (+)= p @ v[n.., :]
         if e > 0 {
-            gemm::gemm(
-                qb,
-                e,
-                kvb,
+            product(
+                (qb, e, kvb),
                 bufs.dst.as_mut_ptr(),
-                1,
-                e as isize,
                 n > 0,
-                qk.as_ptr(),
-                1,
-                kvb as isize,
-                at(p.v.0, &p.v.1, n, 0),
-                p.v.1[3],
-                p.v.1[2],
-                1.0,
-                1.0,
-                false,
-                false,
-                false,
-                gemm::Parallelism::None,
+                (qk.as_ptr(), 1, kvb as isize),
+                (at(p.v.0, &p.v.1, n, 0), p.v.1[3], p.v.1[2]),
             );
         }
         n += p.kv_split;

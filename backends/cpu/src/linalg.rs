@@ -7,7 +7,7 @@
 //! dtypes use a plain triple loop with wrapping i64 arithmetic (the low bits are those of
 //! upstream's accumulation in the dtype).
 
-use gemm::{gemm, Parallelism};
+use gemm::gemm;
 use torchnative_abi::TnDtype;
 
 use crate::dtype::{is_int, Elem};
@@ -42,14 +42,6 @@ fn mat(t: &Tensor, batch: Option<usize>) -> Mat {
         cols: t.size(c),
         rs: t.stride(r),
         cs: t.stride(c),
-    }
-}
-
-fn parallelism(m: usize, n: usize, k: usize) -> Parallelism {
-    if m * n * k >= 64 * 64 * 64 {
-        crate::threads::gemm_parallelism()
-    } else {
-        Parallelism::None
     }
 }
 
@@ -233,7 +225,7 @@ unsafe fn gemm_f<T: Elem>(
         false,
         false,
         false,
-        parallelism(m, n, k),
+        crate::threads::gemm_parallelism(m, n, k),
     );
 }
 

@@ -510,13 +510,7 @@ fn sdpa(c: &mut Call) -> KResult {
             };
             let mut scores = vec![A::ZERO; ln * sn];
             let mut acc = vec![A::ZERO; ln * ev];
-            let par = |m: usize, n: usize, k: usize| {
-                if m * n * k >= 64 * 64 * 64 {
-                    crate::threads::gemm_parallelism()
-                } else {
-                    gemm::Parallelism::None
-                }
-            };
+            let par = crate::threads::gemm_parallelism;
             for b in 0..bn {
                 for h in 0..hn {
                     let qm = gather(&q, b, h, ln, e);

@@ -24,10 +24,11 @@ pub fn threads() -> usize {
     }
 }
 
-/// The gemm crate's parallelism for a product worth splitting.
-pub fn gemm_parallelism() -> gemm::Parallelism {
+/// The gemm crate's parallelism for an `m x k` by `k x n` product: split across the allowed
+/// threads from 64^3 multiply-adds on, on the calling thread below that.
+pub fn gemm_parallelism(m: usize, n: usize, k: usize) -> gemm::Parallelism {
     match threads() {
-        1 => gemm::Parallelism::None,
-        n => gemm::Parallelism::Rayon(n),
+        t if t > 1 && m * n * k >= 64 * 64 * 64 => gemm::Parallelism::Rayon(t),
+        _ => gemm::Parallelism::None,
     }
 }

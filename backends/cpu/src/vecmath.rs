@@ -105,8 +105,6 @@ pub fn lanes_avx2_kernel() -> Option<usize> {
 #[inline(always)]
 pub fn sleef_expf(d: f32) -> f32 {
     const R_LN2F: f32 = 1.442_695_04;
-    const L2UF: f32 = 0.693_145_751_953_125;
-    const L2LF: f32 = 1.428_606_765_330_187_045e-6;
     // q = rint(d / ln2) by the 1.5 * 2^23 shift: exact round-to-nearest-even for
     // |d / ln2| < 2^22, which covers every argument whose result is not replaced below; q is read
     // from the shifted value's bits (`round_ties_even` and a saturating float-to-int cast kept
@@ -115,6 +113,15 @@ pub fn sleef_expf(d: f32) -> f32 {
     let t = d * R_LN2F + SHIFT;
     let qf = t - SHIFT;
     let q = (t.to_bits() as i32).wrapping_sub(0x4B40_0000);
+    sleef_expf_from_q(d, qf, q)
+}
+
+/// The rest of [`sleef_expf`] once `q = rint(d / ln2)` is known (as a float `qf` and an
+/// integer `q`): `s = d - q ln2` in two parts, the polynomial, `2^q` in two halves, the cut-offs.
+#[inline(always)]
+fn sleef_expf_from_q(d: f32, qf: f32, q: i32) -> f32 {
+    const L2UF: f32 = 0.693_145_751_953_125;
+    const L2LF: f32 = 1.428_606_765_330_187_045e-6;
     let s = qf.mul_add(-L2UF, d);
     let s = qf.mul_add(-L2LF, s);
     let mut u = 0.000_198_527_617_612_853_646_278_381_f32;
@@ -809,27 +816,10 @@ mod tests {
     #[test]
     fn sleef_exp_shift_rounding_equals_rint() {
         // the reference form: q = rint(d / ln2) with a float-to-int conversion
+        // (the steps after q are shared: only how q is found differs)
         fn reference(d: f32) -> f32 {
             let qf = (d * 1.442_695_04_f32).round_ties_even();
-            let q = qf as i32;
-            let s = qf.mul_add(-0.693_145_751_953_125, d);
-            let s = qf.mul_add(-1.428_606_765_330_187_045e-6, s);
-            let mut u = 0.000_198_527_617_612_853_646_278_381_f32;
-            u = u.mul_add(s, 0.001_393_043_552_525_341_510_772_71);
-            u = u.mul_add(s, 0.008_333_360_776_305_198_669_433_59);
-            u = u.mul_add(s, 0.041_666_485_369_205_474_853_515_6);
-            u = u.mul_add(s, 0.166_666_671_633_720_397_949_219);
-            u = u.mul_add(s, 0.5);
-            u = 1.0 + (s * s).mul_add(u, s);
-            let h = q >> 1;
-            u = u * pow2i(h) * pow2i(q.wrapping_sub(h));
-            if d < -104.0 {
-                u = 0.0;
-            }
-            if d > 100.0 {
-                u = f32::INFINITY;
-            }
-            u
+            sleef_expf_from_q(d, qf, qf as i32)
         }
         for i in 0..3_000_000u64 {
             let u = (i.wrapping_mul(2_654_435_761) % 0x8000_0000) as u32;

@@ -52,7 +52,7 @@ def set_num_threads(n: int) -> None:
     import warnings
 
     for rec, plugin, pm in _LOADED:
-        if not any(impl.plugin is plugin for impl in pm.hook.torchnative_set_num_threads.get_hookimpls()):
+        if not _implements(pm, "torchnative_set_num_threads", plugin):
             continue
         try:
             _call(pm, "torchnative_set_num_threads", plugin, n=n)
@@ -152,9 +152,13 @@ def _abi_text(v):
     return f"{v >> 16}.{v & 0xFFFF}"
 
 
+def _implements(pm, hook_name, plugin) -> bool:
+    return any(impl.plugin is plugin for impl in getattr(pm.hook, hook_name).get_hookimpls())
+
+
 def _call(pm, hook_name, plugin, **kwargs):
     """Calls one plugin's implementation of a hook; TypeError when it has none."""
-    if not any(impl.plugin is plugin for impl in getattr(pm.hook, hook_name).get_hookimpls()):
+    if not _implements(pm, hook_name, plugin):
         raise TypeError(f"the plugin implements no {hook_name} hook")
     others = [p for p in pm.get_plugins() if p is not plugin]
     return pm.subset_hook_caller(hook_name, others)(**kwargs)
