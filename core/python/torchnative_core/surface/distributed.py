@@ -140,6 +140,9 @@ def install(C) -> None:
     ReduceOp.__module__ = _RedOpType.__module__ = "torch._C._distributed_c10d"
     mod.ReduceOp = ReduceOp
     mod.set_debug_level_from_env = lambda: None  # TORCH_DISTRIBUTED_DEBUG: no C++ logging to configure
+    from .. import c10d
+
+    c10d.install(mod, C)  # the real c10d objects (stores, process groups, DDP's reducer)
     from .placeholders import _opaque_meta
 
     dist = module_for(C, "torch._C._distributed")
