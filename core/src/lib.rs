@@ -14,6 +14,7 @@ use pyo3::sync::GILOnceCell;
 use pyo3::types::PyType;
 use torchnative_abi::TnDtype;
 
+pub mod c10d;
 pub mod door;
 pub mod dtype;
 pub mod fastpath;
@@ -199,6 +200,8 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registrar::_tn_unregister_plugin, m)?)?;
     m.add_function(wrap_pyfunction!(door::_aten_dispatch, m)?)?;
     m.add_class::<plans::Plan>()?;
+    m.add_class::<c10d::Mesh>()?;
+    m.add_function(wrap_pyfunction!(c10d::_tn_c10d_reduce_into, m)?)?;
     m.add_function(wrap_pyfunction!(plans::_tn_install_plans, m)?)?;
     m.add_function(wrap_pyfunction!(plans::_tn_call_planned, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_call_impl, m)?)?;

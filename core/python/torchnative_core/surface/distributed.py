@@ -17,8 +17,8 @@ C10D_CONSTANTS = {
     "_DEFAULT_PG_TIMEOUT": datetime.timedelta(seconds=1800),
     "_DEFAULT_PG_NCCL_TIMEOUT": datetime.timedelta(seconds=600),
 }
-ABSENT_BACKENDS = ("ProcessGroupGloo", "ProcessGroupNCCL", "ProcessGroupMPI", "ProcessGroupUCC", "ProcessGroupXCCL",
-                   "_ProcessGroupWrapper")
+# ProcessGroupGloo and _ProcessGroupWrapper are torchnative's own backend (c10d/gloo.py).
+ABSENT_BACKENDS = ("ProcessGroupNCCL", "ProcessGroupMPI", "ProcessGroupUCC", "ProcessGroupXCCL")
 
 
 class _RedOpType(enum.IntEnum):
@@ -59,12 +59,45 @@ class ReduceOp:
 
     @property
     def factor(self):
-        raise NotImplementedError("torch._C._distributed_c10d.ReduceOp.factor (PREMUL_SUM) is not implemented")
+        # set by _make_nccl_premul_sum (c10d/process_group.py)
+        if self.op != _RedOpType.PREMUL_SUM:
+            raise RuntimeError("factor is only defined for PREMUL_SUM")
+        return self._factor
 
 
 for _m in _RedOpType:
     setattr(ReduceOp, _m.name, _m)
 _RedOpType.__qualname__ = "ReduceOp.RedOpType"
+
+
+def _get_accelerator():
+    """The current accelerator, CPU when there is none (as a CPU-only upstream build answers)."""
+    import torch
+
+    return torch.device("cpu")
+
+
+class _WaitCounterTracker:
+    """torch._C._monitor's wait-counter guard (c10d_logger wraps every collective in one):
+    upstream feeds its counters to a metrics backend; torchnative has none, so it only nests."""
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+class _WaitCounter:
+    def __init__(self, key):
+        self.key = key
+
+    def guard(self):
+        return _WaitCounterTracker()
+
+
+for _cls in (_WaitCounter, _WaitCounterTracker):
+    _cls.__module__ = "torch._C._monitor"
 
 
 def _placements(meta):
@@ -143,6 +176,10 @@ def install(C) -> None:
     from .. import c10d
 
     c10d.install(mod, C)  # the real c10d objects (stores, process groups, DDP's reducer)
+    if getattr(getattr(C, "_get_accelerator", None), "_tn_placeholder", True):
+        C._get_accelerator = _get_accelerator  # barrier() asks which device to synchronise
+    monitor = module_for(C, "torch._C._monitor")
+    monitor._WaitCounter, monitor._WaitCounterTracker = _WaitCounter, _WaitCounterTracker
     from .placeholders import _opaque_meta
 
     dist = module_for(C, "torch._C._distributed")
