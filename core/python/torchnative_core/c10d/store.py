@@ -60,6 +60,12 @@ def _wait_timeout_error(keys, timeout_s) -> _DistStoreError:
     return _DistStoreError(f"wait timeout after {ms}ms, keys: {', '.join(keys)}")
 
 
+def _as_int(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"add(): incompatible function arguments: value must be an int, got {type(value).__name__}")
+    return value
+
+
 def _add_value(current: bytes | None, amount: int, key: str) -> int:
     if current is None or current == b"":
         return amount
@@ -143,7 +149,7 @@ class Store(metaclass=CClassMeta):
         raise RuntimeError(f"list_keys is not implemented for {type(self).__name__}")
 
     def clone(self):
-        raise RuntimeError(f"clone is not implemented for {type(self).__name__}")
+        raise RuntimeError('Tried to call pure virtual function "::c10d::Store::clone"')
 
     def barrier(self, key, world_size, timeout=None):
         raise RuntimeError(f"barrier is not implemented for {type(self).__name__}")
@@ -275,7 +281,7 @@ class HashStore(Store):
         return self._table.multi_get([key])[0]
 
     def add(self, key, value):
-        return self._table.add(_as_key(key), int(value))
+        return self._table.add(_as_key(key), _as_int(value))
 
     def compare_set(self, key, expected_value, desired_value):
         return self._table.compare_set(_as_key(key), _as_bytes(expected_value, "expected_value"),
@@ -350,6 +356,13 @@ class PrefixStore(Store):
         return self._store
 
     @property
+    def _underlying_non_prefix_store(self):
+        store = self._store
+        while isinstance(store, PrefixStore):
+            store = store._store
+        return store
+
+    @property
     def timeout(self):
         return self._store.timeout
 
@@ -421,6 +434,8 @@ class PrefixStore(Store):
 (_SET, _GET, _ADD, _CAS, _APPEND, _DELETE, _CHECK, _NUM_KEYS, _WAIT, _MULTI_GET, _MULTI_SET,
  _QPUSH, _QPOP, _QLEN, _LIST, _PING) = range(16)
 _OK, _TIMEOUT, _EMPTY, _ERROR = range(4)
+# the count of clients that joined (wait_for_workers); num_keys counts it, list_keys hides it
+_INIT_KEY = b"\0init/"
 _HEAD = struct.Struct("!BI")
 _LEN = struct.Struct("!I")
 
@@ -676,13 +691,13 @@ class TCPStore(Store):
             delay = min(delay * 2, 1.0)
 
     def _wait_for_workers(self, world_size):
-        self._ok(_ADD, [b"init/", b"1"])
+        self._ok(_ADD, [_INIT_KEY, b"1"])
         if self._server is None:
             return
         t = self._timeout_s()
         start = time.monotonic()
         while True:
-            joined = int(self._ok(_GET, [b"-1", b"init/"])[0].decode())
+            joined = int(self._ok(_GET, [b"-1", _INIT_KEY])[0].decode())
             if joined >= world_size:
                 return
             elapsed = time.monotonic() - start
@@ -762,9 +777,7 @@ class TCPStore(Store):
         return self._wait(_GET, [_as_key(key)])[0]
 
     def add(self, key, value):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError("add(key: str, value: int): incompatible function arguments")
-        return int(self._ok(_ADD, [_as_key(key).encode(), str(value).encode()])[0].decode())
+        return int(self._ok(_ADD, [_as_key(key).encode(), str(_as_int(value)).encode()])[0].decode())
 
     def compare_set(self, key, expected_value, desired_value):
         return self._ok(_CAS, [_as_key(key).encode(), _as_bytes(expected_value, "expected_value"),
@@ -813,7 +826,7 @@ class TCPStore(Store):
         return int(self._ok(_QLEN, [_as_key(key).encode()])[0].decode())
 
     def list_keys(self):
-        return [k.decode() for k in self._ok(_LIST, [])]
+        return [k.decode() for k in self._ok(_LIST, []) if not k.startswith(b"\0")]
 
     def clone(self):
         return TCPStore(self._host, self._port, None, False, self.timeout, use_libuv=self._use_libuv)
@@ -847,14 +860,15 @@ class FileStore(Store):
         return self._path
 
     def _open(self):
-        deadline = time.monotonic() + (self._timeout_s() or 1e9)
+        # as upstream's: a missing directory may still appear (a shared file system), so ENOENT
+        # is retried until the store's timeout
+        t = self._timeout_s()
+        deadline = None if t is None else time.monotonic() + t
         while True:
             try:
                 return os.open(self._path, os.O_RDWR | os.O_CREAT, 0o644)
             except OSError as e:
-                if time.monotonic() >= deadline:
-                    raise _DistStoreError(f"FileStore: cannot open {self._path}: {e.strerror}") from None
-                if e.errno not in (errno.ENOENT,) or not os.path.isdir(os.path.dirname(self._path) or "."):
+                if e.errno != errno.ENOENT or (deadline is not None and time.monotonic() >= deadline):
                     raise RuntimeError(f"open({self._path}): {e.strerror}") from None
                 time.sleep(0.01)
 
@@ -934,7 +948,7 @@ class FileStore(Store):
         return self._locked(False, lambda fd: self._cache["+" + key])
 
     def add(self, key, value):
-        return self._counter("+" + _as_key(key), int(value))
+        return self._counter("+" + _as_key(key), _as_int(value))
 
     def compare_set(self, key, expected_value, desired_value):
         key = "+" + _as_key(key)
@@ -957,10 +971,9 @@ class FileStore(Store):
         key = _as_key(key)
 
         def op(fd):
-            if "+" + key not in self._cache:
-                return False
-            self._write(fd, "-" + key, b"")
-            return True
+            if "+" + key in self._cache:
+                self._write(fd, "-" + key, b"")
+            return True  # upstream's FileStore answers True whether or not the key was there
         return self._locked(True, op)
 
     def check(self, keys):
@@ -968,7 +981,8 @@ class FileStore(Store):
         return self._locked(False, lambda fd: all(k in self._cache for k in keys))
 
     def num_keys(self):
-        return self._locked(False, lambda fd: sum(1 for k in self._cache if k[0] == "+"))
+        # upstream counts its own bookkeeping keys (the refcount) too
+        return self._locked(False, lambda fd: len(self._cache))
 
     def wait(self, keys, timeout=None):
         keys = [_as_key(k) for k in keys]
@@ -976,7 +990,8 @@ class FileStore(Store):
         deadline = None if t is None else time.monotonic() + t
         while not self.check(keys):
             if deadline is not None and time.monotonic() >= deadline:
-                raise _wait_timeout_error(keys, t)
+                # upstream's FileStore raises a plain RuntimeError here, not DistStoreError
+                raise RuntimeError(f"Wait timeout for keys: {', '.join(keys)}")
             time.sleep(0.01)
 
     def multi_get(self, keys):
@@ -995,7 +1010,7 @@ class FileStore(Store):
         self._locked(True, op)
 
     def has_extended_api(self):
-        return True
+        return False
 
     def list_keys(self):
         return self._locked(False, lambda fd: [k[1:] for k in self._cache if k[0] == "+"])
@@ -1024,6 +1039,8 @@ def _test_python_store(store):
     for key, want in (("key", "6"), ("key0", "value0"), ("key1", "value1"), ("key2", "value2"), ("key3", "15")):
         if get(key) != want:
             raise RuntimeError("assertion failed")
+    # upstream's check ends by cloning the store through the Store interface
+    store.clone()
 
 
 for _cls in (Store, HashStore, PrefixStore, TCPStore, FileStore):
