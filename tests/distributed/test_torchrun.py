@@ -1,0 +1,38 @@
+"""`torchrun --nproc-per-node 2 script.py`: upstream's elastic agent (static and c10d
+rendezvous) on our TCPStore launches workers that join and all_reduce; each worker's result
+equals upstream's."""
+
+import json
+from pathlib import Path
+
+from dist_harness import HERE, OURS, differences, finish, free_port, ref_python, start
+
+WORKER = HERE / "torchrun_worker.py"
+
+
+def _torchrun(python, *args):
+    torchrun = str(Path(python).parent / "torchrun")
+    return start(python, [torchrun, "--nproc-per-node", "2", "--monitor-interval", "0.1", *args, WORKER])
+
+
+def _workers(res, what):
+    rc, out, err = res
+    assert rc == 0, f"{what} exited {rc}:\n{err[-4000:]}"
+    lines = [json.loads(ln[len("RESULT "):]) for ln in out.splitlines() if ln.startswith("RESULT ")]
+    return sorted(lines, key=lambda r: r["rank"])
+
+
+def test_torchrun_workers_agree_with_upstream():
+    runs = {
+        "ref standalone": _torchrun(ref_python(), "--standalone"),
+        "ours standalone": _torchrun(OURS, "--standalone"),
+        "ours static": _torchrun(OURS, "--master-addr", "127.0.0.1", "--master-port", str(free_port())),
+    }
+    results = dict(zip(runs, finish(list(runs.values()), timeout=90)))
+    ref = _workers(results.pop("ref standalone"), "ref standalone")
+    assert [w["all_reduce"] for w in ref] == [[3.0, 3.0, 3.0]] * 2
+    for what, res in results.items():
+        ours = _workers(res, what)
+        assert len(ours) == 2, what
+        for r in range(2):
+            assert differences(ref[r], ours[r]) == [], what
