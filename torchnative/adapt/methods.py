@@ -495,12 +495,15 @@ class LMEntropy(Method):
     by default) are left out, as SAR/EATA leave out unreliable samples. The model's modes are
     left as the caller set them (a causal LM has no batch statistics to switch on).
 
-    Collapse guard: a model that minimises entropy can collapse onto a few tokens. After each
-    step the guard measures, on the same batch, the mean entropy and the entropy of the mean
-    predicted distribution (the marginal: near zero when every position predicts the same
-    token); when the 0.9-EMA of the first falls below `min_entropy` (SAR's reset constant, 0.2)
-    or the marginal falls below `min_marginal_ratio` (0.5) of its value before adaptation, the
-    weights and optimizer go back to the source (counted in stats()["recoveries"]).
+    Collapse guard: a model that minimises entropy can collapse onto a few tokens. Each call's
+    forward (before its step) gives the mean entropy and the entropy of the mean predicted
+    distribution (the marginal: near zero when every position predicts the same token); when
+    the 0.9-EMA of the first falls below `min_entropy_ratio` (0.7) of the first call's (the
+    source model's) mean entropy, or the marginal below `min_marginal_ratio` (0.5) of the first
+    call's, the weights and optimizer go back to the source, the call is answered by the source
+    model and takes no step, and the EMA restarts (counted in stats()["recoveries"]). Both
+    floors are relative, unlike SAR's absolute 0.2, because a vocabulary's entropy scale varies.
+    `guard=False` turns it off.
 
     Call the adapted model as the LM: adapted(input_ids=..., attention_mask=...)."""
 
@@ -508,14 +511,15 @@ class LMEntropy(Method):
     layers = (nn.LayerNorm, nn.GroupNorm)
 
     def __init__(self, lr: float = 1e-3, betas: tuple = (0.9, 0.999), weight_decay: float = 0.0, steps: int = 1,
-                 margin: float | None = None, min_entropy: float = 0.2, min_marginal_ratio: float = 0.5,
+                 margin: float | None = None, min_entropy_ratio: float = 0.7, min_marginal_ratio: float = 0.5,
                  guard: bool = True):
         if steps < 1:
             raise ValueError("LMEntropy requires >= 1 step(s) to forward and update")
         self.lr, self.betas, self.weight_decay, self.steps = lr, tuple(betas), weight_decay, steps
-        self.margin, self.min_entropy, self.min_marginal_ratio, self.guard = margin, min_entropy, min_marginal_ratio, guard
+        self.margin, self.min_entropy_ratio, self.min_marginal_ratio = margin, min_entropy_ratio, min_marginal_ratio
+        self.guard = guard
         self._ema = None
-        self._marginal0 = None
+        self._entropy0 = self._marginal0 = None
         self._recoveries = 0
         self._last = {}
 
@@ -543,7 +547,7 @@ class LMEntropy(Method):
     def reset_state(self, episodic=False):
         self._ema = None
         if not episodic:
-            self._marginal0 = None
+            self._entropy0 = self._marginal0 = None
             self._recoveries = 0
             self._last = {}
 
@@ -566,11 +570,11 @@ class LMEntropy(Method):
                 ent, marginal = self._measure(_logits(outputs), mask)
                 mean, marg = float(ent.detach().mean()), float(marginal.detach())
                 if self._marginal0 is None:
-                    self._marginal0 = marg
+                    self._entropy0, self._marginal0 = mean, marg
                 if not math.isnan(mean):
                     self._ema = mean if self._ema is None else 0.9 * self._ema + (1 - 0.9) * mean
                 self._last = {"entropy": mean, "marginal_entropy": marg}
-                if self.guard and ((self._ema is not None and self._ema < self.min_entropy)
+                if self.guard and ((self._ema is not None and self._ema < self.min_entropy_ratio * self._entropy0)
                                    or marg < self.min_marginal_ratio * self._marginal0):
                     # collapsed: back to the source, whose predictions this batch gets
                     recover()
@@ -587,5 +591,6 @@ class LMEntropy(Method):
         return _detached(outputs)
 
     def stats(self):
-        return {"entropy_ema": self._ema, "marginal_entropy_source": self._marginal0, "recoveries": self._recoveries,
+        return {"entropy_ema": self._ema, "entropy_source": self._entropy0, "marginal_entropy_source": self._marginal0,
+                "recoveries": self._recoveries,
                 **self._last}
