@@ -10,27 +10,38 @@ across many binades). `Delta.save`/`Delta.load` use safetensors.
 
 from __future__ import annotations
 
+import array
 import hashlib
 import json
+import sys
 from pathlib import Path
 
 import torch
 
 FORMAT = "torchnative.adapt.delta/1"
 EVENTS = ("backgrounded", "user_switch", "sync")
-
-
-def _flat_bytes(tensors: dict) -> bytes:
-    from safetensors.torch import save
-    return save({k: v.detach().contiguous() for k, v in sorted(tensors.items())})
+_INT_OF = {8: torch.int64, 4: torch.int32, 2: torch.int16, 1: torch.int8}
+_ARRAY_CODE = {torch.int64: "q", torch.int32: "i", torch.int16: "h", torch.int8: "b", torch.uint8: "B"}
 
 
 def fingerprint(tensors: dict) -> str:
-    """sha256 of the tensors (names, dtypes, shapes, bytes): which base a delta belongs to."""
-    return hashlib.sha256(_flat_bytes(tensors)).hexdigest()
-
-
-_INT_OF = {8: torch.int64, 4: torch.int32, 2: torch.int16, 1: torch.int8}
+    """sha256 over the tensors' names, dtypes, shapes and bits (little-endian): which base a
+    delta belongs to. Needs neither safetensors nor NumPy, so wrap() needs neither."""
+    h = hashlib.sha256()
+    for k in sorted(tensors):
+        t = tensors[k].detach().contiguous().reshape(-1)
+        h.update(f"{k}|{t.dtype}|{tuple(tensors[k].shape)}|".encode())
+        if t.dtype == torch.bool:
+            t = t.to(torch.uint8)
+        elif t.dtype.is_floating_point:
+            t = t.view(_INT_OF[t.element_size()])
+        if t.dtype not in _ARRAY_CODE:
+            raise TypeError(f"cannot fingerprint a {t.dtype} tensor ({k})")
+        values = array.array(_ARRAY_CODE[t.dtype], t.tolist())
+        if sys.byteorder == "big":
+            values.byteswap()
+        h.update(values.tobytes())
+    return h.hexdigest()
 
 
 def bits_equal(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -292,7 +292,7 @@ def compare_inprocess(a, b):
     return worst, exact
 
 
-def cnn_cases(cnn, faults):
+def cnn_cases(cnn, faults, work):
     _, _, xte, _ = tb.load_split()
     xs = tb.shift(xte, SHIFT, SEVERITY)
     batches = [torch.from_numpy(xs[i * BATCH:(i + 1) * BATCH]) for i in range(N_BATCHES)]
@@ -366,7 +366,7 @@ def cnn_cases(cnn, faults):
         # for the cross-runtime comparator: the library itself with a 1% larger learning rate
         result["lib_lr_1pct"] = lib_run(cnn, adapt.Tent(lr=1.01e-3), batches, held_out)
     result["reset"] = reset_checks(cnn, batches)
-    result["delta"] = delta_checks(cnn, batches)
+    result["delta"] = delta_checks(cnn, batches, work, made_here=faults)
     return result
 
 
@@ -409,7 +409,7 @@ def _state_equal(a, b):
     return a == b
 
 
-def delta_checks(cnn, batches):
+def delta_checks(cnn, batches, work, made_here):
     """delta() saved to safetensors and loaded into a fresh wrap reproduces the adapted tensors
     bit for bit; so does the StateDictUpdate loaded with load_state_dict(strict=False). The
     fault: one element of the reloaded delta moved by one ulp."""
@@ -439,9 +439,14 @@ def delta_checks(cnn, batches):
             c = adapt.wrap(cnn, method=fresh).load_delta(loaded)
             fault_same = all(bits_equal(target[k], v) for k, v in c.adapted_state().items())
             out[name] = {"keys": sorted(d), "nbytes": d.nbytes, "dtypes": sorted({str(v.dtype) for v in d.values()}), "file_bytes": path.stat().st_size,
-                         "metadata": {k: loaded.metadata[k] for k in ("method", "lifetime", "format")},
+                         "metadata": {k: loaded.metadata[k] for k in ("method", "lifetime", "format", "base_sha256")},
                          "reload_bit_identical": same, "update_bit_identical": update_same,
                          "ulp_fault_bit_identical": fault_same}
+            if name == "tent" and made_here:  # upstream's file, for the other runtime to load
+                d.save(work / "tent-delta.safetensors")
+    if not made_here:
+        b = adapt.wrap(cnn, method=adapt.Tent()).load_delta(work / "tent-delta.safetensors")
+        out["tent_from_other_runtime"] = {k: flat(v) for k, v in b.adapted_state().items()}
     return out
 
 
@@ -510,7 +515,7 @@ def main():
     train, faults = "--train" in sys.argv, "--faults" in sys.argv
     torch.set_num_threads(1)
     cnn, lm = source_models(work, train)
-    result = {"torch": torch.__version__, **cnn_cases(cnn, faults), "errors": error_cases(cnn, lm),
+    result = {"torch": torch.__version__, **cnn_cases(cnn, faults, work), "errors": error_cases(cnn, lm),
               "lm": lm_cases(lm, faults)}
     out_path.write_text(json.dumps(result))
 
