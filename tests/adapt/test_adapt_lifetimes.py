@@ -142,7 +142,8 @@ def test_persistent_lifetime_hands_updates_and_survives_user_switch():
     assert a.on_event("backgrounded")["flushed"] and len(got) == 2
     assert same(weights(a), w)
     update = got[0]
-    assert set(update) == {"state_dict", "delta", "metadata", "nbytes"}
+    assert set(update) == {"state_dict", "delta", "metadata", "nbytes", "num_examples"}
+    assert update["num_examples"] == 3 * 16 and a.stats()["samples"] == 48
     consumer = small_cnn()
     consumer.load_state_dict(update["state_dict"], strict=False)
     assert same({k: bits(v) for k, v in consumer.state_dict().items() if k in w}, w)

@@ -27,6 +27,15 @@ def _is_adapted(model: nn.Module) -> str | None:
     return None
 
 
+def _batch_size(args, kwargs) -> int:
+    """Examples in one call: the first dimension of its first tensor argument (input_ids for an
+    LM), 0 when there is none."""
+    for v in (*args, *kwargs.values()):
+        if isinstance(v, torch.Tensor) and v.dim() > 0:
+            return int(v.shape[0])
+    return 0
+
+
 def wrap(model: nn.Module, method: Method, lifetime="persistent", destination=None,
          share_frozen: bool = True) -> "AdaptedModule":
     """An adapted copy of `model`: `method` (BNAdapt(), Tent(), EATA(), SAR(), LMEntropy())
@@ -89,7 +98,7 @@ class AdaptedModule(nn.Module):
         self._opt_snapshot = copy.deepcopy(optimizer.state_dict()) if optimizer is not None else None
         self._modes = {n: m.training for n, m in adapted.named_modules()}
         self._online = True
-        self._calls = 0
+        self._calls = self._samples = 0
         self.events = []
 
     # -- what may change ------------------------------------------------------------------
@@ -156,6 +165,7 @@ class AdaptedModule(nn.Module):
         self._apply_modes()
         out = self.method.adapt(self.model, self.optimizer, args, kwargs, self._restore)
         self._calls += 1
+        self._samples += _batch_size(args, kwargs)
         return out
 
     def reset(self) -> "AdaptedModule":
@@ -163,11 +173,11 @@ class AdaptedModule(nn.Module):
         cleared."""
         self._restore()
         self.method.reset_state(episodic=False)
-        self._calls = 0
+        self._calls = self._samples = 0
         return self
 
     def stats(self) -> dict:
-        return {"method": self.method.name, "online": self._online, "calls": self._calls,
+        return {"method": self.method.name, "online": self._online, "calls": self._calls, "samples": self._samples,
                 "lifetime": str(self.lifetime), **self.method.stats()}
 
     # -- deltas ---------------------------------------------------------------------------
@@ -183,7 +193,7 @@ class AdaptedModule(nn.Module):
         meta = {"format": FORMAT, "method": self.method.name, "lifetime": str(self.lifetime),
                 "hyperparameters": json.dumps(self.method.describe(), default=str, sort_keys=True),
                 "base_sha256": self._base_fingerprint, "replaced": json.dumps(replaced),
-                "calls": str(self._calls), "torch": torch.__version__}
+                "calls": str(self._calls), "samples": str(self._samples), "torch": torch.__version__}
         return Delta(diffs, meta)
 
     def adapted_state(self) -> dict:

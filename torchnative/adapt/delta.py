@@ -78,6 +78,14 @@ def apply_difference(base: torch.Tensor, d: torch.Tensor, replaced: bool) -> tor
     return (base.to(d.dtype) + d).to(base.dtype)
 
 
+def _safetensors_torch():
+    try:
+        import safetensors.torch
+    except ImportError as e:
+        raise ImportError("saving and loading deltas needs the safetensors package (pip install safetensors)") from e
+    return safetensors.torch
+
+
 class Delta(dict):
     """{state-dict key: difference over the base}, with `metadata` and `nbytes`."""
 
@@ -110,23 +118,22 @@ class Delta(dict):
 
     def save(self, path) -> Path:
         """Writes a safetensors file (metadata in its header) and returns its path."""
-        from safetensors.torch import save_file
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        save_file({k: v.detach().contiguous() for k, v in self.items()}, str(path),
+        _safetensors_torch().save_file({k: v.detach().contiguous() for k, v in self.items()}, str(path),
                   metadata={**self.metadata, "nbytes": str(self.nbytes)})
         return path
 
     @classmethod
     def load(cls, path) -> "Delta":
+        st = _safetensors_torch()
         from safetensors import safe_open
-        from safetensors.torch import load_file
         with safe_open(str(path), framework="pt") as f:
             meta = dict(f.metadata() or {})
         if meta.get("format") != FORMAT:
             raise ValueError(f"{path} is not a torchnative.adapt delta (format {meta.get('format')!r})")
         meta.pop("nbytes", None)
-        return cls(load_file(str(path)), meta)
+        return cls(st.load_file(str(path)), meta)
 
     def __repr__(self):
         keys = ", ".join(list(self)[:4]) + (", ..." if len(self) > 4 else "")
@@ -250,15 +257,17 @@ class SafetensorsFile(Destination):
 class StateDictUpdate(Destination):
     """Hands a state-dict update to another component (a federated client, say): a plain dict
     {"state_dict": {key: adapted value}, "delta": {key: difference}, "metadata": {...},
-    "nbytes": int}, given to `consumer` when one is set; `model.load_state_dict(update
-    ["state_dict"], strict=False)` puts the adapted values into a model with the same keys."""
+    "nbytes": int, "num_examples": int (the samples adapted on)}, given to `consumer` when one
+    is set. `model.load_state_dict(update["state_dict"], strict=False)` puts the adapted values
+    into a model with the same keys; {**base.state_dict(), **update["state_dict"]} is the whole
+    adapted state, as a federated round's client update carries it."""
 
     def __init__(self, consumer=None):
         self.consumer = consumer
 
     def put(self, delta, values):
         update = {"state_dict": values, "delta": delta.state_dict(), "metadata": dict(delta.metadata),
-                  "nbytes": delta.nbytes}
+                  "nbytes": delta.nbytes, "num_examples": int(delta.metadata.get("samples", 0))}
         self.last = update
         if self.consumer is not None:
             self.consumer(update)
