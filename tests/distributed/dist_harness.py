@@ -74,6 +74,16 @@ def differences(ref: dict, ours: dict) -> list[str]:
             if ref.get(k) != ours.get(k)]
 
 
+def run_pair(args, timeout):
+    """One process under each interpreter with the same arguments; (upstream's, ours) JSON."""
+    procs = [start(py, args) for py in (ref_python(), OURS)]
+    results = []
+    for side, (rc, out, err) in zip(("upstream", "ours"), finish(procs, timeout)):
+        assert rc == 0, f"{side} exited {rc}:\n{err[-3000:]}"
+        results.append(last_json(out))
+    return tuple(results)
+
+
 def run_both(args_for, world, timeout, env_for=None):
     """Run `world` ranks under each interpreter at once; per side, every rank's JSON result."""
     sides = {}

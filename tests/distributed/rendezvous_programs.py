@@ -10,23 +10,22 @@ import json
 import os
 import socket
 import sys
+import tempfile
 
 import torch
 import torch.distributed as dist
+from program_outcome import outcome as _outcome
 
 TD = datetime.timedelta
 
 
+def _destroy():
+    if dist.is_initialized():
+        dist.destroy_process_group()
+
+
 def outcome(fn):
-    try:
-        return repr(fn())
-    except Exception as e:  # the type is the observable; messages differ between builds
-        chain = [c.__name__ for c in type(e).__mro__ if c.__module__.startswith("torch") or c is type(e)]
-        builtin = next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
-        return f"raise {'/'.join(chain)} ({builtin})"
-    finally:
-        if dist.is_initialized():
-            dist.destroy_process_group()
+    return _outcome(fn, cleanup=_destroy)
 
 
 def join(method, rank, world):
@@ -53,6 +52,7 @@ def free_port():
 
 
 def bad(tmp):
+    tmp = tempfile.mkdtemp(dir=tmp)  # one directory per interpreter running this
     short = TD(seconds=2)
     out = {}
 

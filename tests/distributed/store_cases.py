@@ -13,19 +13,12 @@ import socket
 import sys
 import tempfile
 import threading
+import time
 
 import torch.distributed as dist
+from program_outcome import outcome
 
 TD = datetime.timedelta
-
-
-def outcome(fn):
-    try:
-        return repr(fn())
-    except Exception as e:  # the type is the observable; messages differ between builds
-        chain = [c.__name__ for c in type(e).__mro__ if c.__module__.startswith("torch") or c is type(e)]
-        builtin = next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
-        return f"raise {'/'.join(chain)} ({builtin})"
 
 
 def free_port():
@@ -182,8 +175,10 @@ def master(port, world):
     out["final_counter"] = int(s.get("counter"))
     out["values"] = sorted(s.get(f"done{r}").decode() for r in range(1, world))
     print(json.dumps(out, sort_keys=True), flush=True)
-    # the server lives in this process: stay until every client said it is finished
+    # the server lives in this process: stay until every client said it is finished, and a
+    # moment longer so the reply to the last client's set reaches it
     s.wait([f"bye{r}" for r in range(1, world)])
+    time.sleep(0.5)
     os._exit(0)
 
 

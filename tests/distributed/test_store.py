@@ -2,17 +2,13 @@
 and under torchnative, outcomes compared case by case (values, and exception types for bad
 input, timeouts and refused connections)."""
 
-from dist_harness import HERE, OURS, differences, finish, free_port, last_json, ref_python, run_both, start
+from dist_harness import HERE, differences, free_port, run_both, run_pair
 
 CASES = HERE / "store_cases.py"
 
 
 def test_store_api_agrees_with_upstream():
-    procs = [start(py, [CASES, "single"]) for py in (ref_python(), OURS)]
-    (rc_ref, out_ref, err_ref), (rc_ours, out_ours, err_ours) = finish(procs, timeout=60)
-    assert rc_ref == 0, err_ref[-3000:]
-    assert rc_ours == 0, err_ours[-3000:]
-    ref, ours = last_json(out_ref), last_json(out_ours)
+    ref, ours = run_pair([CASES, "single"], timeout=60)
     assert len(ref) > 150
     assert differences(ref, ours) == []
 

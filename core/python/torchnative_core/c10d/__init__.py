@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 
 # Stores and DDP (store, ddp); process group, backends and collectives add their modules here.
-MODULES = ["errors", "store", "future", "process_group", "gloo"]
+MODULES = ["errors", "store", "future", "process_group", "gloo", "ddp"]
 
 
 def install(mod, C=None) -> None:
