@@ -2,7 +2,8 @@
 
 `torchnative demo` embeds a few sentences with the real all-MiniLM-L6-v2 checkpoint on
 torchnative's runtime and, where the reference interpreter exists, compares with upstream torch
-2.13.0 (torchnative/demo.py).
+2.13.0 (torchnative/demo.py). `torchnative federated demo` runs a fleet of client processes on
+scikit-learn's digits with FedAvg (torchnative/nn/federated/digits.py, docs/federated.md).
 """
 
 from __future__ import annotations
@@ -14,6 +15,15 @@ def demo(args) -> int:
     from . import demo as _demo
 
     return _demo.run(args)
+
+
+def federated_demo(args) -> int:
+    import json
+
+    from .nn.federated import digits
+
+    args.die = {int(k): v for k, v in json.loads(args.die).items()}
+    return digits.fleet(args)
 
 
 def _backends():
@@ -37,5 +47,13 @@ def main(argv=None) -> int:
     show.add_argument("name")
     show.add_argument("--json", action="store_true")
     show.set_defaults(fn=lambda a: _backends().backends_show(a))
+    fed = sub.add_parser("federated", help="federated learning (torchnative.nn.federated)").add_subparsers(
+        dest="sub", required=True)
+    fed_demo = fed.add_parser("demo", help="a fleet of client processes learning scikit-learn's digits, split "
+                              "non-IID, with FedAvg; compared with centralised training")
+    from .nn.federated.digits import add_arguments
+
+    add_arguments(fed_demo)
+    fed_demo.set_defaults(fn=federated_demo)
     args = parser.parse_args(argv)
     return args.fn(args)

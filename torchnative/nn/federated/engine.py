@@ -31,6 +31,7 @@ from .transport import Deadline, Link, PeerLost, pack, unpack
 OFFER, TRAIN, FINISH, ABORT, SA_KEYS, SA_SHARES, SA_MASKED, SA_UNMASK = range(1, 9)
 META = 64  # bytes of status/num_examples/loss in front of every training reply
 HANDSHAKE_REPLY = 4096
+ACK = 8  # a client's acknowledgement of FINISH or ABORT
 OK, FAILED = 0, 1
 
 
@@ -368,24 +369,27 @@ class Engine:
         return vec[:-2] / weight, weight, vec[-1]
 
     def _broadcast_end(self, command: int, payload: bytes) -> None:
-        """FINISH or ABORT to every client not known dead, waiting a bounded time for delivery
-        (a straggler that was dropped still gets the final weights when it comes back)."""
+        """FINISH or ABORT to every client not known dead, and wait (bounded) for each to
+        acknowledge: backends differ in when a send completes (gloo waits for the receiver,
+        others once the bytes are on the socket), and the coordinator must not exit before a
+        dropped straggler that is still alive has its final weights."""
         link = getattr(self, "_link", None)
         if link is None:
             return
         targets = [c for c in getattr(self, "_clients", self._all_clients()) if c not in getattr(self, "_dead", set())]
-        sends = {}
+        pending = {}
         for c in targets:
             try:
-                sends[c] = link.post(c, command, 0, payload, 0)
+                pending[c] = (link.post(c, command, 0, payload, ACK), link.expect(c, ACK))
             except Exception:  # noqa: BLE001 -- it is gone; nothing to tell
                 pass
-        grace = Deadline(max(self.round_timeout or 0.0, 10.0) if command == FINISH else 10.0)
-        for c, works in sends.items():
+        grace = Deadline(max(self.round_timeout or 0.0, 10.0))
+        for c, (works, posted) in pending.items():
             try:
                 link.finish_sends(c, works, grace.left())
+                link.collect(c, posted, grace.left())
             except PeerLost:
-                link._abandoned.append(works)
+                pass
 
     def _all_clients(self) -> list[int]:
         return [self._global(r) for r in range(1, dist.get_world_size(self.group))]
@@ -452,7 +456,8 @@ class Engine:
         def show(rec: RoundRecord) -> None:
             table = Table(show_header=rec.round == 1 or len(self.history) == 1, box=None, pad_edge=False)
             for col in ("round", "clients", "examples", "loss", "bytes", "s", "metrics", "dropped"):
-                table.add_column(col, justify="right" if col not in ("metrics", "dropped") else "left", min_width=8)
+                table.add_column(col, justify="right" if col not in ("metrics", "dropped") else "left",
+                                 min_width=20 if col == "metrics" else 8, no_wrap=True)
             metrics = " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.metrics.items())
             if rec.epsilon is not None:
                 metrics += f" eps={rec.epsilon:.3g}"
@@ -482,6 +487,7 @@ class Engine:
 
         command, _, payload, reply = receive()
         if command == ABORT:
+            link.reply(coord, b"", reply, self.client_timeout)
             raise FederatedError(payload.decode(errors="replace"))
         if command != OFFER:
             raise FederatedError(f"rank {me}: expected the coordinator's offer, got command {command}")
@@ -514,8 +520,10 @@ class Engine:
                 self.model.load_state_dict(decode(weights, self._spec))
                 self.history = [RoundRecord(**{**r, "dropped": {int(k): v for k, v in r["dropped"].items()}})
                                 for r in json.loads(hist)]
+                link.reply(coord, b"", reply, self.client_timeout)
                 return self.history
             if command == ABORT:
+                link.reply(coord, b"", reply, self.client_timeout)
                 raise FederatedError(payload.decode(errors="replace"))
             if command == TRAIN:
                 link.reply(coord, self._train_reply(payload, rnd), reply, self.client_timeout)

@@ -111,9 +111,9 @@ def unflatten(vec: np.ndarray, spec: list[Entry]) -> dict:
         if e.floating:
             out[e.name] = torch.from_numpy(piece.copy()).to(e.torch_dtype)
         elif e.dtype == "bool":
-            out[e.name] = torch.from_numpy(np.rint(piece) != 0)
+            out[e.name] = torch.from_numpy(np.asarray(np.rint(piece) != 0).reshape(e.shape))
         else:
-            out[e.name] = torch.from_numpy(np.rint(piece).astype(np.int64)).to(e.torch_dtype)
+            out[e.name] = torch.from_numpy(np.asarray(np.rint(piece), dtype=np.int64).reshape(e.shape)).to(e.torch_dtype)
     if at != len(vec):
         raise FederatedError(f"a flat vector of {len(vec)} values does not fit a state of {at} values")
     return out
