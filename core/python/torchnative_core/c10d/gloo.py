@@ -44,13 +44,25 @@ def _desc(t) -> str:
     return f"{_dtype(t)}{list(t.shape)}"
 
 
+def _dense(t) -> bool:
+    """Non-overlapping and dense: some permutation of the dims is contiguous (a transpose)."""
+    expected = 1
+    for size, stride in sorted(zip(t.shape, t.stride()), key=lambda d: d[1]):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
 class _Staged:
     """A contiguous CPU tensor standing for `t` (itself when it already is one); `back()` copies
-    the result into `t` when a stand-in was used (non-contiguous or non-CPU tensors)."""
+    the result into `t` when a stand-in was used (non-contiguous or non-CPU tensors).
+    `memory_order`: a dense CPU tensor is used in place, in the order of its memory, as gloo's
+    allreduce does (which elements share a ring segment follows the memory layout)."""
 
-    def __init__(self, t, load=True):
+    def __init__(self, t, load=True, memory_order=False):
         self.t = t
-        direct = t.device.type == "cpu" and t.is_contiguous()
+        direct = t.device.type == "cpu" and (t.is_contiguous() or memory_order and _dense(t))
         self.buf = t if direct else (t.detach().to("cpu").contiguous() if load else
                                      _torch().empty(t.shape, dtype=t.dtype))
         self.direct = direct
@@ -157,10 +169,11 @@ class ProcessGroupGloo(Backend):
             return self._seq << 4
 
     def _fail(self, exc, what):
+        """A transport failure as upstream gloo raises it: a plain RuntimeError."""
         if isinstance(exc, TimeoutError):
-            return _DistBackendError(f"{what}: {exc} (timeout {self._timeout_s():.3f} s)")
-        if isinstance(exc, RuntimeError) and not isinstance(exc, _DistBackendError):
-            return _DistBackendError(f"{what}: {exc}")
+            return RuntimeError(f"{what}: {exc} (timeout {self._timeout_s():.3f} s)")
+        if isinstance(exc, RuntimeError):
+            return RuntimeError(f"{what}: {exc}")
         return exc
 
     def _agree(self, tag, name, same, local_error, timeout_s):
@@ -204,7 +217,7 @@ class ProcessGroupGloo(Backend):
             try:
                 run(state, tag | 1, timeout_s)
             except (TimeoutError, RuntimeError) as exc:
-                if isinstance(exc, _DistBackendError) or type(exc) is RuntimeError and "mismatch" in str(exc):
+                if type(exc) is RuntimeError and ("mismatch" in str(exc) or str(exc).startswith(name)):
                     raise
                 raise self._fail(exc, name) from None
 
@@ -212,11 +225,11 @@ class ProcessGroupGloo(Backend):
 
     def _check_op(self, op, dtype):
         code = red_op_type(op)
-        if code == _AVG:
-            raise RuntimeError("Cannot use ReduceOp.AVG with Gloo")
+        if code == _AVG and dtype not in ("float32", "float64", "float16", "bfloat16"):
+            raise RuntimeError("Cannot use ReduceOp.AVG with non-floating point dtype")
         if code == _PREMUL_SUM:
             raise RuntimeError("Cannot use ReduceOp.PREMUL_SUM with Gloo")
-        if code not in (_SUM, _PRODUCT, _MIN, _MAX, _BAND, _BOR, _BXOR):
+        if code not in (_SUM, _AVG, _PRODUCT, _MIN, _MAX, _BAND, _BOR, _BXOR):
             raise RuntimeError(f"Unhandled ReduceOp {_OP_NAMES[code] if code < len(_OP_NAMES) else code}")
         if code in (_BAND, _BOR, _BXOR) and dtype in ("float32", "float64", "float16", "bfloat16"):
             raise RuntimeError(f"Cannot use ReduceOp.{_OP_NAMES[code]} with non-integral dtype")
@@ -227,11 +240,14 @@ class ProcessGroupGloo(Backend):
         return code
 
     def _ring(self, buf, code, tag, timeout_s):
-        """In-place allreduce of a contiguous CPU tensor."""
+        """In-place allreduce of a contiguous (or dense, see _Staged) CPU tensor; AVG is the sum,
+        then divided."""
         torch = _torch()
-        if buf.dtype.is_complex:
-            buf = torch.view_as_real(buf)
-        self._mesh.allreduce(buf.data_ptr(), buf.numel() * buf.element_size(), _dtype(buf), code, tag, timeout_s)
+        real = torch.view_as_real(buf) if buf.dtype.is_complex else buf
+        ring_op = _SUM if code == _AVG else code
+        self._mesh.allreduce(buf.data_ptr(), buf.numel() * buf.element_size(), _dtype(real), ring_op, tag, timeout_s)
+        if code == _AVG:
+            buf.div_(self._size)
 
     # --- collectives -----------------------------------------------------------------
     def allreduce(self, tensors, opts=None, timeout=None):
@@ -254,11 +270,13 @@ class ProcessGroupGloo(Backend):
                 if t.shape != t0.shape or t.dtype != t0.dtype:
                     raise RuntimeError("allreduce: tensors must have the same type and size")
             code = self._check_op(opts.reduceOp, _dtype(t0))
-            same = {"reduce op": _OP_NAMES[code], "tensor": _desc(t0), "tensors per rank": len(tensors)}
+            # the layout decides which elements meet in the ring (memory order)
+            same = {"reduce op": _OP_NAMES[code], "tensor": _desc(t0), "strides": list(t0.stride()),
+                    "tensors per rank": len(tensors)}
             return same, code
 
         def run(code, tag, timeout_s):
-            staged = [_Staged(t) for t in tensors]
+            staged = [_Staged(t, memory_order=True) for t in tensors]
             first = staged[0]
             for other in staged[1:]:
                 self._reduce_local(first.buf, other.buf, code)
@@ -332,7 +350,7 @@ class ProcessGroupGloo(Backend):
 
         def run(code, tag, timeout_s):
             # Every rank computes the ring's result; only the root's tensor is defined upstream.
-            s = _Staged(tensors[0])
+            s = _Staged(tensors[0], memory_order=True)
             self._ring(s.buf, code, tag, timeout_s)
             s.back()
 
@@ -483,8 +501,12 @@ class ProcessGroupGloo(Backend):
             return {"reduce op": _OP_NAMES[code], "output": _desc(out)}, code
 
         def run(code, tag, timeout_s):
-            flat = torch.cat([i.reshape(-1) for i in input_lists[0]])
-            self._reduce_scatter_flat(flat, outputs[0], code, tag, timeout_s)
+            # ProcessGroupGloo: one allreduce per input tensor, this rank's lands in the output
+            for i, inp in enumerate(input_lists[0]):
+                buf = inp.detach().to("cpu").contiguous().clone()
+                self._ring(buf, code, tag, timeout_s)
+                if i == self._rank:
+                    outputs[0].copy_(buf.view(outputs[0].shape))
 
         return self._collective("reduce_scatter", outputs, prepare, run, opts.timeout)
 
@@ -685,7 +707,7 @@ class ProcessGroupGloo(Backend):
                         self._recv_from(t, src, ptag, max(until - time.monotonic(), 0.0))
                         return
                 if time.monotonic() >= until:
-                    raise _DistBackendError(f"recv_anysource: timed out after {wait_s or timeout_s:.3f} s")
+                    raise RuntimeError(f"recv_anysource: timed out after {wait_s or timeout_s:.3f} s")
                 time.sleep(0.0005)
 
         work._finish = finish

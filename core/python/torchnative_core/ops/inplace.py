@@ -5,7 +5,7 @@ Hot in-place operators keep their own kernels (elementwise.binary_); this covers
 
 from __future__ import annotations
 
-from . import IMPLS
+from . import IMPLS, impl
 from . import base as B
 
 
@@ -60,3 +60,13 @@ def install():
             functional = "transpose.int"  # transpose_ is the in-place form of transpose.int
         if functional in IMPLS and functional in schemas:
             IMPLS[op] = _make(op, functional)
+
+
+@impl("resize_")
+def resize_(self, size, memory_format=None):
+    """Contiguous geometry of `size`; the storage grows (keeping its bytes) when too small.
+    torch.distributed's *_object collectives resize their byte buffers with it."""
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    self._tn_resize([int(s) for s in size])
+    return self
