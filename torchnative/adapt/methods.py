@@ -70,6 +70,8 @@ class Method:
     #: whether `check_model`'s rule applies: the references assert that some, but not all,
     #: parameters train.
     partial_update = True
+    #: whether the method trains parameters (BNAdapt only re-estimates statistics)
+    needs_parameters = True
 
     def select(self, model: nn.Module) -> list[tuple[str, nn.Module]]:
         """The (name, module) pairs this method adapts in `model`."""
@@ -92,8 +94,6 @@ class Method:
         if self.needs_parameters and not self.trainable(model):
             raise ValueError(f"{self.name} trains the affine weight and bias of {_layer_names(self.layers)} "
                              f"layers; those of {type(model).__name__} have none (affine=False)")
-
-    needs_parameters = True
 
     def delta_keys(self, model: nn.Module) -> list[str]:
         """State-dict keys of what adaptation may change: the trained parameters (and, for
