@@ -91,12 +91,14 @@ def run_train(port, rank, world):
         "allreduce_hook": {"hook": default_hooks.allreduce_hook},
         "fp16_hook": {"hook": default_hooks.fp16_compress_hook},
         "no_sync": {"accumulate": True},
+        "static_graph": {"static_graph": True},
+        "static_graph_unused": {"static_graph": True, "bucket_cap_mb": 0.0005},
     }
     for name, kw in variants.items():
         kw = dict(kw)
         hook = kw.pop("hook", None)
         accumulate = kw.pop("accumulate", False)
-        model = DDP(fresh(unused=name == "find_unused"), **kw)
+        model = DDP(fresh(unused=name in ("find_unused", "static_graph_unused")), **kw)
         if hook is not None:
             model.register_comm_hook(None, hook)
         train(model, xs, ys, rank, world, accumulate)
@@ -108,8 +110,8 @@ def run_train(port, rank, world):
                                                                          "total_parameter_size_bytes", "has_rebuilt_buckets",
                                                                          "bucket_sizes", "rebuilt_bucket_sizes", "iteration",
                                                                          "bucket_cap_bytes", "module_name", "dtypes")}
-        if name == "find_unused":
-            out["find_unused.unused_grad_is_none"] = model.module.unused.weight.grad is None
+        if name in ("find_unused", "static_graph_unused"):
+            out[name + ".unused_grad_is_none"] = model.module.unused.weight.grad is None
     # a module with parameters that get no gradient, without find_unused_parameters: upstream
     # raises at the next iteration's forward
     bad = DDP(fresh(unused=True))

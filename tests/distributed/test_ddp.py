@@ -1,14 +1,15 @@
 """Upstream's DistributedDataParallel on our Reducer and process group: a 2-process model
 trained on each rank's half of the batch ends with the parameters of one process trained on the
 whole batch (float tolerance), for the default path, small buckets (rebuilt after the first
-iteration), gradient_as_bucket_view, find_unused_parameters, comm hooks and no_sync; and every
-rank's result equals upstream gloo's run of the same program."""
+iteration), gradient_as_bucket_view, find_unused_parameters, static_graph, comm hooks and
+no_sync; and every rank's result equals upstream gloo's run of the same program."""
 
 from dist_harness import HERE, differences, free_port, run_both, run_pair
 
 PROGRAMS = HERE / "ddp_programs.py"
 WORLD = 2
-TRAINED = ["default", "small_buckets", "grad_as_bucket_view", "find_unused", "allreduce_hook", "fp16_hook", "no_sync"]
+TRAINED = ["default", "small_buckets", "grad_as_bucket_view", "find_unused", "allreduce_hook", "fp16_hook", "no_sync",
+           "static_graph", "static_graph_unused"]
 
 
 def _max_diff(a, b):

@@ -45,7 +45,7 @@ def _compute_bucket_assignment_by_size(tensors, bucket_size_limits, expect_spars
         raise RuntimeError("Expected at least one bucket size limit")
     expect_sparse_gradient = list(expect_sparse_gradient or ())
     tensor_indices = list(tensor_indices or ())
-    if expect_sparse_gradient and len(expect_sparse_gradient) != len(tensors):
+    if expect_sparse_gradient and not tensor_indices and len(expect_sparse_gradient) != len(tensors):
         raise RuntimeError("Expected the same number of tensors and expect_sparse_gradient entries")
     result = []  # (indices, size_limit)
     open_buckets: dict = {}  # key -> [indices, size, limit]
@@ -274,6 +274,8 @@ class Reducer(metaclass=CClassMeta):
         self._unused: list[int] = []
         self._marked_unused = False
         self._ready_this_iteration: set = set()
+        self._hooks_fired: dict = {}  # static graph, first iteration: who produced a gradient, in order
+        self._finalize_now = False
         self._local_used = torch.zeros(len(self._params), dtype=torch.int32)
         self._div_factor = process_group.size()
         self._hook_handles = []
@@ -339,6 +341,12 @@ class Reducer(metaclass=CClassMeta):
     def prepare_for_forward(self):
         self._num_iterations += 1
 
+    def _static_first_iteration(self):
+        return self._static_graph and self._num_bwd_calls == 0
+
+    def _tracks_unused(self):
+        return self._find_unused or self._static_graph
+
     def prepare_for_backward(self, outputs=()):
         self._expect_hooks = True
         self._reset_bucket_counting()
@@ -372,7 +380,12 @@ class Reducer(metaclass=CClassMeta):
             return  # no_sync() or a backward DDP did not prepare: gradients stay local
         self._require_finalize = True
         self._local_used[index] = 1
-        if self._find_unused and not self._marked_unused:
+        if self._static_first_iteration():
+            # the first iteration of a static graph learns which parameters get gradients;
+            # _delay_all_reduce (queued by DDP's _DDPSink) reduces everything at its end
+            self._hooks_fired[index] = True
+            return
+        if self._tracks_unused() and not self._marked_unused:
             self._marked_unused = True
             for i in self._unused:
                 self._mark_ready(i, used=False)
@@ -388,8 +401,8 @@ class Reducer(metaclass=CClassMeta):
                 + (f" with name {self._param_names[index]}" if index in self._param_names else "")
                 + " has been marked as ready twice.")
         self._ready_this_iteration.add(index)
-        if not self._has_rebuilt and (self._static_graph or not self._find_unused) and used:
-            self._rebuilt_params.append(index)
+        if not self._has_rebuilt and (self._static_graph or not self._find_unused):
+            self._rebuilt_params.append(index)  # the ready order the buckets are rebuilt in
         b, k = self._locator[index]
         bucket = self._buckets[b]
         view = bucket.views[k]
@@ -442,10 +455,13 @@ class Reducer(metaclass=CClassMeta):
 
     def _all_buckets_ready(self):
         torch = _torch()
-        if self._find_unused:
+        if self._tracks_unused():
             # a parameter unused on every rank keeps its .grad untouched
             self._global_used = self._local_used.clone()
             _allreduce(self._process_group, self._global_used)
+        if self._finalize_now:
+            self._finalize_backward()
+            return
         try:
             torch.autograd.Variable._execution_engine.queue_callback(self._finalize_backward)
         except RuntimeError:  # not inside a backward pass (a direct call): finish now
@@ -463,13 +479,13 @@ class Reducer(metaclass=CClassMeta):
                     bucket.buffer.copy_(result.reshape(-1))
                 for i, view in zip(bucket.variables, bucket.views):
                     p = self._params[i]
-                    if self._find_unused and int(self._global_used[i].item()) == 0:
+                    if self._tracks_unused() and int(self._global_used[i].item()) == 0:
                         continue
                     if p.grad is None:
                         p.grad = view if self._grad_as_bucket_view else view.clone()
                     elif not self._aliases(p.grad, view):
                         p.grad.copy_(view)
-        if self._find_unused:
+        if self._tracks_unused():
             self._local_used.zero_()
 
     # --- bucket rebuilding ---
@@ -608,7 +624,17 @@ class Reducer(metaclass=CClassMeta):
         self._optimizer_in_backward = True
 
     def _delay_all_reduce(self):
-        raise NotImplementedError("Reducer._delay_all_reduce (static graph with delayed all-reduce) is not supported by torchnative's Reducer")
+        """End of a static graph's first backward: every parameter is marked ready (the ones no
+        hook reported as unused, for this and later iterations) and the buckets reduced now."""
+        self._unused = [i for i, p in enumerate(self._params) if p.requires_grad and i not in self._hooks_fired]
+        self._marked_unused = True
+        self._finalize_now = True
+        try:
+            for i in list(self._hooks_fired) + self._unused:
+                if i not in self._ready_this_iteration:
+                    self._mark_ready(i, used=i in self._hooks_fired)
+        finally:
+            self._finalize_now = False
 
     # what the Logger reads
     def _bucket_sizes(self):

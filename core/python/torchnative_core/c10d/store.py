@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime
 import errno
 import fcntl
+import ipaddress
 import os
 import socket
 import struct
@@ -579,14 +580,27 @@ class _TCPServer:
             s.close()
 
 
-def _listen(host, port):
-    """Listening sockets on the addresses `host` names (so a store for 127.0.0.1 is reachable
-    only there); all share one port, the first's when port is 0."""
+def _bind_addresses(host):
+    """Where the server listens. An address literal or 'localhost' binds just there (a store for
+    127.0.0.1 is reachable only on loopback); any other host name binds every interface, as
+    upstream's server does, since a name can resolve differently here than on the peers (a
+    Debian host maps its own name to 127.0.1.1)."""
     try:
-        infos = socket.getaddrinfo(host or None, port, socket.AF_UNSPEC, socket.SOCK_STREAM, 0, socket.AI_PASSIVE)
+        ipaddress.ip_address(host.split("%")[0])
+        return host
+    except ValueError:
+        return host if host in ("localhost", "localhost.localdomain") else None
+
+
+def _listen(host, port):
+    """Listening sockets on the addresses to bind; all share one port, the first's when port is 0."""
+    try:
+        infos = socket.getaddrinfo(_bind_addresses(host), port, socket.AF_UNSPEC, socket.SOCK_STREAM, 0,
+                                   socket.AI_PASSIVE)
     except socket.gaierror as e:
         raise _DistNetworkError(f"The server socket has failed to resolve the host {host!r}: {e}") from None
-    seen, socks = set(), []
+    infos.sort(key=lambda i: i[0] != socket.AF_INET)  # IPv4 first: it picks the port when port is 0
+    seen, socks, failure = set(), [], None
     for family, kind, proto, _, addr in infos:
         if (family, addr[0]) in seen:
             continue
@@ -601,16 +615,19 @@ def _listen(host, port):
             s.listen(1024)
         except OSError as e:
             s.close()
-            if socks and e.errno in (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
-                continue  # e.g. ::1 without IPv6: the other address serves
-            for o in socks:
-                o.close()
-            name = errno.errorcode.get(e.errno, "?")
-            raise _DistNetworkError(
-                f"The server socket has failed to listen on any local network address. "
-                f"port: {port}, useIpv6: {family == socket.AF_INET6}, code: {-(e.errno or 0)}, "
-                f"name: {name}, message: {e.strerror}") from None
+            if e.errno == errno.EADDRINUSE and not socks:
+                failure = (e, family)
+                break
+            failure = failure or (e, family)
+            continue  # e.g. ::1 on a host without IPv6: the other address serves
         socks.append(s)
+    if not socks:
+        e, family = failure
+        name = errno.errorcode.get(e.errno, "?")
+        raise _DistNetworkError(
+            f"The server socket has failed to listen on any local network address. "
+            f"port: {port}, useIpv6: {family == socket.AF_INET6}, code: {-(e.errno or 0)}, "
+            f"name: {name}, message: {e.strerror}")
     return socks
 
 
