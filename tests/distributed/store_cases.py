@@ -65,6 +65,9 @@ def kv_cases(make, out, tag):
     r["multi_get_missing"] = outcome(lambda: s.multi_get(["a", "never"]))
     r["set_int_value"] = outcome(lambda: s.set("i", 5))
     r["key_not_str"] = outcome(lambda: s.set(5, "v"))
+    r["barrier_one"] = outcome(lambda: s.barrier("bar", 1))
+    r["barrier_keys"] = outcome(lambda: sorted(k for k in s.list_keys() if k.startswith("bar")) if s.has_extended_api() else None)
+    r["barrier_timeout"] = outcome(lambda: s.barrier("bar2", 2, TD(milliseconds=200)))
     for k, v in r.items():
         out[f"{tag}.{k}"] = v
     return s
@@ -134,6 +137,14 @@ def single():
     out["tcp.multi_tenant"] = outcome(lambda: b.get("shared"))
     out["tcp.use_libuv_false"] = outcome(lambda: dist.TCPStore("127.0.0.1", 0, None, True, TD(seconds=5), wait_for_workers=False, use_libuv=False).port > 0)
     out["tcp.clone"] = outcome(lambda: a.clone().get("shared"))
+    # a server on a socket the caller already listens on
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(8)
+    fd_store = dist.TCPStore("127.0.0.1", ls.getsockname()[1], None, True, TD(seconds=5), wait_for_workers=False,
+                             master_listen_fd=ls.detach())
+    out["tcp.master_listen_fd"] = outcome(lambda: fd_store.set("f", "d") or dist.TCPStore(
+        "127.0.0.1", fd_store.port, None, False, TD(seconds=5)).get("f"))
 
     # Python subclasses of Store, as upstream's tests write them
     class MyStore(dist.Store):
@@ -172,6 +183,7 @@ def master(port, world):
     s.set("from_master", "m")
     out["counter"] = s.add("counter", 1)
     s.wait([f"done{r}" for r in range(1, world)])
+    s.barrier("all", world)
     out["final_counter"] = int(s.get("counter"))
     out["values"] = sorted(s.get(f"done{r}").decode() for r in range(1, world))
     print(json.dumps(out, sort_keys=True), flush=True)
@@ -187,6 +199,7 @@ def client(port, rank, world):
     out = {"got": s.get("from_master").decode()}
     s.add("counter", 1)
     s.set(f"done{rank}", f"r{rank}")
+    s.barrier("all", world)
     out["cas"] = s.compare_set("leader", "", f"r{rank}").decode() in {f"r{r}" for r in range(1, world)}
     s.set(f"bye{rank}", "1")
     print(json.dumps(out, sort_keys=True), flush=True)

@@ -153,7 +153,19 @@ class Store(metaclass=CClassMeta):
         raise RuntimeError('Tried to call pure virtual function "::c10d::Store::clone"')
 
     def barrier(self, key, world_size, timeout=None):
-        raise RuntimeError(f"barrier is not implemented for {type(self).__name__}")
+        """Store::barrier: blocks until world_size callers reached `key` (a counter, then the
+        last one's flag)."""
+        key = _as_key(key)
+        arrived = self.add(f"{key}/num_members", 1)
+        if arrived >= world_size:
+            self.set(f"{key}/last_member", "1")
+        try:
+            if timeout is None:
+                self.wait([f"{key}/last_member"])
+            else:
+                self.wait([f"{key}/last_member"], timeout)
+        except _DistStoreError:
+            raise _DistStoreError("Wait timeout") from None
 
     def _timeout_s(self, timeout=None):
         return _seconds(self.timeout if timeout is None else timeout)
@@ -260,6 +272,18 @@ class _KeyValueTable:
     def queue_len(self, key):
         with self.cond:
             return len(self.queues.get(key, ()))
+
+    def barrier(self, key, world_size, timeout_s) -> bool:
+        """Counts this caller in at `key`; True once world_size have arrived, False at the timeout."""
+        self.add(key, 1)
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        with self.cond:
+            while int(self.data[key].decode()) < world_size:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self.cond.wait(left)
+            return True
 
     def list_keys(self):
         with self.cond:
@@ -433,7 +457,7 @@ class PrefixStore(Store):
 # --- TCPStore ----------------------------------------------------------------------------------
 # A frame: u8 command, u32 count, then count x (u32 length, bytes). Replies: u8 status, same list.
 (_SET, _GET, _ADD, _CAS, _APPEND, _DELETE, _CHECK, _NUM_KEYS, _WAIT, _MULTI_GET, _MULTI_SET,
- _QPUSH, _QPOP, _QLEN, _LIST, _PING) = range(16)
+ _QPUSH, _QPOP, _QLEN, _LIST, _PING, _BARRIER) = range(17)
 _OK, _TIMEOUT, _EMPTY, _ERROR = range(4)
 # the count of clients that joined (wait_for_workers); num_keys counts it, list_keys hides it
 _INIT_KEY = b"\0init/"
@@ -482,9 +506,12 @@ class _TCPServer:
     """The store daemon: a listening socket per local address of the host, a thread per client
     connection, one table. Lives while a master TCPStore refers to it."""
 
-    def __init__(self, host, port):
+    def __init__(self, host, port, listen_fd=None):
         self.table = _KeyValueTable()
-        self.listeners = _listen(host, port)
+        if listen_fd is not None:  # a socket the caller bound and listens on already
+            self.listeners = [socket.socket(fileno=listen_fd)]
+        else:
+            self.listeners = _listen(host, port)
         self.port = self.listeners[0].getsockname()[1]
         self.stopped = False
         self.conns: set = set()
@@ -564,6 +591,9 @@ class _TCPServer:
             return _OK, [str(t.queue_len(a[0].decode())).encode()]
         if cmd == _LIST:
             return _OK, [k.encode() for k in t.list_keys()]
+        if cmd == _BARRIER:
+            ok = t.barrier(a[0].decode(), int(a[1].decode()), _parse_timeout(a[2]))
+            return (_OK if ok else _TIMEOUT), []
         if cmd == _PING:
             return _OK, [str(os.getpid()).encode()]
         return _ERROR, [f"unknown command {cmd}".encode()]
@@ -667,7 +697,7 @@ class TCPStore(Store):
     @staticmethod
     def _start_server(host, port, multi_tenant, listen_fd):
         if listen_fd is not None:
-            raise NotImplementedError("TCPStore(master_listen_fd=...) is not supported by torchnative's store server")
+            return _TCPServer(host, port, listen_fd)
         if not multi_tenant or port == 0:
             return _TCPServer(host, port)
         with _TENANT_LOCK:
@@ -844,6 +874,13 @@ class TCPStore(Store):
 
     def list_keys(self):
         return [k.decode() for k in self._ok(_LIST, []) if not k.startswith(b"\0")]
+
+    def barrier(self, key, world_size, timeout=None):
+        # the server counts at one key and answers everyone once world_size have arrived
+        t = self._timeout_s(timeout)
+        status, _ = self._call(_BARRIER, [_as_key(key).encode(), str(int(world_size)).encode(), _timeout_arg(t)], True, t)
+        if status == _TIMEOUT:
+            raise _DistStoreError(f"barrier timeout after {int(round((t or 0) * 1000))}ms, key: {key}")
 
     def clone(self):
         return TCPStore(self._host, self._port, None, False, self.timeout, use_libuv=self._use_libuv)
