@@ -52,6 +52,21 @@ struct Inbox {
 struct Shared {
     inbox: Mutex<Inbox>,
     arrived: Condvar,
+    // Segment-sized receive buffers, reused: a fresh 1 MiB allocation per segment costs page
+    // faults that dominate the ring's bandwidth.
+    pool: Mutex<Vec<Vec<u8>>>,
+}
+
+const POOL_MAX_BUFFERS: usize = 64;
+const POOL_MAX_BYTES: usize = 2 * MAX_SEGMENT_BYTES;
+
+impl Shared {
+    fn buffer(&self, len: usize) -> Vec<u8> {
+        let mut buf = if len <= POOL_MAX_BYTES { self.pool.lock().unwrap().pop().unwrap_or_default() } else { Vec::new() };
+        buf.clear();
+        buf.resize(len, 0);
+        buf
+    }
 }
 
 #[pyclass(module = "torch._C._distributed_c10d", name = "_TnMesh")]
@@ -88,7 +103,7 @@ fn reader_loop(mut sock: TcpStream, peer: usize, shared: Arc<Shared>) {
             Ok(n) => n as usize,
             Err(e) => break format!("connection to rank {peer} closed ({e})"),
         };
-        let mut buf = vec![0u8; len];
+        let mut buf = shared.buffer(len);
         if let Err(e) = sock.read_exact(&mut buf) {
             break format!("connection to rank {peer} closed mid-message ({e})");
         }
@@ -122,8 +137,10 @@ impl Mesh {
     fn send_raw(&self, peer: usize, tag: u64, data: &[u8]) -> Result<(), Fail> {
         self.check_peer(peer)?;
         if peer == self.rank {
+            let mut buf = self.shared.buffer(data.len());
+            buf.copy_from_slice(data);
             let mut inbox = self.shared.inbox.lock().unwrap();
-            inbox.queues.entry((peer, tag)).or_default().push_back(data.to_vec());
+            inbox.queues.entry((peer, tag)).or_default().push_back(buf);
             drop(inbox);
             self.shared.arrived.notify_all();
             return Ok(());
@@ -166,7 +183,17 @@ impl Mesh {
             )));
         }
         dst.copy_from_slice(&buf);
+        self.recycle(buf);
         Ok(())
+    }
+
+    fn recycle(&self, buf: Vec<u8>) {
+        if buf.capacity() <= POOL_MAX_BYTES {
+            let mut pool = self.shared.pool.lock().unwrap();
+            if pool.len() < POOL_MAX_BUFFERS {
+                pool.push(buf);
+            }
+        }
     }
 
     /// gloo's ring allreduce over `data` (one buffer, used as input and output).
@@ -190,12 +217,17 @@ impl Mesh {
             (off, len)
         };
         // Reduce-scatter: segment s of chunk c travels c-1 -> c-2 -> ... -> c, each rank
-        // reducing (its own value, what it received), as gloo does.
-        for i in 0..(num_segments - per_rank) {
+        // reducing (its own value, what it received), as gloo does. The segment sent at step
+        // i + per_rank is the one received and reduced at step i, so the first per_rank sends
+        // (local data) go out at once and the ring runs per_rank segments deep.
+        let steps = num_segments - per_rank;
+        for i in 0..per_rank.min(steps) {
             let (so, sl) = range(self.rank + 1, i);
             if sl > 0 {
                 self.send_raw(send_rank, tag, &data[so..so + sl])?;
             }
+        }
+        for i in 0..steps {
             let (ro, rl) = range(self.rank + 2, i);
             if rl > 0 {
                 let got = self.recv_raw(recv_rank, tag, until)?;
@@ -203,17 +235,26 @@ impl Mesh {
                     return Err(Fail::Bad(format!("rank {recv_rank} sent a segment of {} bytes, expected {rl}", got.len())));
                 }
                 red.apply(&mut data[ro..ro + rl], &got);
+                self.recycle(got);
+                if i + per_rank < steps {
+                    self.send_raw(send_rank, tag, &data[ro..ro + rl])?;
+                }
             }
         }
-        // Allgather: the reduced chunks travel the same ring.
-        for i in 0..(num_segments - per_rank) {
+        // Allgather: the reduced chunks travel the same ring, forwarded as they arrive.
+        for i in 0..per_rank.min(steps) {
             let (so, sl) = range(self.rank, i);
             if sl > 0 {
                 self.send_raw(send_rank, tag, &data[so..so + sl])?;
             }
+        }
+        for i in 0..steps {
             let (ro, rl) = range(self.rank + 1, i);
             if rl > 0 {
                 self.recv_exact(recv_rank, tag, &mut data[ro..ro + rl], until)?;
+                if i + per_rank < steps {
+                    self.send_raw(send_rank, tag, &data[ro..ro + rl])?;
+                }
             }
         }
         Ok(())
@@ -246,7 +287,7 @@ impl Mesh {
             listener: Mutex::new(Some(listener)),
             port,
             writers: OnceLock::new(),
-            shared: Arc::new(Shared { inbox: Mutex::new(Inbox::default()), arrived: Condvar::new() }),
+            shared: Arc::new(Shared { inbox: Mutex::new(Inbox::default()), arrived: Condvar::new(), pool: Mutex::new(Vec::new()) }),
         })
     }
 
