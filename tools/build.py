@@ -13,6 +13,7 @@ build/stamps/ and its outputs still exist):
   torch-deps pip install --no-deps -r requirements/runtime-torch.txt (packages that require torch:
              their other dependencies are in runtime.txt, so pip never fetches upstream torch)
   editable   pip install -e . (the root torchnative package, when pyproject.toml exists)
+  flower     pip install --target build/flwr-site -r requirements/flower.txt (kept out of .venv)
   ref        (--ref) the upstream torch 2.13.0 reference venv -> build/ref-python
 
 Stdlib only; runs with any python3 >= 3.10. Exit code 1 and a one-line reason on failure.
@@ -44,6 +45,8 @@ VENV_PY = VENV / "bin" / "python"
 REQ_RUNTIME = REPO / "requirements" / "runtime.txt"
 REQ_REF = REPO / "requirements" / "ref.txt"
 REQ_TORCH_DEPS = REPO / "requirements" / "runtime-torch.txt"
+REQ_FLOWER = REPO / "requirements" / "flower.txt"
+FLOWER_SITE = BUILD / "flwr-site"
 GEN_TABLES = REPO / "tools" / "gen_tables.py"
 GENERATED = REPO / "core" / "python" / "torchnative_core" / "generated"
 REF_PYTHON_FILE = BUILD / "ref-python"
@@ -368,6 +371,27 @@ def step_editable(s: Summary, force: bool) -> None:
     s.add("editable", "rebuilt", t, f"{name} (editable)")
 
 
+def step_flower(s: Summary, force: bool) -> None:
+    """flwr (requirements/flower.txt) into build/flwr-site with pip --target, not into .venv:
+    flwr pins protobuf, typer and packaging below .venv's. tests/federated/flower_deploy.py puts
+    it first on PYTHONPATH for Flower's processes only (either interpreter: pure-Python and
+    abi3/cp311 wheels)."""
+    t = time.monotonic()
+    if not REQ_FLOWER.is_file():
+        s.add("flower", "absent", t, "no requirements/flower.txt")
+        return
+    key = fingerprint(REQ_FLOWER)
+    if not force and read_stamp("flower").get("input") == key and (FLOWER_SITE / "flwr").is_dir():
+        s.add("flower", "skipped", t, "requirements/flower.txt unchanged")
+        return
+    if FLOWER_SITE.exists():
+        shutil.rmtree(FLOWER_SITE)
+    run("flower", [VENV_PY, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--target", FLOWER_SITE,
+                   "-r", REQ_FLOWER])
+    write_stamp("flower", {"input": key})
+    s.add("flower", "rebuilt", t, str(FLOWER_SITE.relative_to(REPO)))
+
+
 # --- g. ref ------------------------------------------------------------------------------------
 def ref_venv() -> Path:
     return vendor.cache_dir() / f"ref-torch-{vendor.TORCH_VERSION}"
@@ -458,6 +482,7 @@ def build(args: argparse.Namespace, s: Summary) -> None:
     step_install(s, args.force, wheels)
     step_torch_deps(s, args.force)
     step_editable(s, args.force)
+    step_flower(s, args.force)
     if args.ref:
         step_ref(s, args.force)
 

@@ -94,6 +94,18 @@ def centralised(args) -> list[float]:
     return out
 
 
+def _codec(spec: str | None):
+    from torchnative.nn import federated
+
+    if not spec:
+        return None
+    if spec == "float16":
+        return federated.Float16()
+    if spec.startswith("topk:"):
+        return federated.TopK(float(spec.split(":", 1)[1]))
+    raise SystemExit(f"--compression: float16 or topk:RATIO, not {spec!r}")
+
+
 def run_rank(args) -> int:
     import torch
     import torch.distributed as dist
@@ -121,6 +133,7 @@ def run_rank(args) -> int:
         optimizer=lambda p: torch.optim.SGD(p, lr=args.lr), local_epochs=args.local_epochs,
         fraction=args.fraction, min_clients=1, seed=args.seed, round_timeout=args.round_timeout,
         secure_aggregation=federated.SecureAggregation() if args.secure else None,
+        compression=_codec(args.compression),
         evaluate=(lambda net: {"accuracy": accuracy(net, x, y, test)}) if args.rank == 0 else None,
         progress=args.rank == 0 and not args.quiet)
     history = engine.participate()
@@ -150,6 +163,7 @@ def fleet(args) -> int:
               "--seed", str(args.seed), "--lr", str(args.lr), "--local-epochs", str(args.local_epochs),
               "--fraction", str(args.fraction), "--round-timeout", str(args.round_timeout), "--port", str(port),
               "--die", json.dumps(die), "--out", out] + (["--secure"] if args.secure else []) + \
+             (["--compression", args.compression] if args.compression else []) + \
              (["--quiet"] if args.quiet else [])
     console.print(f"digits: {args.clients} client processes, Dirichlet({args.alpha}) label split, "
                   f"{args.rounds} rounds of FedAvg" + (", secure aggregation" if args.secure else "")
@@ -179,10 +193,11 @@ def fleet(args) -> int:
     from rich.table import Table
 
     table = Table(title="test accuracy of the global model (digits, 20% held out)")
-    for col in ("round", "clients", "federated", "centralised"):
+    for col in ("round", "clients", "federated", "centralised", "bytes"):
         table.add_column(col, justify="right")
     for h, c in zip(history, central):
-        table.add_row(str(h["round"]), str(len(h["participants"])), f"{h['metrics']['accuracy']:.3f}", f"{c:.3f}")
+        table.add_row(str(h["round"]), str(len(h["participants"])), f"{h['metrics']['accuracy']:.3f}", f"{c:.3f}",
+                      str(h["bytes"]))
     console.print(table)
     if args.json:
         with open(args.json, "w") as f:
@@ -206,6 +221,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fraction", type=float, default=1.0, help="share of clients sampled per round")
     p.add_argument("--dropout", type=float, default=0.0, help="share of clients that crash mid-run (e.g. 0.3)")
     p.add_argument("--secure", action="store_true", help="secure aggregation (SecAgg+ style)")
+    p.add_argument("--compression", help="update compression: float16 or topk:RATIO (e.g. topk:0.1)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--round-timeout", type=float, default=60.0)
     p.add_argument("--timeout", type=float, default=600.0, help="seconds before the whole fleet is stopped")

@@ -1,0 +1,62 @@
+"""Flower's deployment end to end: SuperLink and SuperNodes as separate processes on
+127.0.0.1 (three: SecAgg+ needs more than two shares), the example apps (examples/flower_digits) for 3 rounds with Flower's own FedAvg.
+
+CI runs the short version: the deployment on our runtime with FedAvg. TORCHNATIVE_FLOWER_FULL=1
+adds, in the same deployment, SecAgg+ (Flower's SecAggPlusWorkflow: four stages a round, and
+Flower 1.42 starts a ClientApp process per message, so it is the slow part) and Flower's DP
+wrapper, then the same apps on upstream torch, whose final weights must agree with ours; it
+takes several minutes."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import flower_deploy
+import harness
+
+FULL = os.environ.get("TORCHNATIVE_FLOWER_FULL") == "1"
+OURS = str(harness.REPO / ".venv" / "bin" / "python")
+RESULTS = {}
+
+pytestmark = pytest.mark.skipif(flower_deploy.available() is not None, reason=str(flower_deploy.available()))
+
+
+def _deploy_and_run(python, tmp_path, modes):
+    with flower_deploy.Deployment(python, tmp_path, nodes=3) as d:
+        return {mode: d.run({"mode": mode, "num-server-rounds": 3}, timeout=600 if FULL else 240) for mode in modes}
+
+
+def test_flower_deployment_on_torchnative(tmp_path):
+    out = _deploy_and_run(OURS, tmp_path, ["fedavg"] + (["secagg", "dp"] if FULL else []))
+    plain = out["fedavg"]
+    # every round's clients trained on torchnative's runtime, the ServerApp too
+    assert [r for _, r in plain["metrics"]["runtime"]] == ["torchnative"] * 3
+    assert plain["runtime"] == "torchnative"
+    losses = [v for _, v in plain["metrics"]["train_loss"]]
+    assert losses[0] > losses[1] > losses[2]
+    assert plain["accuracy"] > 0.4  # 3 rounds of 1 local epoch from 10% chance
+    if FULL:
+        # SecAgg+ quantises (clipping range 8, 2^22 levels): the same model up to that rounding
+        worst = max(float(np.abs(a - b).max()) for a, b in zip(out["secagg"]["weights"], plain["weights"]))
+        assert 0 < worst < 1e-3, worst
+        dp = out["dp"]
+        assert [r for _, r in dp["metrics"]["runtime"]] == ["torchnative"] * 3
+        assert any(not np.allclose(a, b, atol=1e-3) for a, b in zip(dp["weights"], plain["weights"]))  # noised
+    RESULTS["ours"] = plain["weights"]
+
+
+@pytest.mark.skipif(not FULL, reason="the upstream deployment runs with TORCHNATIVE_FLOWER_FULL=1")
+def test_flower_same_weights_on_upstream(tmp_path):
+    ref = harness.REPO / "build" / "ref-python"
+    if not ref.exists():
+        pytest.skip("no reference interpreter (python3 tools/build.py --ref)")
+    if "ours" not in RESULTS:
+        pytest.skip("needs test_flower_deployment_on_torchnative's weights")
+    up = _deploy_and_run(ref.read_text().strip(), tmp_path, ["fedavg"])["fedavg"]
+    assert [r for _, r in up["metrics"]["runtime"]] == ["upstream-2.13.0+cu130"] * 3 or \
+        all(r.startswith("upstream-2.13.0") for _, r in up["metrics"]["runtime"])
+    worst = max(float(np.abs(a - b).max()) for a, b in zip(up["weights"], RESULTS["ours"]))
+    assert worst <= 1e-6, f"Flower FedAvg on upstream and on torchnative differ by {worst}"
