@@ -1,5 +1,5 @@
 """Flower's deployment end to end: SuperLink and SuperNodes as separate processes on
-127.0.0.1 (three: SecAgg+ needs more than two shares), the example apps (examples/flower_digits) for 3 rounds with Flower's own FedAvg.
+127.0.0.1 (three in the full version: SecAgg+ needs more than two shares), the example apps (examples/flower_digits) for 3 rounds with Flower's own FedAvg.
 
 CI runs the short version: the deployment on our runtime with FedAvg. TORCHNATIVE_FLOWER_FULL=1
 adds, in the same deployment, SecAgg+ (Flower's SecAggPlusWorkflow: four stages a round, and
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(flower_deploy.available() is not None, reason=st
 
 
 def _deploy_and_run(python, tmp_path, modes):
-    with flower_deploy.Deployment(python, tmp_path, nodes=3) as d:
+    with flower_deploy.Deployment(python, tmp_path, nodes=3 if FULL else 2) as d:
         return {mode: d.run({"mode": mode, "num-server-rounds": 3}, timeout=600 if FULL else 240) for mode in modes}
 
 
