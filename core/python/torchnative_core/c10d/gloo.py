@@ -36,8 +36,14 @@ def _torch():
     return torch
 
 
+_DTYPE_NAMES: dict = {}
+
+
 def _dtype(t) -> str:
-    return str(t.dtype).removeprefix("torch.")
+    name = _DTYPE_NAMES.get(t.dtype)
+    if name is None:
+        name = _DTYPE_NAMES[t.dtype] = str(t.dtype).removeprefix("torch.")
+    return name
 
 
 def _desc(t) -> str:
@@ -179,10 +185,10 @@ class ProcessGroupGloo(Backend):
     def _agree(self, tag, name, same, local_error, timeout_s):
         """The header exchange: every rank learns every rank's (collective, arguments); any
         difference, or an argument error on any rank, raises the same RuntimeError everywhere."""
-        mine = json.dumps([name, same, local_error]).encode()
         if self._size == 1:
             headers = [[name, same, local_error]]
         else:
+            mine = json.dumps([name, same, local_error]).encode()
             try:
                 headers = [json.loads(b) for b in self._mesh.exchange(tag, mine, timeout_s)]
             except (TimeoutError, RuntimeError) as exc:
