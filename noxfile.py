@@ -5,6 +5,7 @@
     nox -s lint         # ruff check, cargo clippy (warnings are errors) and rustfmt --check
     nox -s wheels       # the built wheels, not an editable tree, in a clean venv running torch
     nox -s docs         # relative links and quoted tools/tests paths in the Markdown exist
+    nox -s dist_stress  # torch.distributed's full stress run (10,000 collectives + 100 MB all_reduce)
     nox -s bench        # the benchmark suite against upstream (benchmarks/suite.py; not a test)
     nox -t vulkan       # (metal, npu) a backend's session; skips, saying why, until it is built
 """
@@ -45,6 +46,15 @@ def wheels(session):
 @nox.session
 def docs(session):
     session.run("python3", "tools/check_docs.py", external=True)
+
+
+@nox.session
+def dist_stress(session):
+    """The full stress run of torchnative's process group: 10,000 mixed small collectives, then a
+    100 MB all_reduce, every result checked (CI runs 2,000: tests/distributed/test_process_group.py)."""
+    session.env["STRESS_COUNT"] = "10000"
+    session.run(".venv/bin/python", "-m", "pytest", "-q", "tests/distributed/test_process_group.py", "-k", "stress",
+                external=True)
 
 
 @nox.session
