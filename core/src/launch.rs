@@ -303,6 +303,24 @@ pub unsafe fn call_native(
     targs: &[TnArg],
     out_views: &mut [TnTensor],
 ) -> PyResult<Vec<(usize, TensorBase)>> {
+    // A tensor without data (a meta tensor, or one whose storage was never allocated) must never
+    // reach a kernel: it would read or write through a null pointer.
+    let dataless = |t: &TnTensor| {
+        t.ndim >= 0
+            && t.data.is_null()
+            && (0..t.ndim as usize).all(|i| unsafe { *t.sizes.add(i) } != 0)
+    };
+    let bad_arg = targs.iter().any(|a| {
+        (a.kind == TnArgKind::Tensor as i32 && dataless(&a.tensor))
+            || (a.kind == TnArgKind::TensorList as i32
+                && (0..a.len).any(|i| dataless(unsafe { &*a.tensors.add(i) })))
+    });
+    if bad_arg || out_views.iter().any(|t| !t.sizes.is_null() && dataless(t)) {
+        return Err(PyRuntimeError::new_err(format!(
+            "Expected all tensors to be on the same device, but a tensor without data (device 'meta') was passed to a kernel for device '{}'",
+            registry::device_name(device)
+        )));
+    }
     let mut state = CtxState {
         py,
         device,

@@ -47,6 +47,13 @@ fn no_allocator((device, index): Place) -> pyo3::PyErr {
     ))
 }
 
+/// Upstream's `alloc_cpu` refusal, word for word after its source location.
+fn out_of_memory(nbytes: usize) -> pyo3::PyErr {
+    PyRuntimeError::new_err(format!(
+        "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: you tried to allocate {nbytes} bytes. Error code 12 (Cannot allocate memory)"
+    ))
+}
+
 impl Storage {
     pub fn new(device: DeviceKey, device_index: i32, nbytes: usize) -> PyResult<Storage> {
         let meta = registry::lookup_device("meta") == Some(device);
@@ -61,9 +68,7 @@ impl Storage {
             let alloc = registry::allocator(place).ok_or_else(|| no_allocator(place))?;
             let ptr = unsafe { (alloc.0.alloc)(alloc.0.user, nbytes, ALIGN) } as *mut u8;
             if ptr.is_null() && nbytes > 0 {
-                return Err(PyRuntimeError::new_err(format!(
-                    "[enforce fail] DefaultCPUAllocator: can't allocate memory: you tried to allocate {nbytes} bytes."
-                )));
+                return Err(out_of_memory(nbytes));
             }
             Block {
                 ptr,
@@ -120,9 +125,7 @@ impl Storage {
         let alloc = registry::allocator(place).ok_or_else(|| no_allocator(place))?;
         let new = unsafe { (alloc.0.alloc)(alloc.0.user, nbytes, ALIGN) } as *mut u8;
         if new.is_null() {
-            return Err(PyRuntimeError::new_err(format!(
-                "can't allocate memory: you tried to allocate {nbytes} bytes."
-            )));
+            return Err(out_of_memory(nbytes));
         }
         if b.nbytes > 0 && !b.ptr.is_null() {
             // SAFETY: `new` holds `nbytes` >= `b.nbytes` and `b.ptr` holds `b.nbytes`, same device.

@@ -28,9 +28,35 @@ pub fn contiguous_strides(sizes: &[i64]) -> Vec<i64> {
     let mut acc = 1i64;
     for i in (0..sizes.len()).rev() {
         strides[i] = acc;
-        acc *= sizes[i].max(1);
+        // Wrapping: only views (no storage behind the product) reach sizes this large.
+        acc = acc.wrapping_mul(sizes[i].max(1));
     }
     strides
+}
+
+/// Bytes a contiguous tensor of `sizes` needs past `offset` elements, with upstream's refusals
+/// (negative dimension, then `computeStorageNbytesContiguous`'s overflow) instead of a wrapped
+/// product that would allocate too little.
+pub fn contiguous_nbytes(sizes: &[i64], offset: i64, itemsize: usize) -> PyResult<usize> {
+    if let Some(s) = sizes.iter().find(|&&s| s < 0) {
+        return Err(PyRuntimeError::new_err(format!(
+            "Trying to create tensor with negative dimension {s}: {sizes:?}"
+        )));
+    }
+    let overflow = || {
+        PyRuntimeError::new_err(format!(
+            "Storage size calculation overflowed with sizes={sizes:?}"
+        ))
+    };
+    let mut numel: i64 = 1;
+    for &s in sizes {
+        numel = numel.checked_mul(s).ok_or_else(overflow)?;
+    }
+    let n = numel
+        .checked_add(offset.max(0))
+        .and_then(|n| n.checked_mul(itemsize as i64))
+        .ok_or_else(overflow)?;
+    Ok(n as usize)
 }
 
 pub fn is_contiguous(sizes: &[i64], strides: &[i64]) -> bool {
@@ -74,15 +100,8 @@ impl TensorBase {
         sizes: Vec<i64>,
         dtype: TnDtype,
     ) -> PyResult<TensorBase> {
-        let numel: i64 = sizes.iter().product();
-        if sizes.iter().any(|&s| s < 0) {
-            return Err(PyRuntimeError::new_err(format!(
-                "Trying to create tensor with negative dimension {}: {:?}",
-                sizes.iter().find(|&&s| s < 0).unwrap(),
-                sizes
-            )));
-        }
-        let storage = Storage::new(device, device_index, numel as usize * dtype.itemsize())?;
+        let nbytes = contiguous_nbytes(&sizes, 0, dtype.itemsize())?;
+        let storage = Storage::new(device, device_index, nbytes)?;
         let strides = contiguous_strides(&sizes);
         Ok(TensorBase {
             storage: Arc::new(storage),
@@ -395,8 +414,7 @@ impl TensorBase {
 
     /// `resize_`: grows storage if needed, then sets contiguous geometry.
     fn _tn_resize(&mut self, sizes: Vec<i64>) -> PyResult<()> {
-        let numel: i64 = sizes.iter().product();
-        let need = (self.meta.offset + numel) as usize * self.meta.dtype.itemsize();
+        let need = contiguous_nbytes(&sizes, self.meta.offset, self.meta.dtype.itemsize())?;
         self.storage.grow(need)?;
         self.meta.strides = contiguous_strides(&sizes);
         self.meta.sizes = sizes;
@@ -492,25 +510,42 @@ fn check_in_bounds(t: &TensorBase, sizes: &[i64], strides: &[i64], offset: i64) 
             sizes.len()
         )));
     }
-    if sizes.contains(&0) {
-        return Ok(());
+    if let Some(s) = sizes.iter().find(|&&s| s < 0) {
+        return Err(PyRuntimeError::new_err(format!(
+            "Trying to create tensor with negative dimension {s}: {sizes:?}"
+        )));
     }
     if offset < 0 {
         return Err(PyRuntimeError::new_err(format!(
             "Tensor: invalid storage offset {offset}"
         )));
     }
-    let mut max = offset;
+    if sizes.contains(&0) {
+        return Ok(());
+    }
+    // In i128: sizes and strides near 2**63 must not wrap into a small, passing extent.
+    let mut max = offset as i128;
     for (s, st) in sizes.iter().zip(strides) {
         if *st < 0 {
             return Err(PyRuntimeError::new_err(
                 "as_strided: Negative strides are not supported at the moment",
             ));
         }
-        max += (s - 1) * st;
+        max += (*s as i128 - 1) * *st as i128;
     }
-    let need = (max + 1) as usize * t.meta.dtype.itemsize();
-    if need > t.storage.nbytes() {
+    let need = (max + 1) * t.meta.dtype.itemsize() as i128;
+    if need > i64::MAX as i128 {
+        return Err(PyRuntimeError::new_err(format!(
+            "Storage size calculation overflowed with sizes={sizes:?} and strides={strides:?}"
+        )));
+    }
+    // Upstream's safe_compute_numel when a view's sizes are set (`expand(2**62, 3)`).
+    if sizes.iter().try_fold(1i64, |n, &s| n.checked_mul(s)).is_none() {
+        return Err(PyRuntimeError::new_err(
+            "numel: integer multiplication overflow",
+        ));
+    }
+    if need > t.storage.nbytes() as i128 {
         return Err(PyRuntimeError::new_err(format!(
             "setStorage: sizes {:?}, strides {:?}, storage offset {}, and itemsize {} requiring a storage size of {} are out of bounds for storage of size {}",
             sizes,

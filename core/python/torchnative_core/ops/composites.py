@@ -559,6 +559,12 @@ def repeat(self, repeats):
         )
     pad = len(repeats) - len(sizes)
     sizes = [1] * pad + sizes
+    # upstream multiplies in int64 (wrapping) and refuses the result's sizes before anything runs
+    target = [(r * s + 2**63) % 2**64 - 2**63 for r, s in zip(repeats, sizes)]
+    if any(t < 0 for t in target):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(target)}: {target}")
+    if B.numel(target) * B.dtype_of(self).itemsize >= 2**63:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={target}")
     x = D("view", D("contiguous", self, None), sizes)
     # interleave a broadcast dim before each dim, expand it to the repeat count, then merge
     x = D("view", x, [v for s in sizes for v in (1, s)])

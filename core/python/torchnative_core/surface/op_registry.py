@@ -133,9 +133,18 @@ class FunctionSchema:
 
 def bind_schema(schema, args, kwargs):
     """Binds Python args/kwargs to a schema (JIT rules, simplified): positional first, then by
-    name, then defaults. Returns the values in schema order or raises TypeError."""
+    name, then defaults. Returns the values in schema order or raises upstream's RuntimeError
+    (the JIT's schema matching raises RuntimeError, with these messages)."""
     from ..binding.functions import _schema_default
 
+    full = schema.qualified if "::" in schema.qualified else f"aten::{schema.qualified}"
+    name = full.split(".")[0]
+    decl = f"Declaration: {full}{schema.text[len(schema.qualified):]}"
+    positional = sum(not a.kwarg_only for a in schema.args)
+    if len(args) > len(schema.args):
+        raise RuntimeError(f"{name}() expected at most {len(schema.args)} argument(s) but received {len(args)} argument(s). {decl}")
+    if len(args) > positional:
+        raise RuntimeError(f"{name}() takes {positional} positional argument(s) but {len(args)} was/were given.  {decl}")
     values = []
     used = 0
     pos = list(args)
@@ -148,12 +157,10 @@ def bind_schema(schema, args, kwargs):
         elif a.has_default:
             values.append(_schema_default(a))
         else:
-            raise TypeError(f"{schema.qualified}() is missing value for argument '{a.name}'. Declaration: {schema.text}")
-    if pos:
-        raise TypeError(f"{schema.qualified}() expected at most {len(schema.args)} argument(s) but received {len(args)} argument(s). Declaration: {schema.text}")
+            raise RuntimeError(f"{name}() is missing value for argument '{a.name}'. {decl}")
     if used != len(kwargs):
         unknown = [k for k in kwargs if k not in {a.name for a in schema.args}]
-        raise TypeError(f"{schema.qualified}() got an unexpected keyword argument '{unknown[0]}'")
+        raise RuntimeError(f"Unknown keyword argument '{unknown[0]}' for operator '{name}'. Schema: {full}{schema.text[len(schema.qualified):]}")
     return values
 
 
@@ -174,7 +181,7 @@ def _aten_packet_fn(name):
             schema = all_schemas()[name + ("." + ov if ov else "")]
             try:
                 values = bind_schema(schema, args, kwargs)
-            except TypeError as e:
+            except RuntimeError as e:
                 last = e
                 continue
             if not _types_plausible(schema, values):
