@@ -219,3 +219,25 @@ def test_across_network_namespaces(tmp_path):
                 p.wait()
         for n in ns:
             subprocess.run(["ip", "netns", "del", n], capture_output=True)
+
+
+_BAD_INPUT = r'''
+import torch.distributed as dist
+from datetime import timedelta
+for kw in [dict(rank=3, world_size=2), dict(rank=0, world_size=0), dict(rank=-1, world_size=2)]:
+    try:
+        dist.init_process_group("gloo", store=dist.HashStore(), timeout=timedelta(seconds=2), **kw)
+        print("accepted")
+        dist.destroy_process_group()
+    except Exception as e:
+        print(type(e).__name__)
+'''
+
+
+@needs_ref
+def test_bad_rank_and_world_size_refused_like_gloo():
+    outs = [subprocess.run([py, "-c", _BAD_INPUT], capture_output=True, text=True, timeout=120)
+            for py in (ref_python(), ours_python())]
+    assert [o.returncode for o in outs] == [0, 0], outs[1].stderr[-2000:]
+    assert outs[0].stdout.split() == ["RuntimeError", "AssertionError", "AssertionError"]
+    assert outs[1].stdout == outs[0].stdout

@@ -125,8 +125,8 @@ class ProcessGroupGloo(Backend):
         if isinstance(timeout, _GlooOptions):
             timeout, options = timeout._timeout, timeout
         super().__init__(rank, size)
-        if size <= 0:
-            raise ValueError(f"Invalid size {size}")  # never reached via upstream's checks
+        if not 0 <= rank < size:  # gloo's Context check, same exception type
+            raise RuntimeError(f"ProcessGroupGloo: rank < size required, got rank {rank} vs size {size}")
         self._options = options or _GlooOptions(timeout)
         self._options._timeout = timeout
         self._store = store
