@@ -167,6 +167,13 @@ fn _tn_promote_types(a: i32, b: i32) -> PyResult<i32> {
     Ok(dtype::promote_types(dtype_of(a)?, dtype_of(b)?) as i32)
 }
 
+/// `torch._C._autograd._unsafe_set_version_counter`: sets the version counter a tensor shares with
+/// its views (torch.autograd._unsafe_preserve_version_counter restores it after an in-place op).
+#[pyfunction]
+fn _tn_set_version(t: PyRef<'_, TensorBase>, version: i64) {
+    t.version.store(version, std::sync::atomic::Ordering::Relaxed);
+}
+
 #[pyfunction]
 fn _tn_abi_version() -> u32 {
     torchnative_abi::ABI_VERSION
@@ -186,6 +193,7 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_tn_from_address, m)?)?;
     m.add_function(wrap_pyfunction!(_tn_promote_types, m)?)?;
     m.add_function(wrap_pyfunction!(_tn_abi_version, m)?)?;
+    m.add_function(wrap_pyfunction!(_tn_set_version, m)?)?;
     m.add_function(wrap_pyfunction!(launch::_tn_launch, m)?)?;
     m.add_function(wrap_pyfunction!(launch::_tn_has_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(launch::_tn_copy_bytes, m)?)?;

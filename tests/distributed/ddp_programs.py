@@ -112,6 +112,22 @@ def run_train(port, rank, world):
                                                                          "bucket_cap_bytes", "module_name", "dtypes")}
         if name in ("find_unused", "static_graph_unused"):
             out[name + ".unused_grad_is_none"] = model.module.unused.weight.grad is None
+    # buffers: BatchNorm's running statistics are broadcast from rank 0 before each forward
+    torch.manual_seed(7)
+    bn = DDP(nn.Sequential(nn.Linear(6, 8), nn.BatchNorm1d(8), nn.Linear(8, 3)))
+    train(bn, xs, ys, rank, world)
+    out["batchnorm"] = flat_params(bn.module)
+    out["batchnorm.buffers"] = [b.tolist() for b in bn.module[1].buffers()]
+    # join(): this rank runs out of data one step early and shadows the others' all-reduces
+    torch.manual_seed(7)
+    uneven = DDP(Net())
+    opt = torch.optim.SGD(uneven.parameters(), lr=0.1)
+    with uneven.join():
+        for step in range(STEPS - rank):
+            opt.zero_grad()
+            nn.functional.mse_loss(uneven(xs[step][rank * BATCH:(rank + 1) * BATCH]), ys[step][rank * BATCH:(rank + 1) * BATCH]).backward()
+            opt.step()
+    out["join_uneven"] = flat_params(uneven.module)
     # a module with parameters that get no gradient, without find_unused_parameters: upstream
     # raises at the next iteration's forward
     bad = DDP(fresh(unused=True))
@@ -150,6 +166,14 @@ def run_buckets():
             dist._compute_bucket_assignment_by_size([tensors[i] for i in order], limits, [False] * len(tensors), order))]
     out["sparse_expected"] = [list(map(list, r)) if i == 0 else list(r) for i, r in enumerate(
         dist._compute_bucket_assignment_by_size([torch.zeros(10)] * 3, [1000], [False, True, False]))]
+    # DDP's buffer broadcast runs under this context: it restores the version counter
+    t = torch.zeros(3)
+    v = t.view(3)
+    before = t._version
+    with torch.autograd._unsafe_preserve_version_counter(t):
+        t.add_(1)
+        inside = t._version
+    out["preserve_version"] = [inside > before, t._version == before, v._version == before, t.tolist()]
     print(json.dumps(out, sort_keys=True), flush=True)
 
 

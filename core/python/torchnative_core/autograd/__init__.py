@@ -41,6 +41,7 @@ def install(C):
     C._current_autograd_node = engine.current_node
     C._will_engine_execute_node = lambda node: True
     C._increment_version = lambda t: t._tn_bump_version()
+    C._autograd._unsafe_set_version_counter = _unsafe_set_version_counter
     _tls_objs: dict = {}
     C._stash_obj_in_tls = lambda key, obj: _tls_objs.__setitem__(key, obj)
     C._remove_obj_from_tls = lambda key: _tls_objs.pop(key, None)
@@ -54,6 +55,18 @@ def install(C):
     C._autograd._get_sequence_nr = lambda: next(graph._SEQ)
     tensor.install(C)
     return record.handle
+
+
+def _unsafe_set_version_counter(tensors, versions):
+    """Each tensor's version counter set to the given value (a tuple each, or one and one)."""
+    import torch
+
+    from torch._C import _tn_set_version
+
+    if isinstance(tensors, torch.Tensor):
+        tensors, versions = (tensors,), (versions,)
+    for t, v in zip(tensors, versions):
+        _tn_set_version(t, int(v))
 
 
 def _install_saved_tensor_hooks(A, H):
