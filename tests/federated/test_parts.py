@@ -153,3 +153,20 @@ def test_engine_refuses_without_a_process_group():
         federated.Engine(model, rounds=1, aggregator=federated.FedAvg()).participate()
     with pytest.raises(ValueError, match="cannot be combined with compression"):
         federated.Engine(model, 1, federated.FedAvg(), secure_aggregation=True, compression=federated.Float16())
+
+
+def test_engine_imports_nothing_of_torchnative_core_on_upstream():
+    """The engine is plain torch.distributed: on upstream torch it loads no torchnative_core module."""
+    import subprocess
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    ref = repo / "build" / "ref-python"
+    if not ref.exists():
+        pytest.skip("no reference interpreter (python3 tools/build.py --ref)")
+    code = ("import sys; import torchnative.nn.federated, torchnative.nn.federated.secagg; "
+            "print(sorted(m for m in sys.modules if m.startswith('torchnative_core')))")
+    out = subprocess.run([ref.read_text().strip(), "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=repo, env={"PYTHONPATH": str(repo), "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout
