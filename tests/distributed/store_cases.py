@@ -124,6 +124,8 @@ def single():
     out["tcp.used_port"] = outcome(lambda: dist.TCPStore("127.0.0.1", used.port, None, True, TD(seconds=1), wait_for_workers=False))
     out["tcp.unreachable"] = outcome(lambda: dist.TCPStore("127.0.0.1", free_port(), None, False, TD(seconds=1)))
     out["tcp.workers_missing"] = outcome(lambda: dist.TCPStore("127.0.0.1", 0, 2, True, TD(seconds=1)))
+    out["tcp.world_size_0"] = outcome(lambda: dist.TCPStore("127.0.0.1", 0, 0, True, TD(seconds=1), wait_for_workers=False))
+    out["tcp.world_size_negative"] = outcome(lambda: dist.TCPStore("127.0.0.1", 0, -1, True, TD(seconds=1), wait_for_workers=False).port > 0)
     out["tcp.port_negative"] = outcome(lambda: dist.TCPStore("127.0.0.1", -1, None, True))
     out["tcp.port_big"] = outcome(lambda: dist.TCPStore("127.0.0.1", 70000, None, True))
     out["tcp.host_not_str"] = outcome(lambda: dist.TCPStore(5, 0, None, True))

@@ -678,6 +678,8 @@ class TCPStore(Store):
             raise TypeError(f"TCPStore: port must be in [0, 65535], got {port}")
         if world_size is not None and (isinstance(world_size, bool) or not isinstance(world_size, int)):
             raise TypeError("TCPStore: world_size must be an int or None")
+        if world_size == 0:
+            raise ValueError("TCPStore world size cannot be 0")
         super().__init__()
         self.set_timeout(timeout)
         self._host = host_name
