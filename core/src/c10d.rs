@@ -197,11 +197,41 @@ impl Mesh {
     }
 
     /// gloo's ring allreduce over `data` (one buffer, used as input and output).
-    fn ring_allreduce(&self, data: &mut [u8], esize: usize, red: Reducer, tag: u64, until: Instant) -> Result<(), Fail> {
+    /// `header`: (tag, bytes) sent to every rank before the data and compared with theirs
+    /// after the first segments are out, so the argument check costs no round trip of its own;
+    /// on any difference nothing is reduced and every rank's header is returned.
+    fn ring_allreduce(
+        &self,
+        data: &mut [u8],
+        esize: usize,
+        red: Reducer,
+        tag: u64,
+        until: Instant,
+        header: Option<(u64, &[u8])>,
+    ) -> Result<Option<Vec<Vec<u8>>>, Fail> {
         let n = self.size;
         let total = data.len();
-        if n == 1 || total == 0 {
-            return Ok(());
+        if n == 1 {
+            return Ok(None);
+        }
+        if let Some((htag, mine)) = header {
+            for p in (0..n).filter(|p| *p != self.rank) {
+                self.send_raw(p, htag, mine)?;
+            }
+        }
+        let check = |this: &Self| -> Result<Option<Vec<Vec<u8>>>, Fail> {
+            let Some((htag, mine)) = header else { return Ok(None) };
+            let mut all = Vec::with_capacity(n);
+            let mut same = true;
+            for p in 0..n {
+                let got = if p == this.rank { mine.to_vec() } else { this.recv_raw(p, htag, until)? };
+                same &= got == mine;
+                all.push(got);
+            }
+            Ok(if same { None } else { Some(all) })
+        };
+        if total == 0 {
+            return check(self);
         }
         let round_up = |x: usize, m: usize| x.div_ceil(m) * m;
         let max_seg = esize * (MAX_SEGMENT_BYTES / esize).max(1);
@@ -226,6 +256,9 @@ impl Mesh {
             if sl > 0 {
                 self.send_raw(send_rank, tag, &data[so..so + sl])?;
             }
+        }
+        if let Some(headers) = check(self)? {
+            return Ok(Some(headers));
         }
         for i in 0..steps {
             let (ro, rl) = range(self.rank + 2, i);
@@ -257,7 +290,7 @@ impl Mesh {
                 }
             }
         }
-        Ok(())
+        Ok(None)
     }
 }
 
@@ -444,15 +477,29 @@ impl Mesh {
         Ok(got.iter().map(|b| PyBytes::new(py, b).unbind()).collect())
     }
 
-    /// In-place ring allreduce of a contiguous buffer of `dtype` (see `Reducer::new`).
+    /// In-place ring allreduce of a contiguous buffer of `dtype` (see `Reducer::new`). With a
+    /// header (tag, bytes): None when every rank sent the same, else every rank's header.
     #[allow(clippy::too_many_arguments)]
-    fn allreduce(&self, py: Python<'_>, addr: usize, nbytes: usize, dtype: &str, op: u8, tag: u64, timeout_s: f64) -> PyResult<()> {
+    #[pyo3(signature = (addr, nbytes, dtype, op, tag, timeout_s, header=None))]
+    fn allreduce(
+        &self,
+        py: Python<'_>,
+        addr: usize,
+        nbytes: usize,
+        dtype: &str,
+        op: u8,
+        tag: u64,
+        timeout_s: f64,
+        header: Option<(u64, Vec<u8>)>,
+    ) -> PyResult<Option<Vec<Py<PyBytes>>>> {
         let red = Reducer::new(dtype, op)?;
         if !nbytes.is_multiple_of(red.esize) {
             return Err(PyValueError::new_err("buffer length is not a whole number of elements"));
         }
         let data = unsafe { bytes_at(addr, nbytes) };
-        py.allow_threads(|| self.ring_allreduce(data, red.esize, red, tag, deadline(timeout_s))).map_err(Into::into)
+        let head = header.as_ref().map(|(t, b)| (*t, b.as_slice()));
+        let got = py.allow_threads(|| self.ring_allreduce(data, red.esize, red, tag, deadline(timeout_s), head))?;
+        Ok(got.map(|all| all.iter().map(|b| PyBytes::new(py, b).unbind()).collect()))
     }
 }
 

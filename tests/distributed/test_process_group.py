@@ -43,6 +43,8 @@ def differences(ref, ours):
 
 
 def _run(python, program, world, **kw):
+    # generous bounds: CI machines are shared (a load of 10 on 2 cores has been seen)
+    kw = {"timeout": 400.0, "pg_timeout": 200.0, **kw}
     results, codes, errs = run_world(python, program, world, **kw)
     assert codes == [0] * world, f"{program} at world {world}: exit codes {codes}\n" + "\n".join(e[-2000:] for e in errs)
     return results

@@ -193,6 +193,9 @@ class ProcessGroupGloo(Backend):
                 headers = [json.loads(b) for b in self._mesh.exchange(tag, mine, timeout_s)]
             except (TimeoutError, RuntimeError) as exc:
                 raise self._fail(exc, name) from None
+        self._check_headers(name, headers)
+
+    def _check_headers(self, name, headers):
         for r, (_, _, err) in enumerate(headers):
             if err:
                 raise RuntimeError(f"{name}: rank {r}: {err}") if r != self._rank else RuntimeError(err)
@@ -204,10 +207,11 @@ class ProcessGroupGloo(Backend):
                      for k in first[1] if first[1][k] != fields.get(k)]
             if diffs:
                 raise RuntimeError(f"{name} mismatch across ranks: " + "; ".join(diffs))
-        return headers
 
-    def _collective(self, name, result, prepare, run, timeout=None):
-        """prepare() -> (fields every rank must agree on, local state); run(state, tag, timeout_s)."""
+    def _collective(self, name, result, prepare, run, timeout=None, fused=False):
+        """prepare() -> (fields every rank must agree on, local state); run(state, tag, timeout_s).
+        fused: run(state, tag, timeout_s, header) exchanges the header itself, with its first
+        data (the ring allreduce), and returns every rank's header when they differ."""
         timeout_s = self._timeout_s(timeout)
         tag = self._next_tag()
 
@@ -219,9 +223,18 @@ class ProcessGroupGloo(Backend):
                 error = str(exc)
                 if self._size == 1:
                     raise
-            self._agree(tag, name, same, error, timeout_s)
+            header = None
+            if fused and error is None and self._size > 1:
+                header = (tag, json.dumps([name, same, None]).encode())
+            else:
+                self._agree(tag, name, same, error, timeout_s)
             try:
-                run(state, tag | 1, timeout_s)
+                if header is None:
+                    run(state, tag | 1, timeout_s)
+                    return
+                headers = run(state, tag | 1, timeout_s, header)
+                if headers is not None:
+                    self._check_headers(name, [json.loads(b) for b in headers])
             except (TimeoutError, RuntimeError) as exc:
                 if type(exc) is RuntimeError and ("mismatch" in str(exc) or str(exc).startswith(name)):
                     raise
@@ -245,15 +258,19 @@ class ProcessGroupGloo(Backend):
             raise RuntimeError(f"Invalid scalar type {dtype} for reduction")
         return code
 
-    def _ring(self, buf, code, tag, timeout_s):
+    def _ring(self, buf, code, tag, timeout_s, header=None):
         """In-place allreduce of a contiguous (or dense, see _Staged) CPU tensor; AVG is the sum,
-        then divided."""
+        then divided. With a header: every rank's header when they differ (nothing reduced)."""
         torch = _torch()
         real = torch.view_as_real(buf) if buf.dtype.is_complex else buf
         ring_op = _SUM if code == _AVG else code
-        self._mesh.allreduce(buf.data_ptr(), buf.numel() * buf.element_size(), _dtype(real), ring_op, tag, timeout_s)
+        headers = self._mesh.allreduce(buf.data_ptr(), buf.numel() * buf.element_size(), _dtype(real), ring_op, tag,
+                                       timeout_s, header)
+        if headers is not None:
+            return headers
         if code == _AVG:
             buf.div_(self._size)
+        return None
 
     # --- collectives -----------------------------------------------------------------
     def allreduce(self, tensors, opts=None, timeout=None):
@@ -281,18 +298,21 @@ class ProcessGroupGloo(Backend):
                     "tensors per rank": len(tensors)}
             return same, code
 
-        def run(code, tag, timeout_s):
+        def run(code, tag, timeout_s, header=None):
             staged = [_Staged(t, memory_order=True) for t in tensors]
             first = staged[0]
             for other in staged[1:]:
                 self._reduce_local(first.buf, other.buf, code)
-            self._ring(first.buf, code, tag, timeout_s)
+            headers = self._ring(first.buf, code, tag, timeout_s, header)
+            if headers is not None:
+                return headers
             for other in staged[1:]:
                 other.buf.copy_(first.buf)
             for s in staged:
                 s.back()
+            return None
 
-        return self._collective("all_reduce", tensors, prepare, run, opts.timeout)
+        return self._collective("all_reduce", tensors, prepare, run, opts.timeout, fused=len(tensors) == 1)
 
     def _reduce_local(self, dst, src, code):
         from torch._C import _tn_c10d_reduce_into
