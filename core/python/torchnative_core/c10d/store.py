@@ -12,6 +12,7 @@ is private to its C++ too); a TCPStore talks to a torchnative TCPStore server.
 
 from __future__ import annotations
 
+import atexit
 import datetime
 import errno
 import fcntl
@@ -516,6 +517,8 @@ class _TCPServer:
         self.stopped = False
         self.conns: set = set()
         self.lock = threading.Lock()
+        self.last_request = time.monotonic()
+        _LIVE_SERVERS.add(self)
         for ls in self.listeners:
             threading.Thread(target=self._accept, args=(ls,), daemon=True,
                              name=f"tcpstore-accept-{self.port}").start()
@@ -539,8 +542,10 @@ class _TCPServer:
         try:
             while True:
                 cmd, args = _recv_frame(conn)
+                self.last_request = time.monotonic()
                 status, out = self._handle(cmd, args)
                 _send_frame(conn, status, out)
+                self.last_request = time.monotonic()
         except (OSError, struct.error, ValueError):
             pass
         finally:
@@ -608,6 +613,22 @@ class _TCPServer:
             except OSError:
                 pass
             s.close()
+
+
+_LIVE_SERVERS: weakref.WeakSet = weakref.WeakSet()
+
+
+@atexit.register
+def _linger_at_exit():
+    """A process hosting a store lets its clients' last requests finish before it exits: the
+    last member of a barrier still waits on the key that released the host (the elastic agents'
+    exit barrier). Upstream's C++ server thread gets the same grace from process teardown. It
+    waits while clients are connected and active, at most 2 s, and not at all when idle."""
+    start = time.monotonic()
+    for server in list(_LIVE_SERVERS):
+        while (not server.stopped and server.conns and time.monotonic() - server.last_request < 0.25
+               and time.monotonic() - start < 2.0):
+            time.sleep(0.02)
 
 
 def _bind_addresses(host):
