@@ -7,6 +7,7 @@
     nox -s docs         # relative links and quoted tools/tests paths in the Markdown exist
     nox -s dist_stress  # torch.distributed's full stress run (10,000 collectives + 100 MB all_reduce)
     nox -s bench        # the benchmark suite against upstream (benchmarks/suite.py; not a test)
+    nox -s other_isa    # the agreement tests on the instruction-set path below the machine's own
     nox -t vulkan       # (metal, npu) a backend's session; skips, saying why, until it is built
 """
 
@@ -41,6 +42,31 @@ def wheels(session):
     and runs a torch program and `torchnative backends list` there."""
     session.run("python3", "tools/build.py", external=True)
     session.run("python3", "tools/wheel_smoke.py", external=True)
+
+
+# the tests whose claims depend on the instruction-set path (bit-identity with upstream's vector
+# kernels, oneDNN's reduced-type choices, MKL's products, training trajectories)
+ISA_AGREEMENT_TESTS = ("tests/test_cpu_capability.py", "tests/test_kernel_agreement.py",
+                       "tests/test_gelu_agreement.py", "tests/test_flash_attention.py",
+                       "tests/test_matrix_exp.py", "tests/test_reduced_kernels.py", "tests/test_training.py")
+
+
+@nox.session
+def other_isa(session):
+    """CI's run covers the machine's own capability; this one runs the agreement tests with both
+    sides pinned one level lower (ATEN_CPU_CAPABILITY=avx2 on an AVX-512 machine, =default on an
+    AVX2 one; tests/conftest.py derives oneDNN's and MKL's pins from it), plus the reduced-type
+    OpInfo samples. AMX and AVX512-FP16 paths cannot be run this way (docs/STATUS.md)."""
+    import subprocess
+
+    other = subprocess.run([".venv/bin/python", "-c", "from torchnative_core.cpu_capability import other_path; "
+                            "print(other_path() or '')"], capture_output=True, text=True, check=True).stdout.strip()
+    if not other:
+        session.skip("this CPU runs only upstream's default capability: there is no other path")
+    session.env["ATEN_CPU_CAPABILITY"] = other.lower()
+    session.run(".venv/bin/python", "-m", "pytest", "-q", *ISA_AGREEMENT_TESTS, external=True)
+    session.run(".venv/bin/python", "-m", "pytest", "-q", "tests/test_opinfo_agreement.py", "-k",
+                "reduced_precision", external=True)
 
 
 @nox.session

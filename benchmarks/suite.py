@@ -192,8 +192,14 @@ def cpu_info() -> dict:
     cores = os.cpu_count() or 1
     ghz = (sum(mhz) / len(mhz) / 1000) if mhz else 0.0
     per_core = 2 * 8 * 2 * ghz  # GFLOP/s
+    isa = ("avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx512_bf16",
+           "avx512_fp16", "amx_tile", "amx_bf16", "amx_fp16", "avx_vnni")
+    # the instruction-set path each side ran: upstream's capability (and oneDNN's/MKL's pins,
+    # when the caller set them) and ours (torchnative_core/cpu_capability.py: the same rule)
+    from torchnative_core import cpu_capability
     return {"model": model, "cores": cores, "ghz": round(ghz, 3), "ghz_source": "/proc/cpuinfo 'cpu MHz'",
-            "avx2": "avx2" in flags, "fma": "fma" in flags, "avx512f": "avx512f" in flags,
+            **{f: f in flags for f in isa}, "capability": cpu_capability.chosen(),
+            "path_env": {k: os.environ.get(k) for k in ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_CBWR")},
             "peak_gflops_1_thread": round(per_core, 1), "peak_gflops_all": round(per_core * cores, 1)}
 
 

@@ -2,9 +2,10 @@
 
     python train_digits.py DIGITS_CSV_GZ {mlp,cnn} STEPS [ACT_SCALE]
 
-ACT_SCALE (default 1) multiplies the first layer's output: the comparator's self-test uses
-1.001, a 0.1% error in one activation, and must see the difference. (A gradient scaled by a
-constant would not do: Adam's update is invariant to it.)
+ACT_SCALE (default 1) multiplies the first Linear layer's output: the comparator's self-test
+uses 1.001, a 0.1% error in one activation, and must see the difference. (A gradient scaled by
+a constant would not do: Adam's update is invariant to it; nor would the CNN's convolution, whose
+scale its batch norm removes.)
 
 Prints one JSON object: per-step losses, final parameters, test accuracy. Everything random
 (init, batch order, dropout) comes from torch's seeded generator, so both runtimes draw the same
@@ -42,7 +43,7 @@ def main(path, kind, steps, act_scale=1.0):
     x_train, y_train, x_test, y_test = x[:1500], y[:1500], x[1500:], y[1500:]
     model = model_for(kind)
     if act_scale != 1.0:
-        first = next(m for m in model if isinstance(m, (nn.Linear, nn.Conv2d)))
+        first = next(m for m in model if isinstance(m, nn.Linear))
         first.register_forward_hook(lambda mod, inp, out: out * act_scale)
     opt = torch.optim.Adam(model.parameters(), lr=0.01)
     loss_fn = nn.CrossEntropyLoss()

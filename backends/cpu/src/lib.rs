@@ -131,6 +131,12 @@ mod python {
         crate::threads::threads()
     }
 
+    /// The CPU capability this backend's kernels run (`ATEN_CPU_CAPABILITY` lowers it).
+    #[pyfunction]
+    fn cpu_capability() -> &'static str {
+        crate::vecmath::capability_name()
+    }
+
     #[pymodule]
     fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add("ABI_VERSION", ABI_VERSION)?;
@@ -141,6 +147,7 @@ mod python {
         m.add_function(wrap_pyfunction!(refused_kernels, m)?)?;
         m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
         m.add_function(wrap_pyfunction!(num_threads, m)?)?;
+        m.add_function(wrap_pyfunction!(cpu_capability, m)?)?;
         Ok(())
     }
 }

@@ -33,25 +33,32 @@ pub enum Cap {
     Avx512,
 }
 
-/// The capability upstream would select on this machine: `ATEN_CPU_CAPABILITY` when set to
-/// `default`/`avx2`/`avx512` (upstream's override), else AVX512 with avx512f/vl/bw/dq and FMA,
-/// AVX2 with avx2 and FMA, else the default build. AVX2 or AVX512 is only reported where this
-/// machine can run our AVX2+FMA code.
+/// The capability upstream would select on this machine: `ATEN_CPU_CAPABILITY` when it is
+/// `default`/`avx2`/`avx512` (upstream's override, compared exactly as upstream compares it)
+/// and this machine can run it, else AVX512 with avx512f/vl/bw/dq and FMA, AVX2 with avx2 and
+/// FMA, else the default build. The core applies the same rule
+/// (torchnative_core/cpu_capability.py) to report it; `_native.cpu_capability()` exposes this
+/// one so the tests can check that the two agree.
 pub fn capability() -> Cap {
     static CAP: OnceLock<Cap> = OnceLock::new();
     *CAP.get_or_init(|| {
         let hw = detect();
-        let want = std::env::var("ATEN_CPU_CAPABILITY")
-            .ok()
-            .map(|s| s.to_ascii_lowercase());
-        let cap = match want.as_deref() {
-            Some("default") => Cap::Default,
-            Some("avx2") if hw != Cap::Default => Cap::Avx2,
-            Some("avx512") if hw == Cap::Avx512 => Cap::Avx512,
+        match std::env::var("ATEN_CPU_CAPABILITY").as_deref() {
+            Ok("default") => Cap::Default,
+            Ok("avx2") if hw != Cap::Default => Cap::Avx2,
+            Ok("avx512") if hw == Cap::Avx512 => Cap::Avx512,
             _ => hw,
-        };
-        cap
+        }
     })
+}
+
+/// The capability's name as `torch.backends.cpu.get_cpu_capability()` spells it.
+pub fn capability_name() -> &'static str {
+    match capability() {
+        Cap::Default => "DEFAULT",
+        Cap::Avx2 => "AVX2",
+        Cap::Avx512 => "AVX512",
+    }
 }
 
 #[cfg(target_arch = "x86_64")]

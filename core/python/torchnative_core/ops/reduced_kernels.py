@@ -210,29 +210,12 @@ def linalg_vector_norm(general):
     return impl
 
 
-_CPU_FLAGS = None
-
-
 def _onednn_supports(dtype):
-    """mkldnn_bf16_device_check / mkldnn_fp16_device_check on x86-64 (ideep's
-    has_bf16_type_support / has_fp16_type_support: oneDNN's avx512_core, avx512_core_fp16 or
-    avx2_vnni_2), read from /proc/cpuinfo; False where it can't be read."""
-    global _CPU_FLAGS
-    if _CPU_FLAGS is None:
-        _CPU_FLAGS = set()
-        try:
-            with open("/proc/cpuinfo") as f:
-                for line in f:
-                    if line.startswith("flags"):
-                        _CPU_FLAGS = set(line.split(":", 1)[1].split())
-                        break
-        except OSError:
-            pass
-    f = _CPU_FLAGS
-    vnni2 = {"avx_vnni", "avx_ne_convert", "avx_vnni_int8"} <= f
-    if str(dtype) == "torch.bfloat16":
-        return {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= f or vnni2
-    return {"avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_fp16"} <= f or vnni2
+    """Whether upstream's oneDNN takes this reduced type here (mkldnn_bf16/fp16_device_check under
+    ONEDNN_MAX_CPU_ISA: torchnative_core/cpu_capability.py)."""
+    from .. import cpu_capability
+
+    return cpu_capability.onednn_supports(str(dtype))
 
 
 def _all_int64(*tensors):

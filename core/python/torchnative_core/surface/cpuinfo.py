@@ -63,20 +63,11 @@ def get_cpu_capability() -> dict:
 
 
 def cpu_capability_name() -> str:
-    """`torch._C._get_cpu_capability()`: the vector ISA level upstream's dispatch would choose on
-    this CPU (ATEN_CPU_CAPABILITY lowers it, as upstream)."""
-    flags = _cpuinfo()[0]
-    if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
-        best = "AVX512"
-    elif {"avx2", "fma"} <= flags:
-        best = "AVX2"
-    else:
-        best = "DEFAULT"
-    order = ["DEFAULT", "AVX2", "AVX512"]
-    want = os.environ.get("ATEN_CPU_CAPABILITY", "").upper()
-    if want in order and order.index(want) < order.index(best):
-        return want
-    return best
+    """`torch._C._get_cpu_capability()`: the vector ISA level the kernels run (the one decision in
+    torchnative_core/cpu_capability.py: upstream's detection, lowered by ATEN_CPU_CAPABILITY)."""
+    from .. import cpu_capability
+
+    return cpu_capability.chosen()
 
 
 def install(C) -> None:
