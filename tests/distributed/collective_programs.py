@@ -172,6 +172,23 @@ def prog_collectives(rank, world):
         return o
     run_case(out, "all_to_all_single/even", a2a_even)
 
+    for op in ("PRODUCT", "MIN", "MAX"):
+        def red_op(op=op):
+            t = small_mul(rank, 11, "float32")
+            dist.reduce(t, dst=0, op=getattr(R, op))
+            o = torch.zeros(3, dtype=torch.float64)
+            dist.reduce_scatter_tensor(o, small_mul(rank, 3 * world, "float64"), op=getattr(R, op))
+            return [t if rank == 0 else None, o]
+        run_case(out, f"reduce_and_reduce_scatter/{op}", red_op)
+
+    def gather_bool():
+        outs = [torch.zeros(6, dtype=torch.bool) for _ in range(world)]
+        dist.all_gather(outs, data(rank, 6, "bool"))
+        b = data(rank, 5, "int8")
+        dist.broadcast(b, src=0)
+        return outs + [b]
+    run_case(out, "all_gather/bool+broadcast/int8", gather_bool)
+
     def barrier():
         dist.barrier()
         dist.monitored_barrier(timeout=timedelta(seconds=30))
