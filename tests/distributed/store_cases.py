@@ -170,8 +170,43 @@ def single():
     out["py.test_python_store"] = outcome(lambda: torch_test_python_store(ms))
     out["py.prefix_over_python"] = outcome(lambda: dist.PrefixStore("w", ms).set("k", "v") or ms.get("w/k"))
     out["py.base_timeout"] = outcome(lambda: ms.timeout)
+    control_collectives(out)
     print(json.dumps(out, sort_keys=True))
     os._exit(0)  # skip destructors of still-referenced stores (servers die with the process)
+
+
+def control_collectives(out):
+    """torch.distributed._StoreCollectives: two ranks as threads over one HashStore."""
+    td = TD(seconds=5)
+    store = dist.HashStore()
+    cs = [dist._StoreCollectives(store, r, 2) for r in range(2)]
+    got = {}
+
+    def run(r):
+        c = cs[r]
+        c.barrier("b", td, True)
+        if r == 0:
+            c.broadcast_send("bc", "hello", td)
+            got["gather"] = c.gather_recv("g", "d0", td)
+            got["scatter0"] = c.scatter_send("s", ["x0", "x1"], td)
+        else:
+            got["bcast"] = c.broadcast_recv("bc", td)
+            c.gather_send("g", "d1", td)
+            got["scatter1"] = c.scatter_recv("s", td)
+        got[f"all_gather{r}"] = c.all_gather("ag", f"a{r}", td)
+        got[f"all_sum{r}"] = c.all_sum("sum", r + 5, td)
+
+    threads = [threading.Thread(target=run, args=(r,)) for r in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    for k, v in got.items():
+        out[f"control.{k}"] = repr(v)
+    out["control.keys"] = repr(sorted(store.list_keys()))
+    out["control.key_reused"] = outcome(lambda: cs[0].barrier("b", td, True))
+    out["control.barrier_timeout"] = outcome(lambda: dist._StoreCollectives(store, 0, 2).barrier("b2", TD(milliseconds=200), True))
+    out["control.barrier_nonblocking"] = outcome(lambda: cs[0].barrier("b3", td, False))
 
 
 def torch_test_python_store(store):

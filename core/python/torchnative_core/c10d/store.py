@@ -1096,6 +1096,92 @@ class FileStore(Store):
         return FileStore(self._path, self._num_workers)
 
 
+class _ControlCollectives(metaclass=CClassMeta):
+    """c10d::ControlCollectives: small control messages between ranks (no tensors)."""
+
+
+class _StoreCollectives(_ControlCollectives):
+    """c10d::StoreCollectives: barrier, broadcast, gather, scatter, all_gather and all_sum done
+    with store keys under `key` (control_collectives/StoreCollectives.cpp); each key is used once."""
+
+    def __init__(self, store, rank, world_size):
+        self._store, self._rank, self._world = store, rank, world_size
+        self._seen: set = set()
+
+    def _unique(self, key):
+        if key in self._seen:
+            raise RuntimeError(f"Key {key} has already been used.")
+        self._seen.add(key)
+
+    def _with_timeout(self, timeout, fn):
+        old = self._store.timeout
+        self._store.set_timeout(timeout)
+        try:
+            return fn()
+        finally:
+            self._store.set_timeout(old)
+
+    def barrier(self, key, timeout, blocking=True):
+        self._unique(key)
+
+        def run():
+            arrived = self._store.add(f"{key}/num_members", 1)
+            self._store.set(f"{key}/{self._rank}", "joined")
+            if arrived == self._world:
+                self._store.set(f"{key}/last_members", "<val_ignored>")
+            elif blocking:
+                try:
+                    self._store.wait([f"{key}/last_members"])
+                except _DistStoreError as e:
+                    missing = [str(r) for r in range(self._world) if not self._store.check([f"{key}/{r}"])]
+                    raise RuntimeError(f"barrier failed -- missing ranks: {', '.join(missing)}, {e}") from None
+        self._with_timeout(timeout, run)
+
+    def broadcast_send(self, key, data, timeout):
+        self._unique(key)
+        self._with_timeout(timeout, lambda: self._store.set(key, data))
+
+    def broadcast_recv(self, key, timeout):
+        self._unique(key)
+        return self._with_timeout(timeout, lambda: self._store.get(key))
+
+    def gather_send(self, key, data, timeout):
+        self._unique(key)
+        self._with_timeout(timeout, lambda: self._store.set(f"{key}/{self._rank}", data))
+
+    def gather_recv(self, key, data, timeout):
+        self._unique(key)
+        others = [f"{key}/{r}" for r in range(self._world) if r != self._rank]
+        values = self._with_timeout(timeout, lambda: self._store.multi_get(others))
+        values.insert(self._rank, _as_bytes(data))
+        return values
+
+    def scatter_send(self, key, data, timeout):
+        self._unique(key)
+        keys = [f"{key}/{r}" for r in range(self._world) if r != self._rank]
+        values = [d for r, d in enumerate(data) if r != self._rank]
+        self._with_timeout(timeout, lambda: self._store.multi_set(keys, values))
+        return _as_bytes(data[self._rank])
+
+    def scatter_recv(self, key, timeout):
+        self._unique(key)
+        return self._with_timeout(timeout, lambda: self._store.get(f"{key}/{self._rank}"))
+
+    def all_gather(self, key, data, timeout):
+        self._unique(key)
+
+        def run():
+            self._store.set(f"{key}/{self._rank}", data)
+            return self._store.multi_get([f"{key}/{r}" for r in range(self._world)])
+        return self._with_timeout(timeout, run)
+
+    def all_sum(self, key, data, timeout):
+        self._unique(key)
+        self._with_timeout(timeout, lambda: self._store.add(key, data))
+        self.barrier(f"{key}/barrier", timeout)
+        return self._with_timeout(timeout, lambda: self._store.add(key, 0))
+
+
 def _test_python_store(store):
     """Upstream's check that a Python subclass of Store answers calls made through the Store
     interface (torch/csrc/distributed/c10d/init.cpp)."""
@@ -1120,8 +1206,9 @@ def _test_python_store(store):
     store.clone()
 
 
-for _cls in (Store, HashStore, PrefixStore, TCPStore, FileStore):
+for _cls in (Store, HashStore, PrefixStore, TCPStore, FileStore, _ControlCollectives, _StoreCollectives):
     _cls.__module__ = "torch._C._distributed_c10d"
 
 EXPORTS = {"Store": Store, "HashStore": HashStore, "PrefixStore": PrefixStore, "TCPStore": TCPStore,
-           "FileStore": FileStore, "_test_python_store": _test_python_store}
+           "FileStore": FileStore, "_test_python_store": _test_python_store,
+           "_ControlCollectives": _ControlCollectives, "_StoreCollectives": _StoreCollectives}
