@@ -197,11 +197,11 @@ pub fn sdpa_f32(
         // SAFETY: the views are valid for the call and each task writes its own rows.
         unsafe { block(&p, bufs, bh / p.h, bh % p.h, qs * p.q_split) }
     };
-    if tasks > 1 && crate::threads::threads() > 1 {
-        use rayon::prelude::*;
-        (0..tasks)
-            .into_par_iter()
-            .for_each_init(Bufs::default, |bufs, z| run(bufs, z));
+    // upstream splits every (batch, head, query block) across its threads; a decode step's
+    // handful of one-row blocks is less work than handing it over, so it stays on this thread
+    // (which thread computes a block does not change its values)
+    if tasks > 1 && p.b * p.h * p.l * p.s * p.e >= 1 << 16 {
+        crate::threads::parallel_for(tasks, Bufs::default, run);
     } else {
         let mut bufs = Bufs::default();
         for z in 0..tasks {

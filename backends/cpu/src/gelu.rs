@@ -109,10 +109,7 @@ pub unsafe fn gelu_contiguous(src: *const f32, dst: *mut f32, n: usize) -> bool 
             )
         };
         if chunk < n {
-            use rayon::prelude::*;
-            (0..n.div_ceil(chunk))
-                .into_par_iter()
-                .for_each(|c| run(c * chunk));
+            crate::threads::parallel_for(n.div_ceil(chunk), || (), |_, c| run(c * chunk));
         } else if n > 0 {
             run(0);
         }

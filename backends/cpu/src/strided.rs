@@ -219,7 +219,7 @@ pub const GRAIN_SIZE: usize = 32768;
 
 impl<const N: usize> Plan<N> {
     /// As [`Plan::run`], splitting the outermost dim (or the single coalesced dim) across the
-    /// rayon pool when the loop has at least [`GRAIN_SIZE`] elements. Operand 0 must be the only
+    /// threads ([`crate::threads::parallel_for`]) when the loop has at least [`GRAIN_SIZE`] elements. Operand 0 must be the only
     /// one written, and no two of its elements may alias.
     ///
     /// # Safety
@@ -245,17 +245,20 @@ impl<const N: usize> Plan<N> {
         let nchunks = n0.div_ceil(chunk);
         let base = Ptrs(ptrs);
         let inner = &inner;
-        use rayon::prelude::*;
-        (0..nchunks).into_par_iter().for_each(move |ci| {
-            let b = base;
-            let start = ci * chunk;
-            let len = chunk.min(n0 - start);
-            let p: [*mut u8; N] =
-                std::array::from_fn(|k| b.0[k].wrapping_offset(start as isize * s0[k]));
-            let mut sub = self.clone();
-            sub.sizes[0] = len;
-            sub.run(p, inner);
-        });
+        crate::threads::parallel_for(
+            nchunks,
+            || (),
+            move |_, ci| {
+                let b = base;
+                let start = ci * chunk;
+                let len = chunk.min(n0 - start);
+                let p: [*mut u8; N] =
+                    std::array::from_fn(|k| b.0[k].wrapping_offset(start as isize * s0[k]));
+                let mut sub = self.clone();
+                sub.sizes[0] = len;
+                sub.run(p, inner);
+            },
+        );
     }
 
     /// As upstream's `loop2d`: calls `f(ptrs, inner_strides, n_inner, outer_strides, n_outer)`

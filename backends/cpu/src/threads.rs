@@ -1,11 +1,24 @@
-//! The intra-op thread count the kernels may use: `torch.set_num_threads(n)` reaches the backend
-//! through the `torchnative_set_num_threads` hook. rayon's global pool cannot shrink once built,
-//! so `n == 1` runs kernels on the calling thread, and `n > 1` lets them split work into `n`
-//! parts on the pool (at most its size, which `RAYON_NUM_THREADS` sets). Work splits that depend
-//! on upstream's thread count (gelu's ranges) follow this number, as upstream's follow
-//! `at::get_num_threads()`.
+//! The intra-op thread count the kernels may use, and the pool their loops split across.
+//!
+//! `torch.set_num_threads(n)` reaches the backend through the `torchnative_set_num_threads`
+//! hook: `n == 1` runs kernels on the calling thread, `n > 1` lets them split work into `n`
+//! parts (at most the pool's size, which `RAYON_NUM_THREADS` sets, as it sets the gemm crate's
+//! rayon pool). Work splits that depend on upstream's thread count (gelu's ranges) follow this
+//! number, as upstream's follow `at::get_num_threads()`.
+//!
+//! [`parallel_for`] runs a loop as upstream's OpenMP `parallel_for` does, not as a rayon job
+//! from outside the pool would: the calling thread takes parts itself, next to `n - 1` workers,
+//! and the workers spin briefly after a loop before they sleep. A rayon job injected from the
+//! Python thread parks that thread and wakes sleeping workers on every loop (two futex round
+//! trips, tens of microseconds on a virtual machine's idle cores), which made two threads slower
+//! than one on small loops (a decode step). Here parts are taken one by one from a shared
+//! counter, so a worker that wakes late only takes fewer parts: the caller never waits for a
+//! worker that has not started.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 /// 0: no limit asked for (the pool's size).
 static LIMIT: AtomicUsize = AtomicUsize::new(0);
@@ -30,5 +43,241 @@ pub fn gemm_parallelism(m: usize, n: usize, k: usize) -> gemm::Parallelism {
     match threads() {
         t if t > 1 && m * n * k >= 64 * 64 * 64 => gemm::Parallelism::Rayon(t),
         _ => gemm::Parallelism::None,
+    }
+}
+
+/// How long a worker looks for the next loop before it sleeps (upstream's OpenMP runtime spins
+/// far longer; this covers the gaps between the kernels of one model step).
+const SPIN: Duration = Duration::from_micros(100);
+
+/// One loop in flight: `run` takes parts until none is left.
+struct Job {
+    run: *const (dyn Fn() + Sync),
+    /// participants (the caller counts as one) still inside `run`
+    active: AtomicUsize,
+    /// workers wanted beyond the caller
+    wanted: usize,
+    /// a part panicked on a worker (the caller panics once every participant has left)
+    panicked: AtomicUsize,
+}
+
+struct Pool {
+    /// the job of the current loop (null between loops); set and cleared under `lock`
+    job: AtomicPtr<Job>,
+    /// bumped for every loop, so a worker sees a new one
+    epoch: AtomicU64,
+    /// workers that have joined the current loop
+    joined: AtomicUsize,
+    lock: Mutex<usize>, // sleeping workers
+    wake: Condvar,
+    /// one loop at a time (a nested or concurrent loop runs on its own thread)
+    busy: Mutex<()>,
+}
+
+// SAFETY: the raw pointers are only dereferenced while the caller keeps the job alive (it
+// clears `job` under `lock` and waits for `active` to drop to zero before it returns).
+unsafe impl Sync for Pool {}
+unsafe impl Send for Pool {}
+
+thread_local! {
+    static IN_WORKER: Cell<bool> = const { Cell::new(false) };
+}
+
+fn pool() -> &'static Pool {
+    static POOL: OnceLock<&'static Pool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let p: &'static Pool = Box::leak(Box::new(Pool {
+            job: AtomicPtr::new(std::ptr::null_mut()),
+            epoch: AtomicU64::new(0),
+            joined: AtomicUsize::new(0),
+            lock: Mutex::new(0),
+            wake: Condvar::new(),
+            busy: Mutex::new(()),
+        }));
+        for i in 1..rayon::current_num_threads() {
+            std::thread::Builder::new()
+                .name(format!("torchnative-cpu-{i}"))
+                .spawn(move || worker(p))
+                .expect("spawning a cpu backend worker thread");
+        }
+        p
+    })
+}
+
+fn worker(p: &'static Pool) {
+    IN_WORKER.with(|w| w.set(true));
+    let mut seen = 0u64;
+    loop {
+        // look for a loop newer than the last one seen: spin, then sleep
+        let start = Instant::now();
+        while p.epoch.load(Ordering::Acquire) == seen && start.elapsed() < SPIN {
+            std::hint::spin_loop();
+        }
+        if p.epoch.load(Ordering::Acquire) == seen {
+            let mut sleeping = p.lock.lock().unwrap();
+            *sleeping += 1;
+            while p.epoch.load(Ordering::Acquire) == seen {
+                sleeping = p.wake.wait(sleeping).unwrap();
+            }
+            *sleeping -= 1;
+        }
+        seen = p.epoch.load(Ordering::Acquire);
+        // join under the lock, so the caller cannot retire the job between the load and the count
+        let job = {
+            let _g = p.lock.lock().unwrap();
+            let j = p.job.load(Ordering::Acquire);
+            if j.is_null() {
+                continue;
+            }
+            // SAFETY: non-null under the lock: the caller has not retired it yet.
+            let job = unsafe { &*j };
+            if p.joined.fetch_add(1, Ordering::AcqRel) >= job.wanted {
+                continue;
+            }
+            job.active.fetch_add(1, Ordering::AcqRel);
+            j
+        };
+        // SAFETY: counted in `active`, so the caller keeps the job and its closure alive.
+        unsafe {
+            let job = &*job;
+            let run = std::panic::AssertUnwindSafe(|| (*job.run)());
+            if std::panic::catch_unwind(run).is_err() {
+                job.panicked.store(1, Ordering::Relaxed);
+            }
+            job.active.fetch_sub(1, Ordering::Release);
+        }
+    }
+}
+
+/// Runs `f(state, i)` for every `i` in `0..parts`, on the calling thread and up to
+/// `threads() - 1` workers; each participant makes its `state` with `init` once. Which thread
+/// runs which part is not fixed, so `f` must not depend on it (the parts themselves, like
+/// upstream's chunks, are the caller's choice).
+pub fn parallel_for<S>(
+    parts: usize,
+    init: impl Fn() -> S + Sync,
+    f: impl Fn(&mut S, usize) + Sync,
+) {
+    if parts == 0 {
+        return;
+    }
+    let t = threads().min(parts);
+    let sequential = || {
+        let mut s = init();
+        for i in 0..parts {
+            f(&mut s, i);
+        }
+    };
+    if t <= 1 || IN_WORKER.with(|w| w.get()) {
+        return sequential();
+    }
+    let p = pool();
+    let Ok(_busy) = p.busy.try_lock() else {
+        return sequential();
+    };
+    let next = AtomicUsize::new(0);
+    let take = || {
+        let mut s = None;
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= parts {
+                return;
+            }
+            f(s.get_or_insert_with(&init), i);
+        }
+    };
+    let run: &(dyn Fn() + Sync) = &take;
+    // SAFETY: the lifetime is erased for the workers; this function does not return before
+    // every worker that joined has left `run` (see below).
+    let run: *const (dyn Fn() + Sync) = unsafe { std::mem::transmute(run) };
+    let job = Job {
+        run,
+        active: AtomicUsize::new(0),
+        wanted: t - 1,
+        panicked: AtomicUsize::new(0),
+    };
+    {
+        let sleeping = p.lock.lock().unwrap();
+        p.joined.store(0, Ordering::Release);
+        p.job
+            .store(&job as *const Job as *mut Job, Ordering::Release);
+        p.epoch.fetch_add(1, Ordering::AcqRel);
+        if *sleeping > 0 {
+            p.wake.notify_all();
+        }
+    }
+    // retires the job even when a part panics on this thread
+    let _retire = Retire(p, &job);
+    take();
+}
+
+/// Clears the pool's job (no worker joins after this) and waits for those that joined.
+struct Retire<'a>(&'static Pool, &'a Job);
+
+impl Drop for Retire<'_> {
+    fn drop(&mut self) {
+        {
+            let _g = self.0.lock.lock().unwrap();
+            self.0.job.store(std::ptr::null_mut(), Ordering::Release);
+        }
+        let mut spins = 0u32;
+        while self.1.active.load(Ordering::Acquire) != 0 {
+            spins += 1;
+            if spins < 1 << 14 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now(); // the worker waits for a core
+            }
+        }
+        if self.1.panicked.load(Ordering::Relaxed) != 0 && !std::thread::panicking() {
+            panic!("a cpu backend worker thread panicked in a parallel loop");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_part_runs_once_with_its_own_state() {
+        for parts in [0, 1, 2, 3, 17, 1000] {
+            let hits: Vec<AtomicUsize> = (0..parts).map(|_| AtomicUsize::new(0)).collect();
+            let inits = AtomicUsize::new(0);
+            parallel_for(
+                parts,
+                || {
+                    inits.fetch_add(1, Ordering::Relaxed);
+                    0usize
+                },
+                |s, i| {
+                    *s += 1;
+                    hits[i].fetch_add(1, Ordering::Relaxed);
+                },
+            );
+            assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
+            assert_eq!(inits.load(Ordering::Relaxed) > 0, parts > 0);
+        }
+    }
+
+    #[test]
+    fn nested_and_back_to_back_loops_finish() {
+        let total = AtomicUsize::new(0);
+        for _ in 0..2000 {
+            parallel_for(
+                4,
+                || (),
+                |_, _| {
+                    parallel_for(
+                        3,
+                        || (),
+                        |_, _| {
+                            total.fetch_add(1, Ordering::Relaxed);
+                        },
+                    );
+                },
+            );
+        }
+        assert_eq!(total.load(Ordering::Relaxed), 2000 * 12);
     }
 }

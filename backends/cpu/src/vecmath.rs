@@ -973,7 +973,7 @@ unsafe fn expf_block_avx512(src: *const f32, dst: *mut f32, n: usize) {
 }
 
 /// `dst[i] = expf(src[i])` for `n` contiguous floats (`src == dst` allowed), as libm computes
-/// it; vectorised where AVX2 is present, split across the rayon pool for long inputs.
+/// it; vectorised where AVX2 is present, split across the threads for long inputs.
 ///
 /// # Safety
 /// `src` and `dst` must be valid for `n` floats.
@@ -991,13 +991,16 @@ pub unsafe fn expf_contiguous(src: *const f32, dst: *mut f32, n: usize) {
     };
     const CHUNK: usize = 1 << 15;
     if n >= 2 * CHUNK && crate::threads::threads() > 1 {
-        use rayon::prelude::*;
         let (s0, d0) = (src as usize, dst as usize);
-        (0..n.div_ceil(CHUNK)).into_par_iter().for_each(|ci| {
-            let off = ci * CHUNK;
-            let len = CHUNK.min(n - off);
-            run(s0 + off * 4, d0 + off * 4, len);
-        });
+        crate::threads::parallel_for(
+            n.div_ceil(CHUNK),
+            || (),
+            |_, ci| {
+                let off = ci * CHUNK;
+                let len = CHUNK.min(n - off);
+                run(s0 + off * 4, d0 + off * 4, len);
+            },
+        );
     } else {
         run(src as usize, dst as usize, n);
     }
