@@ -216,7 +216,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--clients", type=int, default=5, help="client processes (default 5)")
     p.add_argument("--rounds", type=int, default=10)
     p.add_argument("--alpha", type=float, default=0.5, help="Dirichlet concentration of the label split (0.5)")
-    p.add_argument("--local-epochs", type=int, default=1)
+    p.add_argument("--local-epochs", type=int, default=2)
     p.add_argument("--lr", type=float, default=0.1)
     p.add_argument("--fraction", type=float, default=1.0, help="share of clients sampled per round")
     p.add_argument("--dropout", type=float, default=0.0, help="share of clients that crash mid-run (e.g. 0.3)")

@@ -90,7 +90,7 @@ class Engine:
                  client_timeout: float | None = None, checkpoint_dir: str | os.PathLike | None = None,
                  resume: bool = True, secure_aggregation: SecureAggregation | bool | None = None,
                  privacy: DifferentialPrivacy | None = None, compression=None, evaluate=None,
-                 progress: bool | None = None, group=None, pair_timeout: float | None = None):
+                 progress: bool | None = None, pair_timeout: float | None = None):
         if rounds < 0:
             raise ValueError(f"rounds must be >= 0, got {rounds}")
         if not 0 < fraction <= 1:
@@ -115,7 +115,6 @@ class Engine:
         self.compression = compression
         self.evaluate = evaluate
         self.progress = progress
-        self.group = group
         self.pair_timeout = pair_timeout
         self.history: list[RoundRecord] = []
 
@@ -126,12 +125,12 @@ class Engine:
         if not dist.is_available() or not dist.is_initialized():
             raise FederatedError("federated.Engine.participate() needs an initialised process group "
                                  "(torch.distributed.init_process_group)")
-        rank = dist.get_rank(self.group)
-        world = dist.get_world_size(self.group)
+        rank = dist.get_rank()
+        world = dist.get_world_size()
         if world < 2:
             raise FederatedError(f"a federation needs a coordinator and at least one client; the group has {world} rank")
-        self._coordinator = coord = self._global(0)
-        clients = [self._global(r) for r in range(1, world)]
+        self._coordinator = coord = 0
+        clients = list(range(1, world))
         # One two-rank group per client (transport.py says why). new_group is called by every
         # rank for every pair in the same order, as torch.distributed requires.
         kw = {} if self.pair_timeout is None else {"timeout": datetime.timedelta(seconds=self.pair_timeout)}
@@ -141,9 +140,6 @@ class Engine:
         if rank == 0:
             return self._coordinate(clients)
         return self._serve()
-
-    def _global(self, group_rank: int) -> int:
-        return group_rank if self.group is None else dist.get_global_rank(self.group, group_rank)
 
     def _config(self) -> dict:
         agg = self.aggregator
@@ -199,14 +195,12 @@ class Engine:
                 self._dead.add(c)
                 self._joined_error = f"rank {c}: {exc}"
         problems = []
-        for c, (works, posted) in pending.items():
-            try:
-                self._link.finish_sends(c, works, deadline.left())
-                reply = json.loads(unpack(self._link.collect(c, posted, deadline.left()), 1)[0])
-            except PeerLost as exc:
-                self._dead.add(c)
-                problems.append(f"rank {c} did not check in ({exc.reason})")
-                continue
+        replies, lost = self._link.gather(pending, deadline.left)
+        for c, exc in lost.items():
+            self._dead.add(c)
+            problems.append(f"rank {c} did not check in ({exc.reason})")
+        for c in sorted(replies):
+            reply = json.loads(unpack(replies[c], 1)[0])
             if reply.get("error"):
                 self._dead.add(c)  # it raised already
                 problems.append(f"rank {c}: {reply['error']}")
@@ -245,13 +239,9 @@ class Engine:
                 pending[c] = (works, self._link.expect(c, reply_size))
             except Exception as exc:  # noqa: BLE001
                 self._drop(rec, c, f"failed sending to it ({exc})", dead=True)
-        replies = {}
-        for c, (works, posted) in pending.items():
-            try:
-                self._link.finish_sends(c, works, deadline.left())
-                replies[c] = self._link.collect(c, posted, deadline.left())
-            except PeerLost as exc:
-                self._lost(rec, exc)
+        replies, lost = self._link.gather(pending, deadline.left)
+        for exc in lost.values():
+            self._lost(rec, exc)
         return replies
 
     def _round(self, rnd: int) -> RoundRecord:
@@ -384,15 +374,10 @@ class Engine:
             except Exception:  # noqa: BLE001 -- it is gone; nothing to tell
                 pass
         grace = Deadline(max(self.round_timeout or 0.0, 10.0))
-        for c, (works, posted) in pending.items():
-            try:
-                link.finish_sends(c, works, grace.left())
-                link.collect(c, posted, grace.left())
-            except PeerLost:
-                pass
+        link.gather(pending, grace.left)
 
     def _all_clients(self) -> list[int]:
-        return [self._global(r) for r in range(1, dist.get_world_size(self.group))]
+        return list(range(1, dist.get_world_size()))
 
     # --- checkpoints ------------------------------------------------------------------------
     def _checkpoint_path(self) -> str | None:

@@ -89,7 +89,7 @@ class Link:
 
     # --- coordinator -> client ------------------------------------------------------------
     def post(self, dst: int, command: int, rnd: int, payload: bytes = b"", reply: int = 0) -> list:
-        """Start sending a command; returns the Works (wait on them with `finish_sends`)."""
+        """Start sending a command; returns the Works (`gather` waits for them)."""
         header = torch.tensor([MAGIC, command, rnd, len(payload), reply, 0], dtype=torch.int64)
         works = [(dist.isend(header, dst, group=self.groups[dst]), header)]
         if payload:
@@ -98,28 +98,46 @@ class Link:
         self.sent += header.numel() * 8 + len(payload)
         return works
 
-    def finish_sends(self, dst: int, works: list, seconds: float | None) -> None:
-        for work, _ in works:
-            try:
-                _wait(work, dst, seconds, "sending to it")
-            except PeerLost:
-                self._abandoned.append(works)
-                raise
-
     def expect(self, src: int, nbytes: int):
         """Post the receive of a client's one reply of `nbytes`."""
         buf = torch.empty(nbytes, dtype=torch.uint8)
         return dist.irecv(buf, src, group=self.groups[src]), buf
 
-    def collect(self, src: int, posted, seconds: float | None) -> bytes:
-        work, buf = posted
-        try:
-            _wait(work, src, seconds, "waiting for its reply")
-        except PeerLost:
-            self._abandoned.append(posted)
-            raise
-        self.received += buf.numel()
-        return buf.numpy().tobytes()
+    def gather(self, pending: dict, seconds_left) -> tuple[dict, dict]:
+        """Wait for many clients at once: pending maps rank -> (send works, posted receive).
+        One waiting thread per client starts now, so a reply that arrived before the deadline
+        counts even when an earlier client used the time up. seconds_left() is called per join
+        (None: no limit). Returns ({rank: reply bytes}, {rank: PeerLost})."""
+        boxes = {}
+        for c, (works, posted) in pending.items():
+            box = []
+
+            def waiter(works=works, work=posted[0], box=box):
+                try:
+                    for w, _ in works:
+                        w.wait()
+                    work.wait()
+                    box.append(None)
+                except BaseException as exc:  # noqa: BLE001 -- handed to the joining thread
+                    box.append(exc)
+
+            thread = threading.Thread(target=waiter, daemon=True, name=f"federated-wait-{c}")
+            thread.start()
+            boxes[c] = (thread, box)
+        replies, lost = {}, {}
+        for c, (thread, box) in boxes.items():
+            left = seconds_left()
+            thread.join(left)
+            if not box:
+                self._abandoned.append(pending[c])
+                lost[c] = PeerLost(c, "timed out waiting for its reply (no answer in the time allowed)")
+            elif box[0] is not None:
+                lost[c] = _failure(box[0], c, "waiting for its reply")
+            else:
+                buf = pending[c][1][1]
+                self.received += buf.numel()
+                replies[c] = buf.numpy().tobytes()
+        return replies, lost
 
     # --- client side ----------------------------------------------------------------------
     def receive_command(self, src: int, seconds: float | None) -> tuple[int, int, bytes, int]:
