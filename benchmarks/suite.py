@@ -182,8 +182,8 @@ print(json.dumps(site.getsitepackages()[0]))
 
 
 def cpu_info() -> dict:
-    """Peak float32 rate from /proc/cpuinfo: cores x 2 FMA units x 8 float32 lanes (256-bit) x
-    2 flops x GHz. The GHz is the `cpu MHz` field (what the hypervisor reports; turbo, if any,
+    """Peak float32 rate from /proc/cpuinfo: cores x 2 FMA units x float32 lanes (16 with
+    avx512f, else 8) x 2 flops x GHz. The GHz is the `cpu MHz` field (what the hypervisor reports; turbo, if any,
     is not visible here, so the share can exceed what the real clock allows only if it boosts)."""
     text = Path("/proc/cpuinfo").read_text()
     mhz = [float(line.split(":")[1]) for line in text.splitlines() if line.startswith("cpu MHz")]
@@ -191,7 +191,7 @@ def cpu_info() -> dict:
     flags = next((line.split(":")[1].split() for line in text.splitlines() if line.startswith("flags")), [])
     cores = os.cpu_count() or 1
     ghz = (sum(mhz) / len(mhz) / 1000) if mhz else 0.0
-    per_core = 2 * 8 * 2 * ghz  # GFLOP/s
+    per_core = 2 * (16 if "avx512f" in flags else 8) * 2 * ghz  # GFLOP/s
     isa = ("avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx512_bf16",
            "avx512_fp16", "amx_tile", "amx_bf16", "amx_fp16", "avx_vnni")
     # the instruction-set path each side ran: upstream's capability (and oneDNN's/MKL's pins,
