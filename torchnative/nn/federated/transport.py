@@ -48,6 +48,23 @@ def _failure(exc: BaseException, rank: int, what: str) -> PeerLost:
     return PeerLost(rank, f"failed {what} ({text})")
 
 
+def _waiting(*works):
+    """A daemon thread that waits for the works in order; its box gets None or the exception."""
+    box = []
+
+    def waiter():
+        try:
+            for w in works:
+                w.wait()
+            box.append(None)
+        except BaseException as exc:  # noqa: BLE001 -- handed to the joining thread
+            box.append(exc)
+
+    thread = threading.Thread(target=waiter, daemon=True, name="federated-wait")
+    thread.start()
+    return thread, box
+
+
 def _wait(work, rank: int, seconds: float | None, what: str) -> None:
     """Wait for a Work; with `seconds`, give up after that long without touching the backend."""
     if seconds is None:
@@ -56,17 +73,7 @@ def _wait(work, rank: int, seconds: float | None, what: str) -> None:
         except Exception as exc:  # backends raise RuntimeError/DistBackendError subclasses
             raise _failure(exc, rank, what) from None
         return
-    box = []
-
-    def waiter():
-        try:
-            work.wait()
-            box.append(None)
-        except BaseException as exc:  # noqa: BLE001 -- handed to the waiting thread
-            box.append(exc)
-
-    thread = threading.Thread(target=waiter, daemon=True, name=f"federated-wait-{rank}")
-    thread.start()
+    thread, box = _waiting(work)
     thread.join(max(seconds, 0.0))
     if not box:
         raise PeerLost(rank, f"timed out {what} (no answer in the time allowed)")
@@ -108,22 +115,7 @@ class Link:
         One waiting thread per client starts now, so a reply that arrived before the deadline
         counts even when an earlier client used the time up. seconds_left() is called per join
         (None: no limit). Returns ({rank: reply bytes}, {rank: PeerLost})."""
-        boxes = {}
-        for c, (works, posted) in pending.items():
-            box = []
-
-            def waiter(works=works, work=posted[0], box=box):
-                try:
-                    for w, _ in works:
-                        w.wait()
-                    work.wait()
-                    box.append(None)
-                except BaseException as exc:  # noqa: BLE001 -- handed to the joining thread
-                    box.append(exc)
-
-            thread = threading.Thread(target=waiter, daemon=True, name=f"federated-wait-{c}")
-            thread.start()
-            boxes[c] = (thread, box)
+        boxes = {c: _waiting(*(w for w, _ in works), posted[0]) for c, (works, posted) in pending.items()}
         replies, lost = {}, {}
         for c, (thread, box) in boxes.items():
             left = seconds_left()
