@@ -12,13 +12,30 @@ connects and when to use Flower instead. Only torch.distributed's public API is 
 runs on upstream torch with gloo as on torchnative's own process group.
 """
 
-from .aggregators import (Aggregator, ClientUpdate, FedAdagrad, FedAdam, FedAvg, FedOpt, FedProx, FedYogi,
-                          weighted_mean)
-from .compression import Float16, TopK
-from .engine import Engine, RoundRecord, SecureAggregation
-from .privacy import DifferentialPrivacy
-from .state import FederatedError
+# Names are imported on first use (PEP 562), so that `torchnative federated demo`'s argument
+# parser (digits.add_arguments) and `torchnative backends list` do not import torch.
+_EXPORTS = {
+    "Aggregator": "aggregators", "ClientUpdate": "aggregators", "FedAdagrad": "aggregators",
+    "FedAdam": "aggregators", "FedAvg": "aggregators", "FedOpt": "aggregators", "FedProx": "aggregators",
+    "FedYogi": "aggregators", "weighted_mean": "aggregators",
+    "Float16": "compression", "TopK": "compression",
+    "Engine": "engine", "RoundRecord": "engine", "SecureAggregation": "engine",
+    "DifferentialPrivacy": "privacy",
+    "FederatedError": "state",
+}
+__all__ = sorted(_EXPORTS)
 
-__all__ = ["Aggregator", "ClientUpdate", "DifferentialPrivacy", "Engine", "FedAdagrad", "FedAdam", "FedAvg",
-           "FedOpt", "FedProx", "FedYogi", "FederatedError", "Float16", "RoundRecord", "SecureAggregation", "TopK",
-           "weighted_mean"]
+
+def __getattr__(name):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))
