@@ -26,6 +26,7 @@ import math
 import os
 import random
 import selectors
+import signal
 import subprocess
 import sys
 import time
@@ -402,6 +403,7 @@ def run(args):
     pairs = collections.Counter()
     new = []
     t0 = time.time()
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # a stopped campaign still reports
     try:
         for i in range(args.calls):
             case = gen_case(r, r.choice(schemas))
@@ -418,6 +420,8 @@ def run(args):
                 counts["agree"] += 1
                 continue
             pairs[(kb, kind(a))] += 1
+            if kb == "exc:NotImplementedError" and "has no kernel" in b.get("msg", ""):
+                counts["no_kernel"] += 1  # a refusal by name: an operator still to build
             key = (case["op"], kb, kind(a))
             if kept[key] < args.per_class:
                 kept[key] += 1
@@ -427,6 +431,8 @@ def run(args):
                 print(json.dumps({"case": case, "ours": b, "upstream": a}), flush=True)
             if args.progress and i % args.progress == 0:
                 print(f"{i} calls, {time.time() - t0:.0f} s, {dict(counts)}", file=sys.stderr, flush=True)
+    except KeyboardInterrupt:
+        pass
     finally:
         ours.close()
         ref.close()
@@ -437,6 +443,9 @@ def run(args):
     n = counts["calls"]
     summary = {"seed": args.seed, "calls": n, "crashes": counts["crash"], "hangs": counts["hang"],
                "agree": counts["agree"], "agreement": round(100 * counts["agree"] / max(n, 1), 3),
+               "refused_by_name": counts["no_kernel"],
+               "agreement_where_ours_has_a_kernel": round(
+                   100 * counts["agree"] / max(n - counts["no_kernel"], 1), 3),
                "unbuildable_cases": counts["setup"], "seconds": round(time.time() - t0),
                "new_corpus_cases": len(new),
                "mismatches": {f"{o} vs upstream {u}": c for (o, u), c in pairs.most_common(25)}}

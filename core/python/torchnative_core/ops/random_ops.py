@@ -137,6 +137,9 @@ def _randperm(n, generator, dtype, device):
         raise RuntimeError(f"n must be non-negative, got{n}")
     from .factories import from_python_values
 
+    # the result's allocation first: a size the allocator refuses raises upstream's RuntimeError
+    # here, not an abort when the generator's own buffer cannot be had
+    B.empty([n], dtype or B.I64, device if device is not None and device.type != "meta" else None)
     vals = _gen(generator).randperm(n)
     out = from_python_values(vals, [n], B.I64)
     return out if (dtype is None or dtype is B.I64) and device in (None, B.CPU) else _door(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from . import base as B
 from . import impl
 
 
@@ -221,6 +222,7 @@ def _adaptive(x, output_size, reduce):
     import torch
 
     nd = len(output_size)
+    _output_fits(x, output_size)
     for i in range(nd):
         d = x.dim() - nd + i
         out = output_size[i] if output_size[i] is not None else x.shape[d]
@@ -248,9 +250,21 @@ def adaptive_avg_pool2d_any(self, output_size):
     return _adaptive(self, list(output_size), lambda t, d: t.mean(d))
 
 
+def _output_fits(x, output_size):
+    """The result's allocation first, as upstream's kernels allocate it before looping: a
+    negative, overflowing or unallocatable output size raises upstream's RuntimeError here
+    instead of building one window per output element."""
+    nd = len(output_size)
+    if x.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"adaptive_pool{nd}d(): Expected {nd + 1}D or {nd + 2}D tensor, but got {list(x.shape)}")
+    sizes = [o if o is not None else x.shape[x.dim() - nd + i] for i, o in enumerate(output_size)]
+    B.empty(list(x.shape[: x.dim() - nd]) + sizes, B.dtype_of(x))
+
+
 def _adaptive_max(self, output_size):
     import torch
 
+    _output_fits(self, output_size)
     nd = len(output_size)
     lead = list(self.shape[:-nd])
     out_sizes = [o if o is not None else self.shape[-nd + i] for i, o in enumerate(output_size)]

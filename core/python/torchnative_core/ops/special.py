@@ -671,9 +671,12 @@ def _poly(fn):
         if math.isnan(x) or math.isnan(n):
             return _NAN
         try:
-            return fn(x, int(n))
+            k = int(n)
         except OverflowError:
             return _NAN
+        # upstream's static_cast<int64_t>(n): out of range gives INT64_MIN on x86 (so 0 below),
+        # where a Python int would loop for ever
+        return fn(x, k if -(2**63) <= k < 2**63 else -(2**63))
     return f
 
 
