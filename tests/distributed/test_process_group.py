@@ -119,6 +119,18 @@ def test_group_timeout_is_honoured():
     assert got["exc"] == "RuntimeError" and "timed out" in got["msg"], got
 
 
+def test_vulkan_tensors_staged_through_the_host():
+    """init_process_group("gloo") serves vulkan tensors (as upstream's gloo serves CUDA ones, through
+    host memory): results stay on vulkan and equal the CPU tensors' results bit for bit."""
+    results = _run(ours_python(), "vulkan", 2)
+    if "skip" in results[0]:
+        pytest.skip(results[0]["skip"])
+    for rank, r in enumerate(results):
+        assert r["devices"][:2] == ["cpu", "cpu"] and set(r["devices"][2:]) == {"vulkan:0"}, r["devices"]
+        assert r["vulkan"] == r["cpu"], rank
+        assert r["cpu"]["all_reduce_float32"] != r["cpu"]["broadcast_float32"]  # the comparison sees content
+
+
 def test_stress_small_collectives_and_100mb_all_reduce():
     results = _run(ours_python(), "stress", 2, timeout=300, env={"STRESS_COUNT": os.environ.get("STRESS_COUNT", "2000")})
     for r in results:

@@ -120,6 +120,9 @@ class _GlooOptions(_BackendOptions):
 class ProcessGroupGloo(Backend):
     Device = _GlooDevice
     Options = _GlooOptions
+    #: tensors of other devices are copied to host memory and back (_Staged); the process group
+    #: registers this backend for the installed torchnative devices too
+    stages_through_host = True
 
     def __init__(self, store, rank, size, timeout=datetime.timedelta(seconds=1800), options=None):
         if isinstance(timeout, _GlooOptions):

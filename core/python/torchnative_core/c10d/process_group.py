@@ -313,6 +313,12 @@ class ProcessGroup(metaclass=_META):
 
     def _register_backend(self, device, backend_type, backend):
         self._backends[device.type] = (backend_type, backend)
+        if device.type == "cpu" and getattr(backend, "stages_through_host", False):
+            # Our gloo stages other devices' tensors through host memory, as upstream's gloo does
+            # for CUDA (which upstream's device map names for "gloo"); the devices of installed
+            # torchnative backends (vulkan, npu, ...) get the same backend unless one is given.
+            for key in _torchnative_device_keys():
+                self._backends.setdefault(key, (backend_type, backend))
 
     def _get_backend(self, device):
         import torch
@@ -417,6 +423,12 @@ for _name in _FORWARDED:
 ProcessGroup.all_to_all_single = ProcessGroup.alltoall_base
 ProcessGroup.all_gather_single = ProcessGroup._allgather_base
 ProcessGroup.reduce_scatter_single = ProcessGroup._reduce_scatter_base
+
+
+def _torchnative_device_keys():
+    from ..plugins import RECORDS
+
+    return [key for rec in RECORDS.values() if rec.status == "ok" for key in rec.device_keys if key != "cpu"]
 
 
 # --- registration by group name ------------------------------------------------------------
