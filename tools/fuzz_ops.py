@@ -267,8 +267,11 @@ def worker():
             return out
         return type(out).__name__
 
-    out_stream = sys.stdout
-    sys.stdout = sys.stderr  # whatever an operator prints stays off the protocol
+    # The protocol gets its own descriptor; fd 1 goes to stderr, so whatever an operator prints,
+    # from Python or from native code, stays off it.
+    out_stream = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     out_stream.write("ready\n")
     out_stream.flush()
     for line in sys.stdin:

@@ -137,6 +137,11 @@ def _randperm(n, generator, dtype, device):
         raise RuntimeError(f"n must be non-negative, got{n}")
     from .factories import from_python_values
 
+    # upstream's check that every value of the permutation is representable in the dtype
+    name, bits = {"float16": ("Half", 11), "bfloat16": ("BFloat16", 8), "float32": ("Float", 24),
+                  "float64": ("Double", 53)}.get(str(dtype).removeprefix("torch."), (None, None))
+    if bits is not None and n > 2**bits + 1:
+        raise RuntimeError(f"n cannot be greater than {2**bits + 1} for {name} type.")
     # the result's allocation first: a size the allocator refuses raises upstream's RuntimeError
     # here, not an abort when the generator's own buffer cannot be had
     B.empty([n], dtype or B.I64, device if device is not None and device.type != "meta" else None)
