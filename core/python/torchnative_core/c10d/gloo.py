@@ -516,7 +516,6 @@ class ProcessGroupGloo(Backend):
         out.copy_(work.view(-1).chunk(self._size)[self._rank].view(out.shape))
 
     def reduce_scatter(self, outputs, input_lists, opts=None):
-        torch = _torch()
         opts = opts or ReduceScatterOptions()
 
         def prepare():

@@ -42,7 +42,7 @@ def _reverse(perm):
 def _matrix_norm_checks(A, dim, dtype, low_precision):
     torch = _torch()
     if A.dim() < 2:
-        raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     if len(dim) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dim)}")
     d = [B.wrap_dim(x, A.dim()) for x in dim]
@@ -269,16 +269,16 @@ def linalg_lstsq(self, b, rcond=None, driver=None):
     torch = _torch()
     _check_float(self, "torch.linalg.lstsq")
     if self.dim() < 2:
-        raise RuntimeError(f"torch.linalg.lstsq: input must have at least 2 dimensions.")
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
     drv = driver or "gelsy"
     if drv not in ("gels", "gelsy", "gelsd", "gelss"):
-        raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
     if not (self.dim() >= b.dim() and self.dim() - b.dim() <= 1):
         raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and (input.dim() - other.dim()) <= 1")
     vector = b.dim() == self.dim() - 1
     Bm = b.unsqueeze(-1) if vector else b
     if self.shape[-2] != Bm.shape[-2]:
-        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     batch = B.broadcast_shapes(list(self.shape[:-2]), list(Bm.shape[:-2]))
     A_ = self.expand(batch + list(self.shape[-2:]))
     B_ = Bm.expand(batch + list(Bm.shape[-2:]))
@@ -338,7 +338,6 @@ def linalg_cond(self, p=None):
 
 
 def _cond_helper(self, ord, norm_op):
-    torch = _torch()
     inv, info = D("linalg_inv_ex", self, False)
     info = info.unsqueeze(-1).unsqueeze(-1)
     inv = inv.masked_fill(info > 0, math.inf)
@@ -361,7 +360,7 @@ def linalg_cond_str(self, p):
 def linalg_matrix_power(self, n):
     torch = _torch()
     if self.dim() < 2:
-        raise RuntimeError(f"linalg.matrix_power: The input tensor A must have at least 2 dimensions.")
+        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 dimensions.")
     if self.shape[-1] != self.shape[-2]:
         raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are {self.shape[-2]} by {self.shape[-1]} matrices")
     if n == 0:
@@ -388,7 +387,6 @@ def linalg_matrix_power(self, n):
 
 @impl("linalg_multi_dot")
 def linalg_multi_dot(tensors):
-    torch = _torch()
     n = len(tensors)
     if n < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")

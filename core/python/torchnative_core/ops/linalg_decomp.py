@@ -311,7 +311,6 @@ def cholesky(self, upper=False):
 
 def _batch_broadcast(a, b):
     """Broadcast the batch dimensions of two matrices (or stacks)."""
-    torch = _torch()
     batch = B.broadcast_shapes(list(a.shape[:-2]), list(b.shape[:-2]))
     return a.expand(batch + list(a.shape[-2:])), b.expand(batch + list(b.shape[-2:])), batch
 
@@ -324,14 +323,14 @@ def cholesky_solve(self, input2, upper=False):
     b, L, batch = _batch_broadcast(self, input2)
     _, n, k, bs = mats(b)
     _, _, _, ls = mats(L)
-    out = [_cholesky_apply(l, bb, upper) for bb, l in zip(bs, ls)]
+    out = [_cholesky_apply(factor, bb, upper) for bb, factor in zip(bs, ls)]
     return tensor(out, batch + [n, k], self.dtype)
 
 
-def _cholesky_apply(l, b, upper):
-    """(L L^T)^-1 b (or (U^T U)^-1 b) from the factor `l`."""
-    lt = Dn.transpose(l, len(l))
-    lower, up = (lt, l) if upper else (l, lt)
+def _cholesky_apply(factor, b, upper):
+    """(L L^T)^-1 b (or (U^T U)^-1 b) from the Cholesky factor."""
+    ft = Dn.transpose(factor, len(factor))
+    lower, up = (ft, factor) if upper else (factor, ft)
     return Dn.solve_upper(up, Dn.solve_lower(lower, b))
 
 
@@ -340,7 +339,7 @@ def cholesky_inverse(self, upper=False):
     _check_float(self, "cholesky_inverse")
     _check_matrix(self, "cholesky_inverse", square=True)
     batch, n, _, ls = mats(self)
-    out = [_cholesky_apply(l, Dn.eye(n), upper) for l in ls]
+    out = [_cholesky_apply(factor, Dn.eye(n), upper) for factor in ls]
     return tensor(out, batch + [n, n], self.dtype)
 
 
@@ -655,7 +654,6 @@ def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
 
 @impl("linalg_lu_solve")
 def linalg_lu_solve(LU, pivots, B, left=True, adjoint=False):
-    torch = _torch()
     _check_float(LU, "linalg.lu_solve")
     # A = P L U; solve with the unpacked factors
     # composed of operators that record themselves: the gradient flows through lu_unpack's
