@@ -259,11 +259,7 @@ class Engine:
                 body = 8 * n if self.privacy is not None else wire_size(self._spec)
             replies = self._exchange(rec, sampled, TRAIN, {c: weights_bytes for c in sampled}, META + body, deadline)
             updates = []
-            for c in sorted(replies):
-                status, examples, loss, payload = self._parse_meta(replies[c])
-                if status != OK:
-                    self._drop(rec, c, f"failed: {payload[:500].rstrip(bytes(1)).decode(errors='replace')}", dead=True)
-                    continue
+            for c, examples, loss, payload in self._succeeded(rec, replies):
                 if self.compression is not None:
                     vec = self._global_vec + self.compression.decode(payload, n)
                 elif self.privacy is not None:
@@ -306,6 +302,16 @@ class Engine:
         status, examples, loss = struct.unpack_from("<qqd", data, 0)
         return status, examples, loss, data[META:]
 
+    def _succeeded(self, rec: RoundRecord, replies: dict):
+        """(client, examples, loss, payload) of each reply in rank order; a client that reported
+        a failure is dropped for good, with its message (the payload) as the reason."""
+        for c in sorted(replies):
+            status, examples, loss, payload = self._parse_meta(replies[c])
+            if status != OK:
+                self._drop(rec, c, f"failed: {payload[:500].rstrip(bytes(1)).decode(errors='replace')}", dead=True)
+                continue
+            yield c, examples, loss, payload
+
     def _secure_round(self, rec: RoundRecord, deadline: Deadline, weights_bytes: bytes):
         from .secagg import SecAggServer, dequantize
 
@@ -335,11 +341,7 @@ class Engine:
         replies = self._exchange(rec, shared, SA_MASKED, payloads, META + 8 * n, deadline)
         total = np.zeros(n, dtype=np.uint64)
         survivors = []
-        for c in sorted(replies):
-            status, _, _, payload = self._parse_meta(replies[c])
-            if status != OK:
-                self._drop(rec, c, f"failed: {payload[:500].rstrip(bytes(1)).decode(errors='replace')}", dead=True)
-                continue
+        for c, _, _, payload in self._succeeded(rec, replies):
             total = total + np.frombuffer(payload[:8 * n], dtype=np.uint64)
             survivors.append(c)
         self._require(rec, survivors)
