@@ -217,8 +217,10 @@ def torch_test_python_store(store):
 def master(port, world):
     s = dist.TCPStore("127.0.0.1", port, world, True, TD(seconds=20))
     out = {"joined": True}
-    s.set("from_master", "m")
+    # add before set: the clients add only after they read "from_master", so the master's add
+    # returns 1 on every run (the other order raced with the clients' adds under load)
     out["counter"] = s.add("counter", 1)
+    s.set("from_master", "m")
     s.wait([f"done{r}" for r in range(1, world)])
     s.barrier("all", world)
     out["final_counter"] = int(s.get("counter"))
