@@ -10,7 +10,7 @@ import pytest
 from torchnative_core.cpu_capability import reference_env
 
 # Both processes of every comparison (ours, upstream's reference) take one instruction-set path:
-# ATen's capability, oneDNN's ISA cap (no AMX, no AVX512-FP16) and MKL's code path, set here for
+# ATen's capability, oneDNN's ISA cap (no AMX, no AVX512-FP16) and MKL on its own choice, set for
 # every subprocess the tests start. ATEN_CPU_CAPABILITY=avx2 in the caller's environment runs
 # the suite on the AVX2 path (`nox -s other_isa`); torchnative_core/cpu_capability.py says why.
 os.environ.update(reference_env())

@@ -12,6 +12,8 @@ paths (`MKL_CBWR`). Ours reads the same variables, with upstream's meaning:
   (upstream would run instructions the CPU lacks).
 - `ONEDNN_MAX_CPU_ISA` caps the ISA of which ours asks "would oneDNN take this type"
   ([`onednn_supports`]).
+- `MKL_CBWR` is left to MKL (AUTO); [`mkl_fuses_small_products`] says which order upstream's
+  MKL takes for the small products ours spells out step by step (matrix_exp).
 
 The cpu backend (backends/cpu/src/vecmath.rs `capability`) applies the same rule to the same
 variable; `torchnative_cpu._native.cpu_capability()` reports its choice, and the tests check that
@@ -34,10 +36,13 @@ ORDER = ("DEFAULT", "AVX2", "AVX512")
 # without AVX512-FP16 or AMX (neither has a counterpart in ours); it is what an AVX-512 machine
 # without them (this project's AMD EPYC) detects anyway
 _ONEDNN_FOR = {"AVX512": "AVX512_CORE_BF16", "AVX2": "AVX2", "DEFAULT": "SSE41"}
-# MKL_CBWR=AVX2 on every path: MKL's AVX-512 sgemm kernels (Intel) accumulate in another order
-# than ours; on the AMD EPYC the pinned and unpinned MKL give the same matrix_exp results
-# (tests/test_matrix_exp.py bit-identical both ways, measured)
-_MKL_CBWR = "AVX2"
+# MKL on its own choice (MKL_CBWR=AUTO, what a user's upstream runs): measured side by side, it is
+# the setting where upstream's products round as ours do on both machines we have. AMD EPYC Zen 5:
+# the CNN training run agrees bit for bit unpinned, and is shifted pinned to AVX2. Intel Xeon
+# (AVX-512, AMX): the flash-attention lse agrees on 99.9% of rows unpinned and not under AVX2, and
+# matrix_exp's 9x9-12x12 products are bit-identical unpinned; pinned to AVX2, MKL's 8x8 and 9x9
+# products take an order that is neither k order fused nor unfused (tests/test_matrix_exp.py).
+_MKL_CBWR = "AUTO"
 
 # oneDNN's ISA levels as sets of what each adds (cpu_isa_traits.hpp: each level includes the
 # ones it is built on; avx512_core_fp16 includes avx2_vnni_2)
@@ -73,6 +78,32 @@ def cpu_flags() -> frozenset:
     except OSError:
         pass
     return frozenset()
+
+
+def vendor() -> str:
+    """/proc/cpuinfo's vendor_id of the first CPU ("GenuineIntel", "AuthenticAMD"; empty where
+    it can't be read)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("vendor_id"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
+def mkl_fuses_small_products() -> bool:
+    """Whether upstream's MKL multiplies matrices of 8x8x8 (the smallest it is handed: below 400
+    multiply-adds bmm takes its naive kernel) by fused multiply-adds in k order (Intel CPUs, MKL
+    on its own choice) or by separate multiplies and adds in k order (other vendors, and its
+    COMPATIBLE branch everywhere). Measured with the reference wheel: Intel Xeon (AVX-512, AMX)
+    fused for 8x8 to 12x12, float32 and float64; AMD EPYC Zen 5 unfused for 3x3 to 8x8. MKL's
+    AVX2 branch on the Intel Xeon takes neither order at 8x8 and 9x9; the test suite leaves MKL
+    on its own choice (`reference_env`)."""
+    if os.environ.get("MKL_CBWR", "").upper().startswith("COMPATIBLE"):
+        return False
+    return vendor() == "GenuineIntel" and "fma" in cpu_flags()
 
 
 def detected() -> str:
@@ -140,7 +171,8 @@ def onednn_supports(dtype_name: str) -> bool:
 
 def reference_env(capability: str | None = None) -> dict:
     """The variables that pin upstream to the path ours takes under `capability` (our chosen one
-    when None): ATen's capability, oneDNN's ISA cap (no AMX, no AVX512-FP16), MKL's code path.
+    when None): ATen's capability, oneDNN's ISA cap (no AMX, no AVX512-FP16), MKL on its own
+    choice (AUTO: see `_MKL_CBWR`).
     Variables already set in the environment are kept (they pin both sides the same way)."""
     cap = (capability or chosen()).upper()
     want = {"ATEN_CPU_CAPABILITY": cap.lower(), "ONEDNN_MAX_CPU_ISA": _ONEDNN_FOR[cap], "MKL_CBWR": _MKL_CBWR}

@@ -8,16 +8,21 @@ result is as far from the float64 one as torch.testing's float32 tolerance allow
 accurate result disagrees): the linear combinations (`_compute_linear_combination`) add
 `coefficient * term` to a zero accumulator in order, without FMA; matrix products of
 `n^3 < 400` multiply-adds run upstream's naive `baddbmm_cpu_kernel`, which accumulates over k in
-order in the dtype, and so does the reference wheel's MKL for 8x8 (probed: bit-identical to that
-order for 3x3 to 8x8 on 20 random pairs each, float32 and float64; 9x9 and larger are not), so
-products up to 8x8 are spelled that way here; larger ones use our matmul (bit-identical to
-upstream's for the 12x12 cases of tests/test_matrix_exp.py, within tolerance in general). The
+order in the dtype without FMA; larger ones go to MKL, whose order follows the CPU: at 8x8 (the
+only size between the naive kernel and ours that MKL does not match ours) it accumulates in k
+order with FMA on Intel CPUs and without it on others (`cpu_capability.mkl_fuses_small_products`:
+probed on an Intel Xeon and an AMD EPYC, float32 and float64). Products below 400, and 8x8 where
+MKL does not fuse, are spelled out here; the others use our matmul (bit-identical to upstream's
+MKL for the 8x8-12x12 cases of tests/test_matrix_exp.py on the Intel Xeon, and for 12x12 on the
+AMD EPYC; within tolerance in general). The
 1-norm is summed down the columns in order as upstream's reduction does."""
 
 from __future__ import annotations
 
 import math
 import struct
+
+from torchnative_core import cpu_capability
 
 
 def _torch():
@@ -77,10 +82,11 @@ class _Mexp:
         name = str(dtype).replace("torch.", "")
         self.rnd = _f32 if name == "float32" else float
         self.thetas = _THETAS[name]
+        self.mkl_fuses = cpu_capability.mkl_fuses_small_products()
 
     def mm(self, a, b):
         n, k, m = a.shape[-2], a.shape[-1], b.shape[-1]
-        if n * k * m > 512:
+        if n * k * m >= 400 and (n * k * m > 512 or self.mkl_fuses):
             return a @ b
         acc = a.new_zeros(a.shape[:-1] + (m,))
         for j in range(k):
