@@ -1,5 +1,8 @@
 //! `mm`, `bmm`, `addmm`.
 //!
+//! Batches of small floating-point products (under 400 multiply-adds each) take upstream's naive
+//! kernel instead (`naive_product`), so their bits agree on every CPU.
+//!
 //! f32/f64 go straight to the `gemm` crate (candle-core's CPU matmul engine), which takes any
 //! row and column stride for every operand, so transposed, sliced and expanded torch views are
 //! multiplied in place without a copy. f16/bf16 are widened to f32 (contiguous copies), multiplied
@@ -276,20 +279,49 @@ fn bmm(c: &mut Call) -> KResult {
     if a.ndim() != 3 || b.ndim() != 3 || out.ndim() != 3 {
         bail!(runtime, "bmm: expected 3-d tensors");
     }
+    // Upstream multiplies batches of fewer than 400 multiply-adds per matrix with its naive
+    // `baddbmm_cpu_kernel`, whatever the CPU; its rounding is reproduced exactly.
+    let (m, n, k) = (out.size(1), out.size(2), a.size(2));
+    let small = m * n * k < 400 && a.size(1) == m && b.size(1) == k && b.size(2) == n;
     for i in 0..out.size(0) {
+        let (o, x, y) = (mat(&out, Some(i)), mat(&a, Some(i)), mat(&b, Some(i)));
         unsafe {
-            matmul(
-                out.dtype,
-                mat(&out, Some(i)),
-                mat(&a, Some(i)),
-                mat(&b, Some(i)),
-                false,
-                Scalar::Int(0),
-                Scalar::Int(1),
-            )?
+            match out.dtype {
+                TnDtype::Float32 if small => naive_product(o, x, y, |v: f32| v, |v| v),
+                TnDtype::Float64 if small => naive_product(o, x, y, |v: f64| v, |v| v),
+                TnDtype::Float16 if small => {
+                    naive_product(o, x, y, |v: half::f16| v.to_f32(), half::f16::from_f32)
+                }
+                TnDtype::BFloat16 if small => {
+                    naive_product(o, x, y, |v: half::bf16| v.to_f32(), half::bf16::from_f32)
+                }
+                dt => matmul(dt, o, x, y, false, Scalar::Int(0), Scalar::Int(1))?,
+            }
         };
     }
     Ok(())
+}
+
+/// `out = a @ b` as upstream's `baddbmm_cpu_kernel` computes it: each element a sum over k in
+/// order, in the op-math type (f32 for f16/bf16), separate multiply and add (no FMA: Rust does
+/// not contract them), rounded to the dtype once.
+unsafe fn naive_product<S: Copy, O>(out: Mat, a: Mat, b: Mat, load: fn(S) -> O, store: fn(O) -> S)
+where
+    O: Copy + Default + std::ops::Add<Output = O> + std::ops::Mul<Output = O>,
+{
+    let sz = std::mem::size_of::<S>() as isize;
+    let at = |x: &Mat, i: usize, j: usize| {
+        x.data.wrapping_offset((i as isize * x.rs + j as isize * x.cs) * sz) as *mut S
+    };
+    for i in 0..out.rows {
+        for j in 0..out.cols {
+            let mut acc = O::default();
+            for l in 0..a.cols {
+                acc = acc + load(at(&a, i, l).read()) * load(at(&b, l, j).read());
+            }
+            at(&out, i, j).write(store(acc));
+        }
+    }
 }
 
 /// `addmm(self, mat1, mat2, *, beta=1, alpha=1)`: `beta * self + alpha * (mat1 @ mat2)`, `self`
