@@ -1,11 +1,30 @@
 """Runs a program of tests/programs/ that writes JSON (on the reference interpreter or ours) and
-returns what it wrote; shared by the tests that compare such outputs side by side."""
+returns what it wrote; shared by the tests that compare such outputs side by side. Also the
+same for inline programs that exchange numpy arrays (npz files)."""
 
 import json
 import subprocess
+from pathlib import Path
 
 
 def run_json(python, program, out, *extra, key="results", timeout=600):
     p = subprocess.run([python, str(program), str(out), *extra], capture_output=True, text=True, timeout=timeout)
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(out.read_text())[key]
+
+
+def run_npz_side_by_side(source, inputs, tmp, timeout=600):
+    """Runs `source` (reads the npz of argv[1], writes an npz to argv[2]) on ours and on the
+    reference with the same `inputs`; returns (ours, ref) as dicts of arrays."""
+    import numpy as np
+
+    repo = Path(__file__).resolve().parents[1]
+    inp = tmp / "in.npz"
+    np.savez(inp, **inputs)
+    outs = []
+    for tag, python in (("ours", str(repo / ".venv/bin/python")), ("ref", (repo / "build/ref-python").read_text().strip())):
+        out = tmp / f"{tag}.npz"
+        p = subprocess.run([python, "-c", source, str(inp), str(out)], capture_output=True, text=True, timeout=timeout)
+        assert p.returncode == 0, p.stderr[-3000:]
+        outs.append(dict(np.load(out)))
+    return tuple(outs)

@@ -8,16 +8,14 @@ log-sum-exp, which the products reach only through `q @ k^T`, agrees bit for bit
 row, and the output agrees to a few ulp. A row with every key masked gives zeros and lse 0 on
 both sides. Same inputs on both sides; the oracle runs in its own process. About 15 s."""
 
-import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from program_json import run_npz_side_by_side
 
 from test_kernel_agreement import ulp_diff
 
-REPO = Path(__file__).resolve().parents[1]
 
 # (B, H, L, S, E, causal, mask): lengths around the block sizes (32/64/256 query rows, 512 keys),
 # key lengths past one key block, and tails shorter than a vector.
@@ -70,20 +68,9 @@ def _inputs() -> dict:
     return d
 
 
-def _run(python: str, inp: Path, out: Path) -> dict:
-    r = subprocess.run([python, "-c", PROGRAM, str(inp), str(out)], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr[-3000:]
-    return dict(np.load(out))
-
-
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("flash")
-    inp = tmp / "in.npz"
-    np.savez(inp, **_inputs())
-    ref = _run((REPO / "build/ref-python").read_text().strip(), inp, tmp / "ref.npz")
-    ours = _run(str(REPO / ".venv/bin/python"), inp, tmp / "ours.npz")
-    return ours, ref
+    return run_npz_side_by_side(PROGRAM, _inputs(), tmp_path_factory.mktemp("flash"), timeout=600)
 
 
 def lse_faults(ours: dict, ref: dict) -> dict:

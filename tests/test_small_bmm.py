@@ -6,13 +6,11 @@ transposed operands. Products from 400 multiply-adds on go to upstream's MKL and
 rounding is only within tolerance in general. Same inputs on both sides; the oracle runs in its
 own process. About 5 s."""
 
-import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
+from program_json import run_npz_side_by_side
 
-REPO = Path(__file__).resolve().parents[1]
 
 # (batch, n, k, m): every one under 400 multiply-adds per matrix; 7x7x7 is the largest cube
 SHAPES = [(3, 7, 7, 7), (2, 1, 5, 3), (4, 9, 4, 10), (1, 2, 99, 2), (5, 3, 3, 3), (2, 6, 11, 6)]
@@ -47,20 +45,9 @@ def _inputs() -> dict:
     return d
 
 
-def _run(python: str, inp: Path, out: Path) -> dict:
-    r = subprocess.run([python, "-c", PROGRAM, str(inp), str(out)], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr[-3000:]
-    return dict(np.load(out))
-
-
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("small_bmm")
-    inp = tmp / "in.npz"
-    np.savez(inp, **_inputs())
-    ref = _run((REPO / "build/ref-python").read_text().strip(), inp, tmp / "ref.npz")
-    ours = _run(str(REPO / ".venv/bin/python"), inp, tmp / "ours.npz")
-    return ours, ref
+    return run_npz_side_by_side(PROGRAM, _inputs(), tmp_path_factory.mktemp("small_bmm"), timeout=300)
 
 
 def differing(ours: dict, ref: dict) -> list:

@@ -311,7 +311,8 @@ where
 {
     let sz = std::mem::size_of::<S>() as isize;
     let at = |x: &Mat, i: usize, j: usize| {
-        x.data.wrapping_offset((i as isize * x.rs + j as isize * x.cs) * sz) as *mut S
+        x.data
+            .wrapping_offset((i as isize * x.rs + j as isize * x.cs) * sz) as *mut S
     };
     for i in 0..out.rows {
         for j in 0..out.cols {
