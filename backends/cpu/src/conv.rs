@@ -31,9 +31,8 @@ fn matmul<T: Elem>(m: usize, k: usize, n: usize, a: &[T], b: &[T], c: &mut [T]) 
         c.iter_mut().for_each(|x| *x = T::from_f64(0.0));
         return;
     }
-    let par = crate::threads::gemm_parallelism(m, n, k);
     unsafe {
-        gemm::gemm(
+        crate::threads::gemm(
             m,
             n,
             k,
@@ -49,10 +48,6 @@ fn matmul<T: Elem>(m: usize, k: usize, n: usize, a: &[T], b: &[T], c: &mut [T]) 
             n as isize,
             T::from_f64(0.0),
             T::from_f64(1.0),
-            false,
-            false,
-            false,
-            par,
         )
     }
 }

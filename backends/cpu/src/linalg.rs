@@ -10,7 +10,7 @@
 //! dtypes use a plain triple loop with wrapping i64 arithmetic (the low bits are those of
 //! upstream's accumulation in the dtype).
 
-use gemm::gemm;
+use crate::threads::gemm;
 use torchnative_abi::TnDtype;
 
 use crate::dtype::{is_int, Elem};
@@ -225,10 +225,6 @@ unsafe fn gemm_f<T: Elem>(
         b.rs,
         beta_c,
         alpha_p,
-        false,
-        false,
-        false,
-        crate::threads::gemm_parallelism(m, n, k),
     );
 }
 

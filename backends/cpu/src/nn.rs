@@ -510,7 +510,6 @@ fn sdpa(c: &mut Call) -> KResult {
             };
             let mut scores = vec![A::ZERO; ln * sn];
             let mut acc = vec![A::ZERO; ln * ev];
-            let par = crate::threads::gemm_parallelism;
             for b in 0..bn {
                 for h in 0..hn {
                     let qm = gather(&q, b, h, ln, e);
@@ -518,9 +517,9 @@ fn sdpa(c: &mut Call) -> KResult {
                     let vm = gather(&v, b, h, sn, ev);
                     if e > 0 {
                         // scores[i, j] = scale * sum_d q[i, d] * k[j, d]
-                        gemm::gemm(ln, sn, e, scores.as_mut_ptr(), 1, sn as isize, false,
+                        crate::threads::gemm(ln, sn, e, scores.as_mut_ptr(), 1, sn as isize, false,
                                    qm.as_ptr(), 1, e as isize, km.as_ptr(), e as isize, 1,
-                                   A::ZERO, sc_a, false, false, false, par(ln, sn, e));
+                                   A::ZERO, sc_a);
                     } else {
                         scores.iter_mut().for_each(|x| *x = A::ZERO);
                     }
@@ -595,9 +594,9 @@ fn sdpa(c: &mut Call) -> KResult {
                     }
                     if sn > 0 {
                         // acc[i, d] = sum_j p[i, j] * v[j, d]
-                        gemm::gemm(ln, ev, sn, acc.as_mut_ptr(), 1, ev as isize, false,
+                        crate::threads::gemm(ln, ev, sn, acc.as_mut_ptr(), 1, ev as isize, false,
                                    scores.as_ptr(), 1, sn as isize, vm.as_ptr(), 1, ev as isize,
-                                   A::ZERO, A::ONE, false, false, false, par(ln, ev, sn));
+                                   A::ZERO, A::ONE);
                     } else {
                         acc.iter_mut().for_each(|x| *x = A::ZERO);
                     }

@@ -37,13 +37,131 @@ pub fn threads() -> usize {
     }
 }
 
-/// The gemm crate's parallelism for an `m x k` by `k x n` product: split across the allowed
-/// threads from 64^3 multiply-adds on, on the calling thread below that.
-pub fn gemm_parallelism(m: usize, n: usize, k: usize) -> gemm::Parallelism {
-    match threads() {
-        t if t > 1 && m * n * k >= 64 * 64 * 64 => gemm::Parallelism::Rayon(t),
-        _ => gemm::Parallelism::None,
+/// Products below this many multiply-adds run on the calling thread: a split costs a worker's
+/// hand-off (microseconds), and one thread multiplies a 64^3 product in about 3 us (AVX-512).
+/// Measured with `benchmarks/suite.py --only mm-threads` (docs/PERF.md).
+const GEMM_SPLIT_MIN: usize = 96 * 96 * 96;
+
+/// `dst = beta * dst + alpha * lhs @ rhs` (`read_dst == false`: `dst = alpha * lhs @ rhs`) for an
+/// `m x k` by `k x n` product, strides in elements as `gemm::gemm` takes them (column stride
+/// first). From [`GEMM_SPLIT_MIN`] multiply-adds on, the output is cut along its longer side into
+/// one block per allowed thread (multiples of 16 rows or columns) and the blocks run on this
+/// module's pool ([`parallel_for`]), each a single-threaded gemm call: the caller starts at once
+/// and a worker that is still asleep only takes fewer blocks. The gemm crate's own rayon split
+/// parked the calling thread and woke the pool's sleeping workers for every product (a 128^3
+/// product at two threads took longer than at one). Blocks never cut the k dimension, and the
+/// gemm crate's k blocking depends on k alone, so every element is the same sum whatever the
+/// thread count (tests/test_num_threads.py).
+///
+/// # Safety
+/// As `gemm::gemm`: the pointers and strides describe valid `m x n`, `m x k`, `k x n` matrices,
+/// `dst` not overlapping the operands.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gemm<T>(
+    m: usize,
+    n: usize,
+    k: usize,
+    dst: *mut T,
+    dst_cs: isize,
+    dst_rs: isize,
+    read_dst: bool,
+    lhs: *const T,
+    lhs_cs: isize,
+    lhs_rs: isize,
+    rhs: *const T,
+    rhs_cs: isize,
+    rhs_rs: isize,
+    beta: T,
+    alpha: T,
+) where
+    T: Copy + Send + Sync + 'static,
+{
+    let t = threads();
+    let (long, by_cols) = if n >= m { (n, true) } else { (m, false) };
+    let block = long.div_ceil(t.max(1)).next_multiple_of(16);
+    if t <= 1 || m * n * k < GEMM_SPLIT_MIN || block >= long {
+        return gemm::gemm(
+            m,
+            n,
+            k,
+            dst,
+            dst_cs,
+            dst_rs,
+            read_dst,
+            lhs,
+            lhs_cs,
+            lhs_rs,
+            rhs,
+            rhs_cs,
+            rhs_rs,
+            beta,
+            alpha,
+            false,
+            false,
+            false,
+            gemm::Parallelism::None,
+        );
     }
+    // raw pointers are not Send: the blocks are disjoint parts of `dst`
+    let (dst, lhs, rhs) = (dst as usize, lhs as usize, rhs as usize);
+    let size = std::mem::size_of::<T>() as isize;
+    parallel_for(
+        long.div_ceil(block),
+        || (),
+        |_, part| {
+            let start = part * block;
+            let len = block.min(long - start);
+            let s = start as isize;
+            // SAFETY: each block is a disjoint sub-matrix of the caller's valid operands.
+            unsafe {
+                if by_cols {
+                    gemm::gemm(
+                        m,
+                        len,
+                        k,
+                        (dst as isize + s * dst_cs * size) as *mut T,
+                        dst_cs,
+                        dst_rs,
+                        read_dst,
+                        lhs as *const T,
+                        lhs_cs,
+                        lhs_rs,
+                        (rhs as isize + s * rhs_cs * size) as *const T,
+                        rhs_cs,
+                        rhs_rs,
+                        beta,
+                        alpha,
+                        false,
+                        false,
+                        false,
+                        gemm::Parallelism::None,
+                    )
+                } else {
+                    gemm::gemm(
+                        len,
+                        n,
+                        k,
+                        (dst as isize + s * dst_rs * size) as *mut T,
+                        dst_cs,
+                        dst_rs,
+                        read_dst,
+                        (lhs as isize + s * lhs_rs * size) as *const T,
+                        lhs_cs,
+                        lhs_rs,
+                        rhs as *const T,
+                        rhs_cs,
+                        rhs_rs,
+                        beta,
+                        alpha,
+                        false,
+                        false,
+                        false,
+                        gemm::Parallelism::None,
+                    )
+                }
+            }
+        },
+    );
 }
 
 /// How long a worker looks for the next loop before it sleeps (upstream's OpenMP runtime spins
