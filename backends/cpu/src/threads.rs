@@ -76,89 +76,57 @@ pub unsafe fn gemm<T>(
 ) where
     T: Copy + Send + Sync + 'static,
 {
+    // one single-threaded call on the block of `rows x cols` whose first output element is
+    // `first` rows or columns in (raw pointers as usize: the closure runs on the pool)
+    let (dst_a, lhs_a, rhs_a) = (dst as usize, lhs as usize, rhs as usize);
+    let size = std::mem::size_of::<T>() as isize;
+    let block_call = |rows: usize, cols: usize, first: isize, by_cols: bool| {
+        let (d, l, r) = if by_cols {
+            (first * dst_cs, 0, first * rhs_cs)
+        } else {
+            (first * dst_rs, first * lhs_rs, 0)
+        };
+        // SAFETY: a sub-matrix of the caller's valid operands; blocks are disjoint in `dst`.
+        unsafe {
+            gemm::gemm(
+                rows,
+                cols,
+                k,
+                (dst_a as isize + d * size) as *mut T,
+                dst_cs,
+                dst_rs,
+                read_dst,
+                (lhs_a as isize + l * size) as *const T,
+                lhs_cs,
+                lhs_rs,
+                (rhs_a as isize + r * size) as *const T,
+                rhs_cs,
+                rhs_rs,
+                beta,
+                alpha,
+                false,
+                false,
+                false,
+                gemm::Parallelism::None,
+            )
+        }
+    };
     let t = threads();
     let (long, by_cols) = if n >= m { (n, true) } else { (m, false) };
     let block = long.div_ceil(t.max(1)).next_multiple_of(16);
     if t <= 1 || m * n * k < GEMM_SPLIT_MIN || block >= long {
-        return gemm::gemm(
-            m,
-            n,
-            k,
-            dst,
-            dst_cs,
-            dst_rs,
-            read_dst,
-            lhs,
-            lhs_cs,
-            lhs_rs,
-            rhs,
-            rhs_cs,
-            rhs_rs,
-            beta,
-            alpha,
-            false,
-            false,
-            false,
-            gemm::Parallelism::None,
-        );
+        return block_call(m, n, 0, false);
     }
-    // raw pointers are not Send: the blocks are disjoint parts of `dst`
-    let (dst, lhs, rhs) = (dst as usize, lhs as usize, rhs as usize);
-    let size = std::mem::size_of::<T>() as isize;
     parallel_for(
         long.div_ceil(block),
         || (),
         |_, part| {
             let start = part * block;
             let len = block.min(long - start);
-            let s = start as isize;
-            // SAFETY: each block is a disjoint sub-matrix of the caller's valid operands.
-            unsafe {
-                if by_cols {
-                    gemm::gemm(
-                        m,
-                        len,
-                        k,
-                        (dst as isize + s * dst_cs * size) as *mut T,
-                        dst_cs,
-                        dst_rs,
-                        read_dst,
-                        lhs as *const T,
-                        lhs_cs,
-                        lhs_rs,
-                        (rhs as isize + s * rhs_cs * size) as *const T,
-                        rhs_cs,
-                        rhs_rs,
-                        beta,
-                        alpha,
-                        false,
-                        false,
-                        false,
-                        gemm::Parallelism::None,
-                    )
-                } else {
-                    gemm::gemm(
-                        len,
-                        n,
-                        k,
-                        (dst as isize + s * dst_rs * size) as *mut T,
-                        dst_cs,
-                        dst_rs,
-                        read_dst,
-                        (lhs as isize + s * lhs_rs * size) as *const T,
-                        lhs_cs,
-                        lhs_rs,
-                        rhs as *const T,
-                        rhs_cs,
-                        rhs_rs,
-                        beta,
-                        alpha,
-                        false,
-                        false,
-                        false,
-                        gemm::Parallelism::None,
-                    )
-                }
+            if by_cols {
+                block_call(m, len, start as isize, true)
+            } else {
+                block_call(len, n, start as isize, false)
             }
         },
     );
