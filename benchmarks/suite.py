@@ -54,8 +54,8 @@ if "elementwise" in groups:
     cases["mul 1M float32"] = lambda: e1 * e2
     cases["exp 1M float32"] = lambda: torch.exp(e1)
 if "mm" in groups:
-    mats = {n: (torch.randn(n, n), torch.randn(n, n)) for n in (256, 1024, 2048)}
-    for n in (256, 1024, 2048):
+    mats = {n: (torch.randn(n, n), torch.randn(n, n)) for n in (64, 128, 256, 512, 1024, 2048)}
+    for n in mats:
         cases[f"mm {n}"] = (lambda p: lambda: torch.mm(*p))(mats[n])
 if "norm" in groups:
     s = torch.randn(1024, 1024); lw = torch.randn(1024); lb = torch.randn(1024)

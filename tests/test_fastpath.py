@@ -49,6 +49,14 @@ CASES = {
  "exp": lambda: x.exp(), "rsqrt": lambda: torch.rsqrt(x), "silu": lambda: F.silu(x), "neg": lambda: -x, "neg_bool": lambda: -b,
  "neg_int": lambda: -i, "exp_int": lambda: i.exp(), "relu_half": lambda: h.relu(), "tanh_t": lambda: x.t().tanh(),
  "sigmoid_empty": lambda: e.sigmoid(), "abs_double": lambda: d.abs(), "exp_grad": lambda: g.exp(), "expand": lambda: row.expand(3, 4), "cat": lambda: torch.cat([x, y], 1), "softmax": lambda: x.softmax(-1),
+ "add_": lambda: x.clone().add_(y), "add_alpha_": lambda: x.clone().add_(y, alpha=2), "sub_row_": lambda: x.clone().sub_(row),
+ "mul_scalar_": lambda: x.clone().mul_(2), "div_float_": lambda: x.clone().div_(0.5), "div_zero_dim_": lambda: x.clone().div_(s0),
+ "div_int_": lambda: i.clone().div_(2), "mul_int_float_": lambda: i.clone().mul_(1.5), "add_int_": lambda: i.clone().add_(i),
+ "sub_bool_": lambda: b.clone().sub_(b), "mul_half_": lambda: h.clone().mul_(h), "add_bcast_bad_": lambda: col.clone().add_(x),
+ "add_mixed_": lambda: d.clone().add_(x), "add_empty_": lambda: e.clone().add_(e), "add_leaf_": lambda: g.add_(1),
+ "add_self_": lambda: (lambda t: t.add_(t))(x.clone()), "version_": lambda: (lambda t: (t.mul_(3), t._version)[1])(x.clone()),
+ "mean": lambda: x.mean(-1, keepdim=True), "pow2_bool": lambda: x.pow(True), "pow2_double": lambda: d ** 2,
+ "pow2_grad": lambda: g.pow(2), "pow2_0d": lambda: s0 ** 2,
 }
 def describe(f):
     try:

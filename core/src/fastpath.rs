@@ -14,7 +14,10 @@
 //!   (`ops/elementwise.binary`) then promotes to the tensor's dtype, so it reduces to: cast the
 //!   number to that dtype (a 0-dim tensor), expand both operands to the broadcast shape
 //!   (stride-0 views, or the operand itself when it already has the shape), allocate a
-//!   contiguous output and launch the kernel.
+//!   contiguous output and launch the kernel. Their in-place forms (`add_.Tensor`, ...:
+//!   ops/elementwise.binary_) take the same cases where the broadcast shape is `self`'s: the
+//!   kernel writes into `self`, whose version is bumped. `pow.Tensor_Scalar` with exponent 2 on
+//!   a floating tensor is the mul kernel on `(self, self)`, as ops/elementwise.pow_ts launches it.
 //! * views: `view`, `_unsafe_view`, `t`, `transpose.int`, `select.int` compute the same geometry
 //!   as ops/views.py (upstream's computeStride for `view`) and make the view as
 //!   `TensorBase._tn_as_strided` does; any argument the Python step would refuse goes there, so
@@ -42,7 +45,10 @@ enum Fast {
     /// Same-shape elementwise binary; `floats_only` for true division.
     Binary {
         floats_only: bool,
+        inplace: bool,
     },
+    /// `pow.Tensor_Scalar` with exponent 2 on a floating tensor: `self * self`.
+    Square,
     View,
     T,
     Transpose,
@@ -80,10 +86,15 @@ pub fn _tn_set_fast_paths(py: Python<'_>, impls: &Bound<'_, PyDict>) -> PyResult
         let name: String = k.extract()?;
         // (the meta step, the module and qualified name of the Python implementation it mirrors)
         let (fast, module, qualname) = match name.as_str() {
-            "add.Tensor" => (Fast::Binary { floats_only: false }, "elementwise", "add"),
-            "sub.Tensor" => (Fast::Binary { floats_only: false }, "elementwise", "sub"),
-            "mul.Tensor" => (Fast::Binary { floats_only: false }, "elementwise", "mul"),
-            "div.Tensor" => (Fast::Binary { floats_only: true }, "elementwise", "div"),
+            "add.Tensor" => (binary_entry(false, false), "elementwise", "add"),
+            "sub.Tensor" => (binary_entry(false, false), "elementwise", "sub"),
+            "mul.Tensor" => (binary_entry(false, false), "elementwise", "mul"),
+            "div.Tensor" => (binary_entry(true, false), "elementwise", "div"),
+            "add_.Tensor" => (binary_entry(false, true), "elementwise", "add_"),
+            "sub_.Tensor" => (binary_entry(false, true), "elementwise", "sub_"),
+            "mul_.Tensor" => (binary_entry(false, true), "elementwise", "mul_"),
+            "div_.Tensor" => (binary_entry(true, true), "elementwise", "div_"),
+            "pow.Tensor_Scalar" => (Fast::Square, "elementwise", "pow_ts"),
             "view" => (Fast::View, "views", "view"),
             "_unsafe_view" => (Fast::View, "views", "_unsafe_view"),
             "reshape" => (Fast::Reshape, "views", "reshape"),
@@ -121,6 +132,13 @@ pub fn _tn_set_fast_paths(py: Python<'_>, impls: &Bound<'_, PyDict>) -> PyResult
     let names = table.keys().cloned().collect();
     let _ = TABLE.set(py, table);
     Ok(names)
+}
+
+fn binary_entry(floats_only: bool, inplace: bool) -> Fast {
+    Fast::Binary {
+        floats_only,
+        inplace,
+    }
 }
 
 /// ops/elementwise.py's FLOAT_UNARY and SAME_UNARY names (registered by `_register_unary` as
@@ -185,7 +203,11 @@ pub fn try_call(
         return Ok(None);
     }
     match entry.fast {
-        Fast::Binary { floats_only } => binary(py, op, args, floats_only),
+        Fast::Binary {
+            floats_only,
+            inplace,
+        } => binary(py, op, args, floats_only, inplace),
+        Fast::Square => square(py, args),
         Fast::View => view(py, args),
         Fast::T => t(py, args),
         Fast::Transpose => transpose(py, args),
@@ -204,6 +226,7 @@ fn binary(
     op: &str,
     args: &Bound<'_, PyTuple>,
     floats_only: bool,
+    inplace: bool,
 ) -> PyResult<Option<PyObject>> {
     // add/sub take (self, other, alpha), mul/div (self, other); alpha defaults to 1.
     let n = args.len();
@@ -222,7 +245,60 @@ fn binary(
     } else {
         launch::int_arg(1)
     };
+    // the in-place overloads launch the out-of-place kernel with `self` as the output
+    let kernel = if inplace {
+        op.replacen("_.", ".", 1)
+    } else {
+        op.to_string()
+    };
+    let alpha = with_alpha.then_some(alpha);
+    launch_binary(py, &kernel, &a, &b, alpha, floats_only, inplace)
+}
+
+/// `pow(self, 2)` on a floating tensor: ops/elementwise.py `pow_ts` launches the mul kernel on
+/// `(self, self)`, as upstream's pow_tensor_scalar_optimized_kernel squares.
+fn square(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
+    if args.len() != 2 {
+        return Ok(None);
+    }
+    let Some(a) = tensor_arg(args, 0) else {
+        return Ok(None);
+    };
+    let e = args.get_item(1)?;
+    let two = if e.is_instance_of::<pyo3::types::PyBool>() {
+        false
+    } else if e.is_instance_of::<pyo3::types::PyInt>() {
+        e.extract::<i64>().is_ok_and(|v| v == 2)
+    } else if e.is_instance_of::<pyo3::types::PyFloat>() {
+        e.extract::<f64>().is_ok_and(|v| v == 2.0)
+    } else {
+        false
+    };
+    let floating = matches!(
+        a.borrow().meta.dtype,
+        TnDtype::Float32 | TnDtype::Float64 | TnDtype::Float16 | TnDtype::BFloat16
+    );
+    if !two || !floating || a.borrow().wrapped_number {
+        return Ok(None);
+    }
+    launch_binary(py, "mul.Tensor", &a, &a, None, false, false)
+}
+
+/// ops/elementwise.py `binary` (or `binary_` where `inplace`: `a` is the output, its shape must
+/// be the broadcast shape, and its version is bumped) for the cases described at the top.
+fn launch_binary(
+    py: Python<'_>,
+    op: &str,
+    a: &Bound<'_, TensorBase>,
+    b: &Bound<'_, TensorBase>,
+    alpha: Option<torchnative_abi::TnArg>,
+    floats_only: bool,
+    inplace: bool,
+) -> PyResult<Option<PyObject>> {
     let (ra, rb) = (a.borrow(), b.borrow());
+    if inplace && ra.wrapped_number {
+        return Ok(None);
+    }
     // The operand that decides dtype and device; the other is the same kind of tensor or a
     // wrapped Python number (cast to that dtype, as `_prepare` casts it).
     let (wa, wb) = (ra.wrapped_number, rb.wrapped_number);
@@ -261,7 +337,7 @@ fn binary(
     let Some(shape) = broadcast(&ra.meta.sizes, &rb.meta.sizes) else {
         return Ok(None);
     };
-    if shape.iter().product::<i64>() == 0 {
+    if shape.iter().product::<i64>() == 0 || (inplace && shape != ra.meta.sizes) {
         return Ok(None);
     }
     // Only a native kernel: the Python path refuses, falls back to the cpu backend, or skips
@@ -290,9 +366,19 @@ fn binary(
     let (Some(x), Some(y)) = (operand(&ra, wa, &mut sa), operand(&rb, wb, &mut sb)) else {
         return Ok(None);
     };
-    let out = TensorBase::new_empty(device, index, shape.clone(), dt)?;
-    let targs = [launch::tensor_arg(x), launch::tensor_arg(y), alpha];
-    let nargs = if with_alpha { 3 } else { 2 };
+    let one = launch::int_arg(1);
+    let targs = [
+        launch::tensor_arg(x),
+        launch::tensor_arg(y),
+        alpha.unwrap_or(one),
+    ];
+    let nargs = if alpha.is_some() { 3 } else { 2 };
+    let out = if inplace {
+        None
+    } else {
+        Some(TensorBase::new_empty(device, index, shape.clone(), dt)?)
+    };
+    let out_view = out.as_ref().map_or_else(|| ra.abi_view(), |o| o.abi_view());
     // SAFETY: a registered native kernel; the views point into `ra`, `rb` (borrowed until after
     // the call), `out`, `shape`, `zeros`, the expanded strides and `scalar_buf`, all alive here.
     unsafe {
@@ -302,11 +388,17 @@ fn binary(
             user,
             (device, index),
             &targs[..nargs],
-            &mut [out.abi_view()],
+            &mut [out_view],
         )?
     };
+    if inplace {
+        ra.bump_version();
+    }
     drop((ra, rb));
-    tensor::wrap(py, out).map(Some)
+    match out {
+        Some(out) => tensor::wrap(py, out).map(Some),
+        None => Ok(Some(a.clone().into_any().unbind())),
+    }
 }
 
 /// A Python bool, int (within int64) or float as a kernel's Scalar argument, as `_tn_launch`
