@@ -57,6 +57,16 @@ CASES = {
  "add_self_": lambda: (lambda t: t.add_(t))(x.clone()), "version_": lambda: (lambda t: (t.mul_(3), t._version)[1])(x.clone()),
  "mean": lambda: x.mean(-1, keepdim=True), "pow2_bool": lambda: x.pow(True), "pow2_double": lambda: d ** 2,
  "pow2_grad": lambda: g.pow(2), "pow2_0d": lambda: s0 ** 2,
+ "cat0": lambda: torch.cat([x, y]), "cat_neg": lambda: torch.cat((x, y, x), -2), "cat_t": lambda: torch.cat([x.t(), y.t()], 1),
+ "cat_mixed": lambda: torch.cat([x, d]), "cat_ranks": lambda: torch.cat([x, x3]), "cat_0d": lambda: torch.cat([s0, s0]),
+ "cat_legacy_empty": lambda: torch.cat([x, torch.empty(0)]), "cat_empty": lambda: torch.cat([e, e]),
+ "cat_sizes": lambda: torch.cat([x, w], 1), "cat_dim_oob": lambda: torch.cat([x, y], 2), "cat_one": lambda: torch.cat([x3], 2),
+ "cat_int": lambda: torch.cat([i, i], 1), "cat_grad": lambda: torch.cat([g, x]), "cat_list_empty": lambda: torch.cat([]),
+ "cat_1d_empty": lambda: torch.cat([row, torch.empty(0), row]),
+ "linear_3d_nobias": lambda: F.linear(x3, w), "linear_4d": lambda: F.linear(x3.view(2, 3, 1, 4), w),
+ "linear_3d_nc_nobias": lambda: F.linear(x3.transpose(0, 1), w), "linear_0d": lambda: F.linear(s0, w),
+ "linear_bad": lambda: F.linear(x3, w.t()), "matmul_4d": lambda: x3.view(1, 2, 3, 4) @ w.t(),
+ "matmul_3d_k0": lambda: torch.empty(2, 3, 0) @ torch.empty(0, 5), "matmul_3d_grad": lambda: g.view(1, 3, 4) @ w.t(),
 }
 def describe(f):
     try:

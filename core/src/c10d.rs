@@ -62,7 +62,11 @@ const POOL_MAX_BYTES: usize = 2 * MAX_SEGMENT_BYTES;
 
 impl Shared {
     fn buffer(&self, len: usize) -> Vec<u8> {
-        let mut buf = if len <= POOL_MAX_BYTES { self.pool.lock().unwrap().pop().unwrap_or_default() } else { Vec::new() };
+        let mut buf = if len <= POOL_MAX_BYTES {
+            self.pool.lock().unwrap().pop().unwrap_or_default()
+        } else {
+            Vec::new()
+        };
         buf.clear();
         buf.resize(len, 0);
         buf
@@ -124,12 +128,17 @@ fn deadline(timeout_s: f64) -> Instant {
 
 impl Mesh {
     fn writers(&self) -> Result<&Vec<Option<Mutex<TcpStream>>>, Fail> {
-        self.writers.get().ok_or_else(|| Fail::Bad("mesh is not connected".into()))
+        self.writers
+            .get()
+            .ok_or_else(|| Fail::Bad("mesh is not connected".into()))
     }
 
     fn check_peer(&self, peer: usize) -> Result<(), Fail> {
         if peer >= self.size {
-            return Err(Fail::Bad(format!("rank {peer} is out of range for a group of size {}", self.size)));
+            return Err(Fail::Bad(format!(
+                "rank {peer} is out of range for a group of size {}",
+                self.size
+            )));
         }
         Ok(())
     }
@@ -145,9 +154,12 @@ impl Mesh {
             self.shared.arrived.notify_all();
             return Ok(());
         }
-        let w = self.writers()?[peer].as_ref().expect("a peer other than self has a connection");
+        let w = self.writers()?[peer]
+            .as_ref()
+            .expect("a peer other than self has a connection");
         let mut sock = w.lock().unwrap();
-        write_frame(&mut sock, tag, data).map_err(|e| Fail::Peer(format!("sending to rank {peer} failed: {e}")))
+        write_frame(&mut sock, tag, data)
+            .map_err(|e| Fail::Peer(format!("sending to rank {peer} failed: {e}")))
     }
 
     fn recv_raw(&self, peer: usize, tag: u64, until: Instant) -> Result<Vec<u8>, Fail> {
@@ -167,13 +179,26 @@ impl Mesh {
             }
             let now = Instant::now();
             if now >= until {
-                return Err(Fail::Timeout(format!("timed out waiting for data from rank {peer}")));
+                return Err(Fail::Timeout(format!(
+                    "timed out waiting for data from rank {peer}"
+                )));
             }
-            inbox = self.shared.arrived.wait_timeout(inbox, until - now).unwrap().0;
+            inbox = self
+                .shared
+                .arrived
+                .wait_timeout(inbox, until - now)
+                .unwrap()
+                .0;
         }
     }
 
-    fn recv_exact(&self, peer: usize, tag: u64, dst: &mut [u8], until: Instant) -> Result<(), Fail> {
+    fn recv_exact(
+        &self,
+        peer: usize,
+        tag: u64,
+        dst: &mut [u8],
+        until: Instant,
+    ) -> Result<(), Fail> {
         let buf = self.recv_raw(peer, tag, until)?;
         if buf.len() != dst.len() {
             return Err(Fail::Bad(format!(
@@ -220,11 +245,17 @@ impl Mesh {
             }
         }
         let check = |this: &Self| -> Result<Option<Vec<Vec<u8>>>, Fail> {
-            let Some((htag, mine)) = header else { return Ok(None) };
+            let Some((htag, mine)) = header else {
+                return Ok(None);
+            };
             let mut all = Vec::with_capacity(n);
             let mut same = true;
             for p in 0..n {
-                let got = if p == this.rank { mine.to_vec() } else { this.recv_raw(p, htag, until)? };
+                let got = if p == this.rank {
+                    mine.to_vec()
+                } else {
+                    this.recv_raw(p, htag, until)?
+                };
                 same &= got == mine;
                 all.push(got);
             }
@@ -265,7 +296,10 @@ impl Mesh {
             if rl > 0 {
                 let got = self.recv_raw(recv_rank, tag, until)?;
                 if got.len() != rl {
-                    return Err(Fail::Bad(format!("rank {recv_rank} sent a segment of {} bytes, expected {rl}", got.len())));
+                    return Err(Fail::Bad(format!(
+                        "rank {recv_rank} sent a segment of {} bytes, expected {rl}",
+                        got.len()
+                    )));
                 }
                 red.apply(&mut data[ro..ro + rl], &got);
                 self.recycle(got);
@@ -309,7 +343,9 @@ impl Mesh {
     #[new]
     fn new(rank: usize, size: usize, host: &str) -> PyResult<Self> {
         if size == 0 || rank >= size {
-            return Err(PyValueError::new_err(format!("invalid rank {rank} for a group of size {size}")));
+            return Err(PyValueError::new_err(format!(
+                "invalid rank {rank} for a group of size {size}"
+            )));
         }
         let listener = TcpListener::bind((host, 0))
             .map_err(|e| PyRuntimeError::new_err(format!("cannot listen on {host}: {e}")))?;
@@ -320,7 +356,11 @@ impl Mesh {
             listener: Mutex::new(Some(listener)),
             port,
             writers: OnceLock::new(),
-            shared: Arc::new(Shared { inbox: Mutex::new(Inbox::default()), arrived: Condvar::new(), pool: Mutex::new(Vec::new()) }),
+            shared: Arc::new(Shared {
+                inbox: Mutex::new(Inbox::default()),
+                arrived: Condvar::new(),
+                pool: Mutex::new(Vec::new()),
+            }),
         })
     }
 
@@ -331,11 +371,22 @@ impl Mesh {
 
     /// Connects the full mesh: rank r dials every lower rank and accepts every higher one.
     /// `addrs[j]` is rank j's "host:port"; `session` tells this group's connections apart.
-    fn connect(&self, py: Python<'_>, addrs: Vec<String>, session: u64, timeout_s: f64) -> PyResult<()> {
+    fn connect(
+        &self,
+        py: Python<'_>,
+        addrs: Vec<String>,
+        session: u64,
+        timeout_s: f64,
+    ) -> PyResult<()> {
         if addrs.len() != self.size {
             return Err(PyValueError::new_err("one address per rank is needed"));
         }
-        let listener = self.listener.lock().unwrap().take().ok_or_else(|| PyRuntimeError::new_err("mesh already connected"))?;
+        let listener = self
+            .listener
+            .lock()
+            .unwrap()
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("mesh already connected"))?;
         let (rank, size) = (self.rank, self.size);
         let socks = py.allow_threads(move || -> Result<Vec<Option<TcpStream>>, Fail> {
             let until = deadline(timeout_s);
@@ -345,11 +396,17 @@ impl Mesh {
                     .to_socket_addrs()
                     .ok()
                     .and_then(|mut a| a.next())
-                    .ok_or_else(|| Fail::Bad(format!("rank {peer} published an unusable address {addr:?}")))?;
+                    .ok_or_else(|| {
+                        Fail::Bad(format!(
+                            "rank {peer} published an unusable address {addr:?}"
+                        ))
+                    })?;
                 let mut sock = loop {
                     let left = until.saturating_duration_since(Instant::now());
                     if left.is_zero() {
-                        return Err(Fail::Timeout(format!("timed out connecting to rank {peer} at {addr}")));
+                        return Err(Fail::Timeout(format!(
+                            "timed out connecting to rank {peer} at {addr}"
+                        )));
                     }
                     match TcpStream::connect_timeout(&target, left.min(Duration::from_secs(5))) {
                         Ok(s) => break s,
@@ -360,22 +417,37 @@ impl Mesh {
                 for v in [HELLO_MAGIC, session, rank as u64, size as u64] {
                     hello.extend_from_slice(&v.to_le_bytes());
                 }
-                sock.write_all(&hello).map_err(|e| Fail::Peer(format!("greeting rank {peer} failed: {e}")))?;
+                sock.write_all(&hello)
+                    .map_err(|e| Fail::Peer(format!("greeting rank {peer} failed: {e}")))?;
                 socks[peer] = Some(sock);
             }
-            listener.set_nonblocking(true).map_err(|e| Fail::Peer(e.to_string()))?;
+            listener
+                .set_nonblocking(true)
+                .map_err(|e| Fail::Peer(e.to_string()))?;
             let mut missing = size - rank - 1;
             while missing > 0 {
                 match listener.accept() {
                     Ok((mut sock, _)) => {
                         sock.set_nonblocking(false).ok();
-                        sock.set_read_timeout(Some(until.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)))).ok();
+                        sock.set_read_timeout(Some(
+                            until
+                                .saturating_duration_since(Instant::now())
+                                .max(Duration::from_millis(1)),
+                        ))
+                        .ok();
                         let mut vals = [0u64; 4];
-                        let ok = vals.iter_mut().all(|v| read_u64(&mut sock).map(|x| *v = x).is_ok());
+                        let ok = vals
+                            .iter_mut()
+                            .all(|v| read_u64(&mut sock).map(|x| *v = x).is_ok());
                         let peer = vals[2] as usize;
                         // A stray or stale connection (another group, an old run) is dropped.
-                        if ok && vals[0] == HELLO_MAGIC && vals[1] == session && vals[3] as usize == size
-                            && peer > rank && peer < size && socks[peer].is_none()
+                        if ok
+                            && vals[0] == HELLO_MAGIC
+                            && vals[1] == session
+                            && vals[3] as usize == size
+                            && peer > rank
+                            && peer < size
+                            && socks[peer].is_none()
                         {
                             sock.set_read_timeout(None).ok();
                             socks[peer] = Some(sock);
@@ -384,8 +456,14 @@ impl Mesh {
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                         if Instant::now() >= until {
-                            let absent: Vec<String> = ((rank + 1)..size).filter(|p| socks[*p].is_none()).map(|p| p.to_string()).collect();
-                            return Err(Fail::Timeout(format!("timed out waiting for rank(s) {} to connect", absent.join(", "))));
+                            let absent: Vec<String> = ((rank + 1)..size)
+                                .filter(|p| socks[*p].is_none())
+                                .map(|p| p.to_string())
+                                .collect();
+                            return Err(Fail::Timeout(format!(
+                                "timed out waiting for rank(s) {} to connect",
+                                absent.join(", ")
+                            )));
                         }
                         std::thread::sleep(Duration::from_millis(2));
                     }
@@ -400,7 +478,9 @@ impl Mesh {
                 None => writers.push(None),
                 Some(s) => {
                     s.set_nodelay(true).ok();
-                    let reader = s.try_clone().map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+                    let reader = s
+                        .try_clone()
+                        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
                     let shared = self.shared.clone();
                     std::thread::Builder::new()
                         .name(format!("tn-c10d-rank{peer}"))
@@ -410,7 +490,9 @@ impl Mesh {
                 }
             }
         }
-        self.writers.set(writers).map_err(|_| PyRuntimeError::new_err("mesh already connected"))?;
+        self.writers
+            .set(writers)
+            .map_err(|_| PyRuntimeError::new_err("mesh already connected"))?;
         Ok(())
     }
 
@@ -424,7 +506,10 @@ impl Mesh {
         let mut inbox = self.shared.inbox.lock().unwrap();
         for p in 0..self.size {
             if p != self.rank {
-                inbox.gone.entry(p).or_insert_with(|| "this process group was shut down".into());
+                inbox
+                    .gone
+                    .entry(p)
+                    .or_insert_with(|| "this process group was shut down".into());
             }
         }
         drop(inbox);
@@ -438,10 +523,17 @@ impl Mesh {
 
     fn send_bytes(&self, py: Python<'_>, peer: usize, tag: u64, data: &[u8]) -> PyResult<()> {
         let data = data.to_vec();
-        py.allow_threads(|| self.send_raw(peer, tag, &data)).map_err(Into::into)
+        py.allow_threads(|| self.send_raw(peer, tag, &data))
+            .map_err(Into::into)
     }
 
-    fn recv_bytes<'py>(&self, py: Python<'py>, peer: usize, tag: u64, timeout_s: f64) -> PyResult<Bound<'py, PyBytes>> {
+    fn recv_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        peer: usize,
+        tag: u64,
+        timeout_s: f64,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         let buf = py.allow_threads(|| self.recv_raw(peer, tag, deadline(timeout_s)))?;
         Ok(PyBytes::new(py, &buf))
     }
@@ -449,29 +541,62 @@ impl Mesh {
     /// Whether a message from `peer` with `tag` is waiting (or the peer is gone).
     fn poll(&self, peer: usize, tag: u64) -> bool {
         let inbox = self.shared.inbox.lock().unwrap();
-        inbox.queues.get(&(peer, tag)).is_some_and(|q| !q.is_empty()) || inbox.gone.contains_key(&peer)
+        inbox
+            .queues
+            .get(&(peer, tag))
+            .is_some_and(|q| !q.is_empty())
+            || inbox.gone.contains_key(&peer)
     }
 
-    fn send(&self, py: Python<'_>, peer: usize, tag: u64, addr: usize, nbytes: usize) -> PyResult<()> {
+    fn send(
+        &self,
+        py: Python<'_>,
+        peer: usize,
+        tag: u64,
+        addr: usize,
+        nbytes: usize,
+    ) -> PyResult<()> {
         let data = unsafe { bytes_at(addr, nbytes) };
-        py.allow_threads(|| self.send_raw(peer, tag, data)).map_err(Into::into)
+        py.allow_threads(|| self.send_raw(peer, tag, data))
+            .map_err(Into::into)
     }
 
-    fn recv_into(&self, py: Python<'_>, peer: usize, tag: u64, addr: usize, nbytes: usize, timeout_s: f64) -> PyResult<()> {
+    fn recv_into(
+        &self,
+        py: Python<'_>,
+        peer: usize,
+        tag: u64,
+        addr: usize,
+        nbytes: usize,
+        timeout_s: f64,
+    ) -> PyResult<()> {
         let data = unsafe { bytes_at(addr, nbytes) };
-        py.allow_threads(|| self.recv_exact(peer, tag, data, deadline(timeout_s))).map_err(Into::into)
+        py.allow_threads(|| self.recv_exact(peer, tag, data, deadline(timeout_s)))
+            .map_err(Into::into)
     }
 
     /// Sends `mine` to every other rank and returns every rank's message (this rank's at its
     /// index): the header exchange that checks a collective's arguments agree.
-    fn exchange(&self, py: Python<'_>, tag: u64, mine: Vec<u8>, timeout_s: f64) -> PyResult<Vec<Py<PyBytes>>> {
+    fn exchange(
+        &self,
+        py: Python<'_>,
+        tag: u64,
+        mine: Vec<u8>,
+        timeout_s: f64,
+    ) -> PyResult<Vec<Py<PyBytes>>> {
         let got = py.allow_threads(|| -> Result<Vec<Vec<u8>>, Fail> {
             let until = deadline(timeout_s);
             for p in (0..self.size).filter(|p| *p != self.rank) {
                 self.send_raw(p, tag, &mine)?;
             }
             (0..self.size)
-                .map(|p| if p == self.rank { Ok(mine.clone()) } else { self.recv_raw(p, tag, until) })
+                .map(|p| {
+                    if p == self.rank {
+                        Ok(mine.clone())
+                    } else {
+                        self.recv_raw(p, tag, until)
+                    }
+                })
                 .collect()
         })?;
         Ok(got.iter().map(|b| PyBytes::new(py, b).unbind()).collect())
@@ -494,18 +619,29 @@ impl Mesh {
     ) -> PyResult<Option<Vec<Py<PyBytes>>>> {
         let red = Reducer::new(dtype, op)?;
         if !nbytes.is_multiple_of(red.esize) {
-            return Err(PyValueError::new_err("buffer length is not a whole number of elements"));
+            return Err(PyValueError::new_err(
+                "buffer length is not a whole number of elements",
+            ));
         }
         let data = unsafe { bytes_at(addr, nbytes) };
         let head = header.as_ref().map(|(t, b)| (*t, b.as_slice()));
-        let got = py.allow_threads(|| self.ring_allreduce(data, red.esize, red, tag, deadline(timeout_s), head))?;
+        let got = py.allow_threads(|| {
+            self.ring_allreduce(data, red.esize, red, tag, deadline(timeout_s), head)
+        })?;
         Ok(got.map(|all| all.iter().map(|b| PyBytes::new(py, b).unbind()).collect()))
     }
 }
 
 /// dst[i] = op(dst[i], src[i]) over contiguous buffers (the local step of reduce, scatter...).
 #[pyfunction]
-pub fn _tn_c10d_reduce_into(py: Python<'_>, dst: usize, src: usize, nbytes: usize, dtype: &str, op: u8) -> PyResult<()> {
+pub fn _tn_c10d_reduce_into(
+    py: Python<'_>,
+    dst: usize,
+    src: usize,
+    nbytes: usize,
+    dtype: &str,
+    op: u8,
+) -> PyResult<()> {
     let red = Reducer::new(dtype, op)?;
     let d = unsafe { bytes_at(dst, nbytes) };
     let s = unsafe { bytes_at(src, nbytes) }.to_vec();
@@ -556,13 +692,21 @@ impl Reducer {
             "int32" => (Kind::I32, 4),
             "int64" => (Kind::I64, 8),
             "bool" => (Kind::Bool, 1),
-            _ => return Err(PyValueError::new_err(format!("no reduction for dtype {dtype}"))),
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "no reduction for dtype {dtype}"
+                )))
+            }
         };
         let float = matches!(kind, Kind::F32 | Kind::F64 | Kind::F16 | Kind::BF16);
         match op {
             SUM | PRODUCT | MIN | MAX => {}
             BAND | BOR | BXOR if !float => {}
-            _ => return Err(PyValueError::new_err(format!("reduce op {op} is not supported for {dtype}"))),
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "reduce op {op} is not supported for {dtype}"
+                )))
+            }
         }
         Ok(Reducer { kind, op, esize })
     }

@@ -18,13 +18,17 @@
 //!   ops/elementwise.binary_) take the same cases where the broadcast shape is `self`'s: the
 //!   kernel writes into `self`, whose version is bumped. `pow.Tensor_Scalar` with exponent 2 on
 //!   a floating tensor is the mul kernel on `(self, self)`, as ops/elementwise.pow_ts launches it.
+//! * `cat` of tensors of one dtype and place and one rank (at least 1), equal outside the
+//!   joined dimension, into a non-empty result: ops/shape_index.cat's output (promotion and the
+//!   legacy empty-tensor rule change nothing there) and its kernel launch.
 //! * views: `view`, `_unsafe_view`, `t`, `transpose.int`, `select.int` compute the same geometry
 //!   as ops/views.py (upstream's computeStride for `view`) and make the view as
 //!   `TensorBase._tn_as_strided` does; any argument the Python step would refuse goes there, so
 //!   errors keep their Python wording.
 //! * matrix products: `mm` and `addmm` on 2-d operands of one dtype and place (the meta step of
 //!   ops/linalg.py: an [n, m] output, `addmm`'s bias expanded to it), and the compositions `matmul`
-//!   (2-d @ 2-d) and `linear` (2-d input, or 3-d contiguous with a bias) re-entering the door for
+//!   (2-d @ 2-d, and n-d @ 2-d folded into one mm) and `linear` (2-d input, 3-d contiguous with a
+//!   bias, any input without one) re-entering the door for
 //!   each operator they are made of, exactly as ops/linalg.py does, so dispatch modes and
 //!   autograd see the same calls.
 
@@ -59,6 +63,7 @@ enum Fast {
     Linear,
     Unary,
     Reshape,
+    Cat,
 }
 
 struct Entry {
@@ -95,6 +100,7 @@ pub fn _tn_set_fast_paths(py: Python<'_>, impls: &Bound<'_, PyDict>) -> PyResult
             "mul_.Tensor" => (binary_entry(false, true), "elementwise", "mul_"),
             "div_.Tensor" => (binary_entry(true, true), "elementwise", "div_"),
             "pow.Tensor_Scalar" => (Fast::Square, "elementwise", "pow_ts"),
+            "cat" => (Fast::Cat, "shape_index", "cat"),
             "view" => (Fast::View, "views", "view"),
             "_unsafe_view" => (Fast::View, "views", "_unsafe_view"),
             "reshape" => (Fast::Reshape, "views", "reshape"),
@@ -208,6 +214,7 @@ pub fn try_call(
             inplace,
         } => binary(py, op, args, floats_only, inplace),
         Fast::Square => square(py, args),
+        Fast::Cat => cat(py, args),
         Fast::View => view(py, args),
         Fast::T => t(py, args),
         Fast::Transpose => transpose(py, args),
@@ -905,10 +912,24 @@ fn matmul(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject
     let (Some(a), Some(b)) = (tensor_arg(args, 0), tensor_arg(args, 1)) else {
         return Ok(None);
     };
-    if a.borrow().meta.sizes.len() != 2 || b.borrow().meta.sizes.len() != 2 {
-        return Ok(None);
+    let sizes = a.borrow().meta.sizes.clone();
+    let b_sizes = b.borrow().meta.sizes.clone();
+    match (sizes.len(), b_sizes.len()) {
+        (2, 2) => dispatch(py, "mm", [a.into_any().unbind(), b.into_any().unbind()]).map(Some),
+        (da, 2) if da >= 3 => {
+            // ops/linalg.py matmul: fold the batch into the rows, mm, view back
+            let (k, m) = (sizes[da - 1], b_sizes[1]);
+            let rows: i64 = sizes[..da - 1].iter().product();
+            let flat = pyo3::types::PyList::new(py, [rows, k])?.into_any().unbind();
+            let folded = dispatch(py, "reshape", [a.into_any().unbind(), flat])?;
+            let out = dispatch(py, "mm", [folded, b.into_any().unbind()])?;
+            let mut shape = sizes[..da - 1].to_vec();
+            shape.push(m);
+            let shape = pyo3::types::PyList::new(py, shape)?.into_any().unbind();
+            dispatch(py, "_unsafe_view", [out, shape]).map(Some)
+        }
+        _ => Ok(None),
     }
-    dispatch(py, "mm", [a.into_any().unbind(), b.into_any().unbind()]).map(Some)
 }
 
 fn linear(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
@@ -962,7 +983,7 @@ fn linear(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject
                 .unbind();
             dispatch(py, "view", [out, shape]).map(Some)
         }
-        (2, None) => {
+        (_, None) => {
             let wt = dispatch(py, "t", [weight.into_any().unbind()])?;
             dispatch(py, "matmul", [input, wt]).map(Some)
         }
@@ -1019,4 +1040,70 @@ fn reshape(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObjec
     };
     let new = pyo3::types::PyList::new(py, new)?.into_any().unbind();
     dispatch(py, "view", [t.into_any().unbind(), new]).map(Some)
+}
+
+/// ops/shape_index.py `cat` for the cases described at the top; None for the others (errors,
+/// mixed dtypes or ranks, legacy 1-d empty tensors beside others, empty results).
+fn cat(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
+    if args.is_empty() || args.len() > 2 {
+        return Ok(None);
+    }
+    let seq = args.get_item(0)?;
+    if !(seq.is_instance_of::<pyo3::types::PyList>()
+        || seq.is_instance_of::<pyo3::types::PyTuple>())
+    {
+        return Ok(None);
+    }
+    let mut items = Vec::new();
+    for x in seq.try_iter()? {
+        match x?.downcast_into::<TensorBase>() {
+            Ok(t) => items.push(t),
+            Err(_) => return Ok(None),
+        }
+    }
+    let dim = if args.len() == 2 {
+        match int_arg(args, 1) {
+            Some(d) => d,
+            None => return Ok(None),
+        }
+    } else {
+        0
+    };
+    let Some(first) = items.first() else {
+        return Ok(None);
+    };
+    let refs: Vec<_> = items.iter().map(|t| t.borrow()).collect();
+    let (dt, place) = (first.borrow().meta.dtype, first.borrow().place());
+    let mut size = first.borrow().meta.sizes.clone();
+    if size.is_empty() {
+        return Ok(None); // 0-dim tensors cannot be joined: the Python step raises
+    }
+    let Some(d) = wrap_dim(dim, size.len()) else {
+        return Ok(None);
+    };
+    size[d] = 0;
+    for t in &refs {
+        let s = &t.meta.sizes;
+        if t.meta.dtype != dt || t.place() != place || s.len() != size.len() {
+            return Ok(None);
+        }
+        if (0..s.len()).any(|j| j != d && s[j] != size[j]) {
+            return Ok(None);
+        }
+        size[d] += s[d];
+    }
+    if size.iter().product::<i64>() == 0 {
+        return Ok(None);
+    }
+    let Some(Kernel::Native { f, user, .. }) = registry::kernel("cat", place.0) else {
+        return Ok(None);
+    };
+    let views: Vec<_> = refs.iter().map(|t| t.abi_view()).collect();
+    let out = TensorBase::new_empty(place.0, place.1, size, dt)?;
+    let targs = [launch::tensor_list_arg(&views), launch::int_arg(d as i64)];
+    // SAFETY: a registered native kernel; the views point into `refs` (borrowed until after the
+    // call) and `out`.
+    unsafe { launch::call_native(py, f, user, place, &targs, &mut [out.abi_view()])? };
+    drop(refs);
+    tensor::wrap(py, out).map(Some)
 }

@@ -372,6 +372,15 @@ pub fn tensor_arg(view: TnTensor) -> TnArg {
     a
 }
 
+/// A `Tensor[]` argument over `views`, which the caller keeps alive for the call.
+pub fn tensor_list_arg(views: &[TnTensor]) -> TnArg {
+    let mut a = zero_arg();
+    a.kind = TnArgKind::TensorList as i32;
+    a.tensors = views.as_ptr();
+    a.len = views.len();
+    a
+}
+
 pub fn int_arg(i: i64) -> TnArg {
     let mut a = zero_arg();
     a.kind = TnArgKind::Int as i32;

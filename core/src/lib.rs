@@ -171,7 +171,8 @@ fn _tn_promote_types(a: i32, b: i32) -> PyResult<i32> {
 /// its views (torch.autograd._unsafe_preserve_version_counter restores it after an in-place op).
 #[pyfunction]
 fn _tn_set_version(t: PyRef<'_, TensorBase>, version: i64) {
-    t.version.store(version, std::sync::atomic::Ordering::Relaxed);
+    t.version
+        .store(version, std::sync::atomic::Ordering::Relaxed);
 }
 
 #[pyfunction]

@@ -540,7 +540,11 @@ fn check_in_bounds(t: &TensorBase, sizes: &[i64], strides: &[i64], offset: i64) 
         )));
     }
     // Upstream's safe_compute_numel when a view's sizes are set (`expand(2**62, 3)`).
-    if sizes.iter().try_fold(1i64, |n, &s| n.checked_mul(s)).is_none() {
+    if sizes
+        .iter()
+        .try_fold(1i64, |n, &s| n.checked_mul(s))
+        .is_none()
+    {
         return Err(PyRuntimeError::new_err(
             "numel: integer multiplication overflow",
         ));
