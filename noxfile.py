@@ -47,7 +47,7 @@ def wheels(session):
 # the tests whose claims depend on the instruction-set path (bit-identity with upstream's vector
 # kernels, oneDNN's reduced-type choices, MKL's products, training trajectories)
 ISA_AGREEMENT_TESTS = ("tests/test_cpu_capability.py", "tests/test_kernel_agreement.py",
-                       "tests/test_gelu_agreement.py", "tests/test_flash_attention.py",
+                       "tests/test_activation_agreement.py", "tests/test_flash_attention.py",
                        "tests/test_matrix_exp.py", "tests/test_reduced_kernels.py", "tests/test_training.py")
 
 

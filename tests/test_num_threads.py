@@ -1,7 +1,7 @@
 """`torch.set_num_threads` as upstream checks it (same exception type and message, compared
 with the oracle in its own process) and as the cpu backend follows it: the
 `torchnative_set_num_threads` hook limits the kernels' splits (`torchnative_cpu._native.num_threads()`),
-bounded by the pool's size. tests/test_gelu_agreement.py shows the values following it."""
+bounded by the pool's size. tests/test_activation_agreement.py shows the values following it."""
 
 import json
 import os

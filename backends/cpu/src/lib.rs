@@ -23,11 +23,11 @@ pub mod threads;
 pub mod alloc;
 pub mod register;
 
+pub mod activation;
 pub mod binary;
 pub mod conv;
 pub mod copy;
 pub mod flash;
-pub mod gelu;
 pub mod index;
 pub mod linalg;
 pub mod nn;

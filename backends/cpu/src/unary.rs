@@ -46,8 +46,8 @@ kernels! {
     k_erf = "aten::erf" => |c| float_unary::<Erf>(c);
     k_erfc = "aten::erfc" => |c| float_unary::<Erfc>(c);
     k_erfinv = "aten::erfinv" => |c| float_unary::<Erfinv>(c);
-    k_silu = "aten::silu" => |c| float_unary::<Silu>(c);
-    k_silu_ = "aten::silu_" => |c| float_unary::<Silu>(c);
+    k_silu = "aten::silu" => |c| silu(c);
+    k_silu_ = "aten::silu_" => |c| silu(c);
     k_frac = "aten::frac" => |c| float_unary::<Frac>(c);
     k_floor = "aten::floor" => |c| rounding::<Floor>(c, "floor_vml_cpu");
     k_ceil = "aten::ceil" => |c| rounding::<Ceil>(c, "ceil_vml_cpu");
@@ -204,6 +204,36 @@ fn exp(c: &mut Call) -> KResult {
     float_unary::<Exp>(c)
 }
 
+/// `silu`: contiguous float32 as upstream's vectorised kernel (`activation::silu_contiguous`),
+/// everything else through the generic loop (upstream's scalar op).
+fn silu(c: &mut Call) -> KResult {
+    let (out, a) = io(c, Silu::NAME)?;
+    if contiguous_f32(&out, &a, crate::activation::silu_contiguous) {
+        return Ok(());
+    }
+    float_unary::<Silu>(c)
+}
+
+/// Runs `f(src, dst, n)` (an `activation` kernel) where `out` and `a` are contiguous float32
+/// views of one shape that are the same memory or apart; whether it ran.
+fn contiguous_f32(
+    out: &Tensor,
+    a: &Tensor,
+    f: unsafe fn(*const f32, *mut f32, usize) -> bool,
+) -> bool {
+    if out.dtype != TnDtype::Float32
+        || out.sizes != a.sizes
+        || !out.is_contiguous()
+        || !a.is_contiguous()
+    {
+        return false;
+    }
+    let (n, (s, d)) = (a.numel(), (a.data as usize, out.data as usize));
+    let apart = s == d || s + 4 * n <= d || d + 4 * n <= s;
+    // SAFETY: both views are contiguous float32 of n elements, equal or disjoint.
+    apart && unsafe { f(a.data as *const f32, out.data as *mut f32, n) }
+}
+
 /// floor/ceil/trunc/round: the identity on integers.
 fn rounding<F: FloatFn>(c: &mut Call, name: &str) -> KResult {
     let (out, a) = io(c, name)?;
@@ -298,18 +328,8 @@ fn relu(c: &mut Call) -> KResult {
 fn gelu(c: &mut Call) -> KResult {
     let (out, a) = io(c, "gelu")?;
     let approx = c.str(1)?;
-    if approx == "none" && out.dtype == TnDtype::Float32 && out.is_contiguous() && a.is_contiguous()
-    {
-        let (n, (s, d)) = (a.numel(), (a.data as usize, out.data as usize));
-        let apart = s == d || s + 4 * n <= d || d + 4 * n <= s;
-        // SAFETY: both views are contiguous float32 of n elements, equal or disjoint.
-        if apart
-            && unsafe {
-                crate::gelu::gelu_contiguous(a.data as *const f32, out.data as *mut f32, n)
-            }
-        {
-            return Ok(());
-        }
+    if approx == "none" && contiguous_f32(&out, &a, crate::activation::gelu_contiguous) {
+        return Ok(());
     }
     unsafe {
         dispatch_float!(out.dtype, "GeluKernelImpl", T, A => match approx {

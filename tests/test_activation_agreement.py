@@ -1,10 +1,12 @@
-"""float32 `gelu` (approximate='none') computes upstream's values bit for bit on machines with
-AVX2+FMA: whole pairs of 8-lane vectors through `Vectorized<float>::erf`, the tail through the C
-library's `erff`, and above 16384 elements one range per thread (backends/cpu/src/gelu.rs).
-Both sides run with 1 and with 2 threads (`torch.set_num_threads`, which the cpu backend's
-`torchnative_set_num_threads` hook follows; its pool has 2 threads either way), since the thread
-count moves the tails. Non-contiguous
-inputs, in-place calls and edge values (0, -0, inf, NaN, huge, tiny) are included. About 10 s."""
+"""float32 `gelu` (approximate='none') and `silu` compute upstream's values bit for bit on
+machines with AVX2+FMA: whole pairs of vectors (8 lanes under AVX2, 16 under AVX512) through
+`Vectorized<float>::erf` / `::exp` (Sleef), the tail through the C library's `erff` / `expf`,
+and with several threads one range per thread (gelu above 16384 elements, silu from 32768:
+TensorIterator's grain) (backends/cpu/src/activation.rs). Both sides run with 1 and with 2
+threads (`torch.set_num_threads`, which the cpu backend's `torchnative_set_num_threads` hook
+follows; its pool has 2 threads either way), since the thread count moves the tails.
+Non-contiguous inputs, in-place calls and edge values (0, -0, inf, NaN, huge, tiny) are
+included. About 10 s."""
 
 import os
 import subprocess
@@ -33,6 +35,10 @@ for k, v in inp.items():
         out[k + "/t"] = F.gelu(x.t()).contiguous().numpy().copy()
     y = x.clone()
     out[k + "/inplace"] = torch.ops.aten.gelu_(y).numpy().copy()
+    out["silu/" + k] = F.silu(x).numpy().copy()
+    if x.dim() == 2:
+        out["silu/" + k + "/t"] = F.silu(x.t()).contiguous().numpy().copy()
+    out["silu/" + k + "/inplace"] = F.silu(x.clone(), inplace=True).numpy().copy()
 np.savez(sys.argv[2], **out)
 print(torch.backends.cpu.get_cpu_capability())
 """
@@ -60,7 +66,7 @@ def _run(python: str, inp: Path, out: Path, threads: int) -> str:
 
 @pytest.fixture(scope="module", params=[1, 2])
 def results(request, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("gelu")
+    tmp = tmp_path_factory.mktemp("activation")
     inp = tmp / "in.npz"
     np.savez(inp, **_inputs())
     cap = _run((REPO / "build/ref-python").read_text().strip(), inp, tmp / "ref.npz", request.param)
@@ -68,13 +74,14 @@ def results(request, tmp_path_factory):
     return dict(np.load(tmp / "ours.npz")), dict(np.load(tmp / "ref.npz")), cap
 
 
-def test_gelu_agrees_bit_for_bit(results):
+def test_gelu_and_silu_agree_bit_for_bit(results):
     ours, ref, cap = results
     if cap not in ("AVX2", "AVX512"):
         pytest.skip(f"upstream runs its {cap} kernels here; bit agreement is claimed for AVX2/AVX512")
     # A transposed input: upstream's output keeps the input's layout and runs the vector op in
     # memory order; the core allocates it row-major, so ours takes the strided scalar path
     # (libm's erff everywhere). Values agree to the erf approximations' difference only.
+    assert any(k.startswith("silu/") for k in ref)
     dense = {k: v for k, v in ref.items() if not k.endswith("/t")}
     bad = compare({k: ours[k] for k in dense}, dense)
     assert not bad, f"{len(bad)} of {len(dense)} outputs differ (elements, max ulp): {bad}"
@@ -87,3 +94,6 @@ def test_comparator_catches_a_one_ulp_fault(results):
     y = ours["v1000"].copy()
     y.view(np.int32)[999] += 1  # the tail's last element
     assert compare({**ours, "v1000": y}, ref).get("v1000") == (1, 1)
+    z = ours["silu/v40001"].copy()
+    z.view(np.int32)[5] += 1  # a vector lane
+    assert compare({**ours, "silu/v40001": z}, ref).get("silu/v40001") == (1, 1)
