@@ -67,6 +67,18 @@ CASES = {
  "linear_3d_nc_nobias": lambda: F.linear(x3.transpose(0, 1), w), "linear_0d": lambda: F.linear(s0, w),
  "linear_bad": lambda: F.linear(x3, w.t()), "matmul_4d": lambda: x3.view(1, 2, 3, 4) @ w.t(),
  "matmul_3d_k0": lambda: torch.empty(2, 3, 0) @ torch.empty(0, 5), "matmul_3d_grad": lambda: g.view(1, 3, 4) @ w.t(),
+ "mean_dims": lambda: x3.mean([0, 2]), "mean_all_list": lambda: x3.mean([]), "mean_neg": lambda: x3.mean((-1,), True),
+ "mean_dup": lambda: x.mean([1, -1]), "mean_oob": lambda: x.mean(2), "mean_int": lambda: i.mean(0), "mean_half": lambda: h.mean(1),
+ "mean_dtype": lambda: x.mean(0, dtype=torch.float64), "mean_empty": lambda: e.mean(1), "mean_0d": lambda: s0.mean(0),
+ "mean_grad": lambda: g.mean(-1), "mean_double_t": lambda: d.t().mean(0, keepdim=True), "mean_none": lambda: x.mean(None),
+ "getitem_slices": lambda: x3[..., 1:3], "getitem_neg": lambda: x3[:, -2:, ::2], "getitem_none": lambda: x3[None, 0, ..., 1:],
+ "getitem_big": lambda: x[1:10**6], "getitem_step0": lambda: x[::0], "getitem_many": lambda: x[0, 0, 0],
+ "getitem_bool_t": lambda: x[torch.ones(3, 4).bool()], "getitem_bool_t2": lambda: x3[torch.ones(2, 3).bool(), 1:],
+ "getitem_u8": lambda: x[torch.ones(3, dtype=torch.uint8)], "getitem_bool_many": lambda: x[torch.ones(3, 4).bool(), 0],
+ "slice_op": lambda: torch.ops.aten.slice.Tensor(x, 1, -3, None, 2), "slice_op_step0": lambda: torch.ops.aten.slice.Tensor(x, 1, 0, 2, 0),
+ "slice_op_0d": lambda: torch.ops.aten.slice.Tensor(s0), "slice_op_hugestep": lambda: torch.ops.aten.slice.Tensor(x, 0, 0, 3, 2**62),
+ "slice_op_dim": lambda: torch.ops.aten.slice.Tensor(x, 5), "slice_grad": lambda: g[1:, :2], "slice_empty": lambda: x[5:],
+ "slice_view_of_view": lambda: x[1:][:, 1:3],
 }
 def describe(f):
     try:

@@ -21,7 +21,10 @@
 //! * `cat` of tensors of one dtype and place and one rank (at least 1), equal outside the
 //!   joined dimension, into a non-empty result: ops/shape_index.cat's output (promotion and the
 //!   legacy empty-tensor rule change nothing there) and its kernel launch.
-//! * views: `view`, `_unsafe_view`, `t`, `transpose.int`, `select.int` compute the same geometry
+//! * `mean.dim` of a float32/float64 tensor with elements over a list of dims, without a dtype:
+//!   ops/reductions.mean_dim's sum kernel into the reduced shape, then `div_` by the count
+//!   through the door, as the Python step calls it.
+//! * views: `view`, `_unsafe_view`, `t`, `transpose.int`, `select.int`, `slice.Tensor` compute the same geometry
 //!   as ops/views.py (upstream's computeStride for `view`) and make the view as
 //!   `TensorBase._tn_as_strided` does; any argument the Python step would refuse goes there, so
 //!   errors keep their Python wording.
@@ -64,6 +67,8 @@ enum Fast {
     Unary,
     Reshape,
     Cat,
+    MeanDim,
+    Slice,
 }
 
 struct Entry {
@@ -101,12 +106,14 @@ pub fn _tn_set_fast_paths(py: Python<'_>, impls: &Bound<'_, PyDict>) -> PyResult
             "div_.Tensor" => (binary_entry(true, true), "elementwise", "div_"),
             "pow.Tensor_Scalar" => (Fast::Square, "elementwise", "pow_ts"),
             "cat" => (Fast::Cat, "shape_index", "cat"),
+            "mean.dim" => (Fast::MeanDim, "reductions", "mean_dim"),
             "view" => (Fast::View, "views", "view"),
             "_unsafe_view" => (Fast::View, "views", "_unsafe_view"),
             "reshape" => (Fast::Reshape, "views", "reshape"),
             "t" => (Fast::T, "views", "t"),
             "transpose.int" => (Fast::Transpose, "views", "transpose"),
             "select.int" => (Fast::Select, "views", "select"),
+            "slice.Tensor" => (Fast::Slice, "views", "slice_"),
             "mm" => (Fast::Mm, "linalg", "mm"),
             "addmm" => (Fast::Addmm, "linalg", "addmm"),
             "matmul" => (Fast::Matmul, "linalg", "matmul"),
@@ -215,10 +222,12 @@ pub fn try_call(
         } => binary(py, op, args, floats_only, inplace),
         Fast::Square => square(py, args),
         Fast::Cat => cat(py, args),
+        Fast::MeanDim => mean_dim(py, args),
         Fast::View => view(py, args),
         Fast::T => t(py, args),
         Fast::Transpose => transpose(py, args),
         Fast::Select => select(py, args),
+        Fast::Slice => slice(py, args),
         Fast::Mm => mm(py, args),
         Fast::Addmm => addmm(py, args),
         Fast::Matmul => matmul(py, args),
@@ -529,6 +538,68 @@ pub fn _tn_wrapped_number(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<PyOb
 
 /// A view of `t` with the given geometry: `TensorBase._tn_as_strided` without its bounds check
 /// (every geometry made here lies inside the viewed tensor's).
+/// ops/views.py `slice_` (`slice.Tensor(self, dim=0, start=None, end=None, step=1)`) where
+/// every argument is a plain int or None and the Python step would not raise.
+fn slice(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
+    let n = args.len();
+    if !(1..=5).contains(&n) {
+        return Ok(None);
+    }
+    let Some(t) = tensor_arg(args, 0) else {
+        return Ok(None);
+    };
+    // (value, whether it was given as None)
+    let opt = |i: usize, default: Option<i64>| -> PyResult<Option<Option<i64>>> {
+        if i >= n {
+            return Ok(Some(default));
+        }
+        let v = args.get_item(i)?;
+        if v.is_none() {
+            return Ok(Some(None));
+        }
+        Ok(int_arg(args, i).map(Some))
+    };
+    let (Some(Some(dim)), Some(start), Some(end), Some(Some(step))) = (
+        opt(1, Some(0))?,
+        opt(2, None)?,
+        opt(3, None)?,
+        opt(4, Some(1))?,
+    ) else {
+        return Ok(None);
+    };
+    let (mut sizes, mut strides, offset) = {
+        let me = t.borrow();
+        (
+            me.meta.sizes.clone(),
+            me.meta.strides.clone(),
+            me.meta.offset,
+        )
+    };
+    if sizes.is_empty() || step <= 0 {
+        return Ok(None);
+    }
+    let Some(d) = wrap_dim(dim, sizes.len()) else {
+        return Ok(None);
+    };
+    let size = sizes[d];
+    let (mut start, mut end) = (start.unwrap_or(0), end.unwrap_or(size));
+    if start < 0 {
+        start += size;
+    }
+    if end < 0 {
+        end += size;
+    }
+    let start = start.clamp(0, size);
+    let end = end.max(start).min(size);
+    let Some(stride) = strides[d].checked_mul(step) else {
+        return Ok(None);
+    };
+    sizes[d] = ((end - start) as u64).div_ceil(step as u64) as i64;
+    let offset = offset + start * strides[d];
+    strides[d] = stride;
+    make_view(py, &t, sizes, strides, offset).map(Some)
+}
+
 fn make_view(
     py: Python<'_>,
     t: &Bound<'_, TensorBase>,
@@ -1106,4 +1177,94 @@ fn cat(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> 
     unsafe { launch::call_native(py, f, user, place, &targs, &mut [out.abi_view()])? };
     drop(refs);
     tensor::wrap(py, out).map(Some)
+}
+
+/// ops/reductions.py `mean_dim` for the cases described at the top.
+fn mean_dim(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
+    let n = args.len();
+    if !(2..=4).contains(&n) {
+        return Ok(None);
+    }
+    let Some(a) = tensor_arg(args, 0) else {
+        return Ok(None);
+    };
+    let keepdim = if n >= 3 {
+        let k = args.get_item(2)?;
+        if !k.is_instance_of::<pyo3::types::PyBool>() {
+            return Ok(None);
+        }
+        k.extract::<bool>()?
+    } else {
+        false
+    };
+    if n == 4 && !args.get_item(3)?.is_none() {
+        return Ok(None);
+    }
+    let dim = args.get_item(1)?;
+    let (out, count) = {
+        let me = a.borrow();
+        let sizes = &me.meta.sizes;
+        let ok_dtype = matches!(me.meta.dtype, TnDtype::Float32 | TnDtype::Float64);
+        if !ok_dtype || me.wrapped_number || sizes.is_empty() || sizes.iter().product::<i64>() == 0
+        {
+            return Ok(None);
+        }
+        // norm_dims: None or [] is every dim; negatives wrap; duplicates refused (by Python)
+        let mut dims = Vec::new();
+        if !dim.is_none() {
+            if !(dim.is_instance_of::<pyo3::types::PyList>() || dim.is_instance_of::<PyTuple>()) {
+                return Ok(None);
+            }
+            for d in dim.try_iter()? {
+                let d = d?;
+                if d.is_instance_of::<pyo3::types::PyBool>()
+                    || !d.is_instance_of::<pyo3::types::PyInt>()
+                {
+                    return Ok(None);
+                }
+                let Some(w) = d
+                    .extract::<i64>()
+                    .ok()
+                    .and_then(|d| wrap_dim(d, sizes.len()))
+                else {
+                    return Ok(None);
+                };
+                if dims.contains(&(w as i64)) {
+                    return Ok(None);
+                }
+                dims.push(w as i64);
+            }
+        }
+        if dims.is_empty() {
+            dims = (0..sizes.len() as i64).collect();
+        }
+        dims.sort_unstable();
+        let reduced: Vec<i64> = (0..sizes.len())
+            .filter_map(|i| match (dims.contains(&(i as i64)), keepdim) {
+                (true, true) => Some(1),
+                (true, false) => None,
+                (false, _) => Some(sizes[i]),
+            })
+            .collect();
+        let count: i64 = dims.iter().map(|&d| sizes[d as usize]).product();
+        let place = me.place();
+        let Some(Kernel::Native { f, user, .. }) = registry::kernel("sum.dim_IntList", place.0)
+        else {
+            return Ok(None);
+        };
+        let out = TensorBase::new_empty(place.0, place.1, reduced, me.meta.dtype)?;
+        let targs = [
+            launch::tensor_arg(me.abi_view()),
+            launch::int_list_arg(&dims),
+            launch::bool_arg(keepdim),
+            launch::none_arg(),
+        ];
+        // SAFETY: a registered native kernel; the views point into `me` (borrowed until after
+        // the call), `out` and `dims`.
+        unsafe { launch::call_native(py, f, user, place, &targs, &mut [out.abi_view()])? };
+        (out, count)
+    };
+    let out = tensor::wrap(py, out)?;
+    let count = _tn_wrapped_number(py, &count.into_pyobject(py)?.into_any())?;
+    dispatch(py, "div_.Tensor", [out, count]).map(Some)
 }

@@ -381,6 +381,27 @@ pub fn tensor_list_arg(views: &[TnTensor]) -> TnArg {
     a
 }
 
+/// An `int[]` argument over `ints`, which the caller keeps alive for the call.
+pub fn int_list_arg(ints: &[i64]) -> TnArg {
+    let mut a = zero_arg();
+    a.kind = TnArgKind::IntList as i32;
+    a.ints = ints.as_ptr();
+    a.len = ints.len();
+    a
+}
+
+pub fn bool_arg(b: bool) -> TnArg {
+    let mut a = zero_arg();
+    a.kind = TnArgKind::Bool as i32;
+    a.i = b as i64;
+    a
+}
+
+/// A None argument.
+pub fn none_arg() -> TnArg {
+    zero_arg()
+}
+
 pub fn int_arg(i: i64) -> TnArg {
     let mut a = zero_arg();
     a.kind = TnArgKind::Int as i32;

@@ -70,10 +70,18 @@ def _check_int(i):
 def _apply_slicing(self, items):
     """Basic indexing. Returns (view, [(dim, index tensor)]) for the advanced part."""
     ndim = len(self._tn_sizes)
-    specified = sum(1 for it in items if it is not None and it is not Ellipsis and not isinstance(it, bool)
-                    and not (_is_tensor(it) and T.BY_CODE[it._tn_dtype_code] is T.BY_NAME["bool"]))
-    specified += sum(len(it._tn_sizes) for it in items if _is_tensor(it) and T.BY_CODE[it._tn_dtype_code] is T.BY_NAME["bool"])
-    specified -= sum(1 for it in items if _is_tensor(it) and T.BY_CODE[it._tn_dtype_code] is T.BY_NAME["bool"])
+    # upstream's count_specified_dimensions: a bool or uint8 tensor indexes as many dims as it
+    # has, any other index but None, Ellipsis and Python bools one
+    specified = 0
+    for it in items:
+        if type(it) is int or type(it) is slice:
+            specified += 1
+        elif it is None or it is Ellipsis or isinstance(it, bool):
+            continue
+        elif _is_tensor(it) and T.BY_CODE[it._tn_dtype_code] in (T.BY_NAME["bool"], T.BY_NAME["uint8"]):
+            specified += len(it._tn_sizes)
+        else:
+            specified += 1
     if specified > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     result = self
@@ -136,8 +144,8 @@ def _apply_slicing(self, items):
 
 
 def _slice_int(v):
-    if v is None:
-        return None
+    if v is None or type(v) is int:
+        return v
     if _is_tensor(v):
         return int(v.item())
     return v.__index__()
