@@ -567,14 +567,7 @@ fn slice(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>
     ) else {
         return Ok(None);
     };
-    let (mut sizes, mut strides, offset) = {
-        let me = t.borrow();
-        (
-            me.meta.sizes.clone(),
-            me.meta.strides.clone(),
-            me.meta.offset,
-        )
-    };
+    let (mut sizes, mut strides, offset) = geometry(&t);
     if sizes.is_empty() || step <= 0 {
         return Ok(None);
     }
@@ -598,6 +591,16 @@ fn slice(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>
     let offset = offset + start * strides[d];
     strides[d] = stride;
     make_view(py, &t, sizes, strides, offset).map(Some)
+}
+
+/// A tensor's sizes, strides and storage offset (copies, for a view to be made from them).
+fn geometry(t: &Bound<'_, TensorBase>) -> (Vec<i64>, Vec<i64>, i64) {
+    let me = t.borrow();
+    (
+        me.meta.sizes.clone(),
+        me.meta.strides.clone(),
+        me.meta.offset,
+    )
 }
 
 fn make_view(
@@ -771,14 +774,7 @@ fn transposed(
     d0: i64,
     d1: i64,
 ) -> PyResult<Option<PyObject>> {
-    let (mut sizes, mut strides, offset) = {
-        let me = t.borrow();
-        (
-            me.meta.sizes.clone(),
-            me.meta.strides.clone(),
-            me.meta.offset,
-        )
-    };
+    let (mut sizes, mut strides, offset) = geometry(t);
     let nd = sizes.len();
     if nd == 0 {
         return Ok(None);
@@ -836,14 +832,7 @@ fn select(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject
     else {
         return Ok(None);
     };
-    let (mut sizes, mut strides, offset) = {
-        let me = t.borrow();
-        (
-            me.meta.sizes.clone(),
-            me.meta.strides.clone(),
-            me.meta.offset,
-        )
-    };
+    let (mut sizes, mut strides, offset) = geometry(&t);
     let nd = sizes.len();
     if nd == 0 {
         return Ok(None);
