@@ -77,7 +77,7 @@ def docs(session):
 @nox.session
 def dist_stress(session):
     """The full stress run of torchnative's process group: 10,000 mixed small collectives, then a
-    100 MB all_reduce, every result checked (CI runs 2,000: tests/distributed/test_process_group.py)."""
+    100 MB all_reduce, every result checked (CI runs the same: tests/distributed/test_process_group.py)."""
     session.env["STRESS_COUNT"] = "10000"
     session.run(".venv/bin/python", "-m", "pytest", "-q", "tests/distributed/test_process_group.py", "-k", "stress",
                 external=True)

@@ -317,7 +317,7 @@ def prog_stress(rank, world):
     checked against its closed form (integers: exact) and a count of failures is returned."""
     import os
 
-    count = int(os.environ.get("STRESS_COUNT", "2000"))
+    count = int(os.environ.get("STRESS_COUNT", "10000"))
     bad = 0
     for i in range(count):
         kind = i % 4

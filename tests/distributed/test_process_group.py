@@ -132,9 +132,12 @@ def test_vulkan_tensors_staged_through_the_host():
 
 
 def test_stress_small_collectives_and_100mb_all_reduce():
-    results = _run(ours_python(), "stress", 2, timeout=300, env={"STRESS_COUNT": os.environ.get("STRESS_COUNT", "2000")})
+    """The issue's full stress run: 10,000 mixed small collectives, then a 100 MB all_reduce, every
+    result checked (about 5 s on 2 cores)."""
+    count = os.environ.get("STRESS_COUNT", "10000")
+    results = _run(ours_python(), "stress", 2, timeout=300, env={"STRESS_COUNT": count})
     for r in results:
-        assert r["bad"] == 0 and r["count"] >= 2000, r
+        assert r["bad"] == 0 and r["count"] >= int(count), r
 
 
 def test_python_backend_through_register_backend():
