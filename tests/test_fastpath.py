@@ -79,6 +79,10 @@ CASES = {
  "slice_op_0d": lambda: torch.ops.aten.slice.Tensor(s0), "slice_op_hugestep": lambda: torch.ops.aten.slice.Tensor(x, 0, 0, 3, 2**62),
  "slice_op_dim": lambda: torch.ops.aten.slice.Tensor(x, 5), "slice_grad": lambda: g[1:, :2], "slice_empty": lambda: x[5:],
  "slice_view_of_view": lambda: x[1:][:, 1:3],
+ "sum_dims": lambda: x3.sum([0, 2]), "sum_keep": lambda: x3.sum(-1, keepdim=True), "sum_none": lambda: x.sum(dim=None),
+ "sum_empty_list": lambda: x3.sum([]), "sum_int": lambda: i.sum(1), "sum_bool": lambda: b.sum(0), "sum_half": lambda: h.sum(1),
+ "sum_dtype": lambda: x.sum(1, dtype=torch.float64), "sum_empty": lambda: e.sum(1), "sum_dup": lambda: x.sum([0, -2]),
+ "sum_oob": lambda: x.sum(3), "sum_grad": lambda: g.sum(0), "sum_t": lambda: x.t().sum(1), "sum_0d": lambda: s0.sum(0),
 }
 def describe(f):
     try:

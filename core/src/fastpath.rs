@@ -21,9 +21,9 @@
 //! * `cat` of tensors of one dtype and place and one rank (at least 1), equal outside the
 //!   joined dimension, into a non-empty result: ops/shape_index.cat's output (promotion and the
 //!   legacy empty-tensor rule change nothing there) and its kernel launch.
-//! * `mean.dim` of a float32/float64 tensor with elements over a list of dims, without a dtype:
-//!   ops/reductions.mean_dim's sum kernel into the reduced shape, then `div_` by the count
-//!   through the door, as the Python step calls it.
+//! * `sum.dim_IntList` and `mean.dim` of a float32/float64 tensor with elements over a list of
+//!   dims (or None), without a dtype: ops/reductions' sum kernel into the reduced shape; `mean`
+//!   then `div_`s by the count through the door, as the Python step calls it.
 //! * views: `view`, `_unsafe_view`, `t`, `transpose.int`, `select.int`, `slice.Tensor` compute the same geometry
 //!   as ops/views.py (upstream's computeStride for `view`) and make the view as
 //!   `TensorBase._tn_as_strided` does; any argument the Python step would refuse goes there, so
@@ -67,6 +67,7 @@ enum Fast {
     Unary,
     Reshape,
     Cat,
+    SumDim,
     MeanDim,
     Slice,
 }
@@ -106,6 +107,7 @@ pub fn _tn_set_fast_paths(py: Python<'_>, impls: &Bound<'_, PyDict>) -> PyResult
             "div_.Tensor" => (binary_entry(true, true), "elementwise", "div_"),
             "pow.Tensor_Scalar" => (Fast::Square, "elementwise", "pow_ts"),
             "cat" => (Fast::Cat, "shape_index", "cat"),
+            "sum.dim_IntList" => (Fast::SumDim, "reductions", "sum_dim"),
             "mean.dim" => (Fast::MeanDim, "reductions", "mean_dim"),
             "view" => (Fast::View, "views", "view"),
             "_unsafe_view" => (Fast::View, "views", "_unsafe_view"),
@@ -222,6 +224,7 @@ pub fn try_call(
         } => binary(py, op, args, floats_only, inplace),
         Fast::Square => square(py, args),
         Fast::Cat => cat(py, args),
+        Fast::SumDim => sum_dim(py, args),
         Fast::MeanDim => mean_dim(py, args),
         Fast::View => view(py, args),
         Fast::T => t(py, args),
@@ -1168,8 +1171,27 @@ fn cat(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> 
     tensor::wrap(py, out).map(Some)
 }
 
+/// ops/reductions.py `sum_dim` for the cases described at the top.
+fn sum_dim(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
+    match sum_over_dims(py, args)? {
+        Some((out, _)) => tensor::wrap(py, out).map(Some),
+        None => Ok(None),
+    }
+}
+
 /// ops/reductions.py `mean_dim` for the cases described at the top.
 fn mean_dim(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
+    let Some((out, count)) = sum_over_dims(py, args)? else {
+        return Ok(None);
+    };
+    let out = tensor::wrap(py, out)?;
+    let count = _tn_wrapped_number(py, &count.into_pyobject(py)?.into_any())?;
+    dispatch(py, "div_.Tensor", [out, count]).map(Some)
+}
+
+/// The sum kernel of `(self, dim, keepdim=False, dtype=None)` into a new tensor of the reduced
+/// shape, and the number of elements each output sums; None where the Python step must run.
+fn sum_over_dims(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<(TensorBase, i64)>> {
     let n = args.len();
     if !(2..=4).contains(&n) {
         return Ok(None);
@@ -1253,7 +1275,5 @@ fn mean_dim(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObje
         unsafe { launch::call_native(py, f, user, place, &targs, &mut [out.abi_view()])? };
         (out, count)
     };
-    let out = tensor::wrap(py, out)?;
-    let count = _tn_wrapped_number(py, &count.into_pyobject(py)?.into_any())?;
-    dispatch(py, "div_.Tensor", [out, count]).map(Some)
+    Ok(Some((out, count)))
 }
