@@ -1132,12 +1132,11 @@ fn cat(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> 
     } else {
         0
     };
-    let Some(first) = items.first() else {
+    let refs: Vec<_> = items.iter().map(|t| t.borrow()).collect();
+    let Some(first) = refs.first() else {
         return Ok(None);
     };
-    let refs: Vec<_> = items.iter().map(|t| t.borrow()).collect();
-    let (dt, place) = (first.borrow().meta.dtype, first.borrow().place());
-    let mut size = first.borrow().meta.sizes.clone();
+    let (dt, place, mut size) = (first.meta.dtype, first.place(), first.meta.sizes.clone());
     if size.is_empty() {
         return Ok(None); // 0-dim tensors cannot be joined: the Python step raises
     }
