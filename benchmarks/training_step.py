@@ -15,7 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sidebyside as SB  # noqa: E402
-RUNNER = r"""
+# The benchmark's models and optimizer (benchmarks/training_profile.py splits the same step).
+SETUP = r"""
 import json, sys, time, torch, transformers
 from torch import nn
 torch.manual_seed(0)
@@ -36,6 +37,8 @@ else:
     ids = torch.randint(0, 96, (4, 32))
     loss_fn = lambda: m(input_ids=ids, labels=ids).loss
 opt = torch.optim.AdamW(m.parameters(), lr=1e-3)
+"""
+RUNNER = SETUP + r"""
 def step():
     opt.zero_grad(); loss_fn().backward(); opt.step()
 for _ in range(3): step()

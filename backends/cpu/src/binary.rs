@@ -48,6 +48,7 @@ kernels! {
     k_gt = "aten::gt.Tensor" => |c| compare(c, Cmp::Gt);
     k_ge = "aten::ge.Tensor" => |c| compare(c, Cmp::Ge);
     k_where = "aten::where.self" => |c| where_self(c);
+    k_threshold_backward = "aten::threshold_backward" => |c| threshold_backward(c);
     k_clamp = "aten::clamp" => |c| clamp_scalar(c);
     k_clamp_tensor = "aten::clamp.Tensor" => |c| clamp_tensor(c);
 }
@@ -537,6 +538,24 @@ fn compare(c: &mut Call, k: Cmp) -> KResult {
 }
 
 /// `where.self(condition, self, other)`: a select, copied bit for bit.
+/// `threshold_backward(grad_output, self, threshold)`: `self <= threshold ? 0 : grad_output`,
+/// the threshold read in the operands' dtype (upstream's `threshold_kernel` with value 0), so a
+/// gradient through a ReLU is an exact zero where the unit was off, never `-0.0` or NaN.
+fn threshold_backward(c: &mut Call) -> KResult {
+    let out = c.out(0)?;
+    let (g, x) = (c.tensor(0)?, c.tensor(1)?);
+    let th = c.scalar(2)?;
+    expect_dtype("threshold_backward", &g, out.dtype)?;
+    expect_dtype("threshold_backward", &x, out.dtype)?;
+    unsafe {
+        dispatch_all!(out.dtype, "threshold_backward", T => {
+            let t: T = th.to();
+            let zero = T::from_i64(0);
+            map2(&out, &x, &g, move |xv: T, gv: T| if xv <= t { zero } else { gv })
+        })
+    }
+}
+
 fn where_self(c: &mut Call) -> KResult {
     let out = c.out(0)?;
     let (cond, a, b) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);

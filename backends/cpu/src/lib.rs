@@ -30,6 +30,7 @@ pub mod copy;
 pub mod flash;
 pub mod index;
 pub mod linalg;
+pub mod loss;
 pub mod nn;
 pub mod reduce;
 pub mod sort;
@@ -51,6 +52,7 @@ pub fn kernels() -> Vec<(&'static str, TnKernelFn)> {
     reduce::register(&mut reg);
     linalg::register(&mut reg);
     nn::register(&mut reg);
+    loss::register(&mut reg);
     index::register(&mut reg);
     sort::register(&mut reg);
     conv::register(&mut reg);

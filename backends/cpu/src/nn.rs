@@ -13,6 +13,7 @@ use crate::{bail, dispatch_float, kernels};
 kernels! {
     k_softmax = "aten::_softmax" => |c| softmax(c, false);
     k_log_softmax = "aten::_log_softmax" => |c| softmax(c, true);
+    k_log_softmax_backward = "aten::_log_softmax_backward_data" => |c| log_softmax_backward(c);
     k_layer_norm = "aten::native_layer_norm" => |c| layer_norm(c);
     k_batch_norm_eval = "aten::_native_batch_norm_legit_no_training" => |c| batch_norm_eval(c);
     k_sdpa_flash_cpu = "aten::_scaled_dot_product_flash_attention_for_cpu" => |c| sdpa(c);
@@ -368,6 +369,61 @@ unsafe fn layer_norm_upstream<T: crate::vecmath::LayerNormRow + Default>(
 /// A parameter vector (weight, bias, running stats) of any float dtype, read as `A`.
 unsafe fn read_param<A: Real>(t: &Tensor) -> KResult<Vec<A>> {
     dispatch_float!(t.dtype, "param", P, _B => gather_vec(t, |v: P| A::c(v.to_f64())))
+}
+
+// ----------------------------------------------------------------------------------------------
+// log_softmax backward
+
+/// `_log_softmax_backward_data(grad_output, output, dim, input_dtype)` for float32 over the last
+/// dim of contiguous rows, as upstream's `_vec_host_softmax_backward_lastdim<float, true>`:
+/// `sum = vec::reduce_all(+, grad)` in the lanes of its capability, then `grad - exp(out) * sum`
+/// with Sleef's exp on every element (`vec::map2` runs its tail as a partial vector). Other
+/// dtypes and layouts are the core's composite (the op refuses them here).
+fn log_softmax_backward(c: &mut Call) -> KResult {
+    let out = c.out(0)?;
+    let (g, y) = (c.tensor(0)?, c.tensor(1)?);
+    let n = *g.sizes.last().unwrap_or(&1) as usize;
+    let contiguous = |t: &Tensor| t.strides == contiguous_strides(t.sizes).as_slice();
+    let lanes = crate::vecmath::lanes_avx512_kernel();
+    if out.dtype != TnDtype::Float32
+        || g.dtype != TnDtype::Float32
+        || y.dtype != TnDtype::Float32
+        || lanes.is_none()
+        || g.sizes != y.sizes
+        || out.sizes != g.sizes
+        || !(contiguous(&out) && contiguous(&g) && contiguous(&y))
+    {
+        bail!(
+            not_implemented,
+            "_log_softmax_backward_data: the cpu kernel takes contiguous float32 rows on AVX2/AVX512"
+        );
+    }
+    let rows = g.numel().checked_div(n).unwrap_or(0);
+    // SAFETY: three contiguous f32 buffers of rows * n elements (checked above).
+    let (gs, ys, os) = unsafe {
+        (
+            std::slice::from_raw_parts(g.data as *const f32, rows * n),
+            std::slice::from_raw_parts(y.data as *const f32, rows * n),
+            std::slice::from_raw_parts_mut(out.data as *mut f32, rows * n),
+        )
+    };
+    fn rows_w<const W: usize>(gs: &[f32], ys: &[f32], os: &mut [f32], n: usize) {
+        for ((gr, yr), or) in gs.chunks(n).zip(ys.chunks(n)).zip(os.chunks_mut(n)) {
+            let sum = crate::vecmath::reduce_all::<W>(|a, b| a + b, gr);
+            for i in 0..n {
+                // `x - exp(y) * sum`: GCC contracts the vector multiply and subtract of
+                // upstream's build into one fused negative multiply-add
+                or[i] = (-crate::vecmath::sleef_expf(yr[i])).mul_add(sum, gr[i]);
+            }
+        }
+    }
+    if n > 0 {
+        match lanes {
+            Some(16) => rows_w::<16>(gs, ys, os, n),
+            _ => rows_w::<8>(gs, ys, os, n),
+        }
+    }
+    Ok(())
 }
 
 // ----------------------------------------------------------------------------------------------

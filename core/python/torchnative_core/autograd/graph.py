@@ -17,6 +17,8 @@ import threading
 import weakref
 from collections import OrderedDict
 
+from ..ops import base as B
+
 _SEQ = itertools.count()
 _RECORDED = [0]  # nodes made so far (record.py tells a composition from a kernel call by it)
 
@@ -80,8 +82,6 @@ def gradient_edge(t):
 
 
 def tensor_meta(t):
-    from ..ops import base as B
-
     return (tuple(t._tn_sizes), B.dtype_of(t), B.device_of(t))
 
 
@@ -172,8 +172,6 @@ class SavedTensor:
 
 
 def _version_message(t, fn, nr, expected):
-    from ..ops import base as B
-
     d = B.dtype_of(t)
     tname = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "bfloat16": "BFloat16Tensor",
              "int64": "LongTensor", "int32": "IntTensor", "bool": "BoolTensor"}.get(str(d).replace("torch.", ""), "Tensor")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from importlib import resources
 
+from ..binding.schema import all_schemas
 from ..ops import base as B
 from . import graph as G
 from .formula import FORMULAS
@@ -39,8 +40,6 @@ def _table():
 
 
 def _schema(op):
-    from ..binding.schema import all_schemas
-
     return all_schemas().get(op)
 
 
@@ -122,16 +121,45 @@ def _refuse_out(op, args):
     )
 
 
+class _Plan:
+    """What recording needs to know about one operator overload, worked out on its first call:
+    its argument names, differentiable inputs, what the formula saves, and its node class."""
+
+    __slots__ = ("formula", "names", "inputs", "inplace", "is_out", "diff", "node_cls", "save", "result_keys")
+
+    def __init__(self, f, op):
+        self.formula = f
+        schema = _schema(op)
+        entry = _table().get(op)
+        self.names = tuple(a.name for a in schema.args)
+        self.inputs = tuple(f.inputs if f.inputs is not None else (entry["inputs"] if entry else ()))
+        self.is_out = schema.is_out
+        self.inplace = schema.is_mutable and not self.is_out
+        self.diff = entry["output_differentiability"] if entry else None
+        self.node_cls = G.node_class(f.node or (entry["node"] if entry else _node_name(op)), _functions_module())
+        self.save = frozenset(f.save)
+        self.result_keys = {}  # number of outputs -> the saved name of each ("result", "result0", ...)
+
+    def keys(self, n):
+        k = self.result_keys.get(n)
+        if k is None:
+            k = self.result_keys[n] = ("result",) if n == 1 else tuple(f"result{i}" for i in range(n))
+        return k
+
+
+_PLANS: dict = {}
+
+
 def _record(f, op, args, kwargs):
-    schema = _schema(op)
-    names = [a.name for a in schema.args]
-    bound = dict(zip(names, args))
+    plan = _PLANS.get(op)
+    if plan is None or plan.formula is not f:  # a formula registered later replaces the plan
+        plan = _PLANS[op] = _Plan(f, op)
+    bound = dict(zip(plan.names, args))
     if kwargs:
         bound.update(kwargs)
-    entry = _table().get(op)
-    inputs = f.inputs if f.inputs is not None else (entry["inputs"] if entry else ())
-    inplace = schema.is_mutable and not schema.is_out
-    if schema.is_out:
+    inputs = plan.inputs
+    inplace = plan.inplace
+    if plan.is_out:
         _refuse_out(op, args)
 
     self_t = bound.get("self") if inplace else None
@@ -155,7 +183,7 @@ def _record(f, op, args, kwargs):
 
     saved = {}
     for name, v in bound.items():
-        if name in f.save:
+        if name in plan.save:
             if isinstance(v, C.TensorBase):
                 if inplace and v is self_t:
                     v = C._aten_dispatch("clone", v, None)  # upstream saves original_self
@@ -179,8 +207,8 @@ def _record(f, op, args, kwargs):
     if not inplace:
         out = _distinct_from_inputs(out, args)
     outs = _flat_outputs(out)
-    diff = entry["output_differentiability"] if entry else None
-    node = G.node_class(f.node or (entry["node"] if entry else _node_name(op)), _functions_module())(f)
+    diff = plan.diff
+    node = plan.node_cls(f)
     out_meta = []
     for i, t in enumerate(outs):
         ok = isinstance(t, C.TensorBase) and _is_diff_dtype(t) and (diff is None or i >= len(diff) or diff[i])
@@ -194,9 +222,9 @@ def _record(f, op, args, kwargs):
         if not inputs or inputs[0] != "self":
             raise NotImplementedError(f"torchnative: in-place {op} on a view that requires grad is not supported yet")
         G.rebase_view_history(self_t, node)
-    for i, t in enumerate(outs):
-        key = "result" if len(outs) == 1 else f"result{i}"
-        if key in f.save and isinstance(t, C.TensorBase):
+    for i, key in enumerate(plan.keys(len(outs))):
+        t = outs[i]
+        if key in plan.save and isinstance(t, C.TensorBase):
             saved[key] = G.SavedTensor(t, is_output=True, output_nr=i)
     node._tn_saved = saved
     return out

@@ -81,6 +81,20 @@ def threshold(self, threshold, value):
     return torch.where(self > threshold, self, torch.full((), value, dtype=self.dtype))
 
 
+@impl("threshold_backward")
+def threshold_backward(grad_output, self, threshold):
+    """`self <= threshold ? 0 : grad_output` (the derivative of relu and threshold): one kernel
+    where the device has it, else the same selection composed."""
+    from . import base as B
+    from .elementwise import binary
+
+    if B.C._tn_has_kernel("threshold_backward", B.device_of(self).type):
+        return binary("threshold_backward", grad_output, self, threshold)
+    import torch
+
+    return torch.where(self <= threshold, torch.zeros((), dtype=grad_output.dtype), grad_output)
+
+
 @impl("xlogy.Tensor")
 def xlogy(self, other):
     """x * log(y), 0 where x == 0 (unless y is NaN, which propagates)."""

@@ -32,6 +32,20 @@ def softmax_backward_data(grad_output, output, dim, input_dtype):
 
 @impl("_log_softmax_backward_data")
 def log_softmax_backward_data(grad_output, output, dim, input_dtype):
+    from . import base as B
+
+    sizes = list(output._tn_sizes)
+    if (sizes and B.dtype_of(output) is B.F32 and B.dtype_of(grad_output) is B.F32 and input_dtype is B.F32
+            and list(grad_output._tn_sizes) == sizes and B.wrap_dim(dim, len(sizes)) == len(sizes) - 1
+            and output._tn_is_contiguous() and grad_output._tn_is_contiguous()
+            and B.C._tn_has_kernel("_log_softmax_backward_data", output._tn_device_key)):
+        # one kernel in upstream's vector order (the cpu backend's, on AVX2/AVX512 machines)
+        out = B.empty(sizes, B.F32, B.device_of(output))
+        try:
+            B.launch("_log_softmax_backward_data", (grad_output, output, dim), (out,))
+            return out
+        except NotImplementedError:
+            pass  # a machine without upstream's vector paths: the composite below
     go, o = _opmath(grad_output, output)
     out = go - o.exp() * go.sum(dim, keepdim=True)
     return out if out.dtype == input_dtype else out.to(input_dtype)

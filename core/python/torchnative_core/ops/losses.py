@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from ..surface import types as T
 from . import base as B
 from . import impl
 
 MEAN, SUM = 1, 2
+_NLL_TARGETS = (B.I64, T.BY_NAME["uint8"])
 
 
 D = B.door
@@ -23,6 +25,51 @@ def _reduce(loss, reduction):
     return loss
 
 
+def _nll_kernel(op, x, target, weight):
+    """Whether `x`'s device has a kernel for the nll overload `op` that takes these operands:
+    an int64 (or uint8) target and a weight of the input's dtype (others take the composite)."""
+    return (
+        B.dtype_of(target) in _NLL_TARGETS
+        and (weight is None or B.dtype_of(weight) is B.dtype_of(x))
+        and B.C._tn_has_kernel(op, x._tn_device_key)
+    )
+
+
+def _check_nll_weight(x, weight):
+    n_classes = x._tn_sizes[-1]
+    if weight is not None and (len(weight._tn_sizes) != 1 or B.numel(weight._tn_sizes) != n_classes):
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {n_classes} classes or no classes but got weight tensor "
+            f"of shape: {list(weight._tn_sizes)}"
+        )
+
+
+def _check_nll_backward(grad_output, self, target, weight, reduction, total_weight):
+    """upstream's nll_loss_backward meta checks, with its messages."""
+    xs, ts = list(self._tn_sizes), list(target._tn_sizes)
+    if len(xs) not in (1, 2):
+        raise RuntimeError("input tensor should be 1D or 2D")
+    if len(ts) > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if not (len(xs) == 1 and not ts) and (not ts or xs[0] != ts[0]):
+        raise RuntimeError(f"size mismatch (got input: {xs}, target: {ts})")
+    if B.numel(total_weight._tn_sizes) != 1:
+        raise RuntimeError(
+            f"expected total_weight to be a single element tensor, got: {list(total_weight._tn_sizes)} "
+            f"({B.numel(total_weight._tn_sizes)} elements)"
+        )
+    _check_nll_weight(self, weight)
+    gs = list(grad_output._tn_sizes)
+    if reduction not in (MEAN, SUM) and len(xs) == 2:
+        if len(gs) != 1 or gs[0] != xs[0]:
+            raise RuntimeError(
+                f"Expected tensor to have size {xs[0]} at dimension 0, but got size {gs[0] if gs else 1} for argument "
+                "#1 'grad_output' (while checking arguments for nll_loss_backward)"
+            )
+    elif len(gs) > 1 or B.numel(gs) != 1:
+        raise RuntimeError(f"Expected a single element grad_output tensor, but got: {gs}")
+
+
 @impl("nll_loss_forward")
 def nll_loss_forward(self, target, weight, reduction, ignore_index):
     if len(self._tn_sizes) not in (1, 2):
@@ -31,6 +78,13 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     t = target if len(target._tn_sizes) == 1 else D("unsqueeze", target, 0)
     if x._tn_sizes[0] != t._tn_sizes[0]:
         raise ValueError(f"Expected input batch_size ({x._tn_sizes[0]}) to match target batch_size ({t._tn_sizes[0]}).")
+    _check_nll_weight(self, weight)
+    if len(target._tn_sizes) <= 1 and _nll_kernel("nll_loss_forward", self, target, weight):
+        d, dev = B.dtype_of(self), B.device_of(self)
+        rows = [self._tn_sizes[0]] if reduction not in (MEAN, SUM) and len(self._tn_sizes) == 2 else []
+        out, total = B.empty(rows, d, dev), B.empty([], d, dev)
+        B.launch("nll_loss_forward", (self, target, weight, reduction, ignore_index), (out, total))
+        return out, total
     n_classes = x._tn_sizes[1]
     valid = D("ne.Scalar", t, ignore_index)
     safe_t = D("where.self", valid, t, D("zeros_like", t, None, None, None, None, None))
@@ -51,6 +105,34 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     else:
         out = loss if len(self._tn_sizes) == 2 else D("squeeze.dim", loss, 0)
     return out, total
+
+
+@impl("nll_loss_backward")
+def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    """The gradient of nll_loss_forward with respect to `self`: zeros, and at each row's target
+    class `-weight[t] * grad` (divided by the total weight for the mean)."""
+    _check_nll_backward(grad_output, self, target, weight, reduction, total_weight)
+    if len(target._tn_sizes) <= 1 and _nll_kernel("nll_loss_backward", self, target, weight) and (
+        B.dtype_of(grad_output) is B.dtype_of(self) and B.dtype_of(total_weight) is B.dtype_of(self)
+    ):
+        out = B.empty(list(self._tn_sizes), B.dtype_of(self), B.device_of(self))
+        B.launch("nll_loss_backward", (grad_output, self, target, weight, reduction, ignore_index, total_weight), (out,))
+        return out
+    import torch
+
+    g, sizes = grad_output, list(self._tn_sizes)
+    cdim = 1 if len(sizes) >= 2 else 0
+    valid = target != ignore_index
+    safe = target.masked_fill(~valid, 0)
+    if weight is not None:
+        w = weight.index_select(0, safe.reshape(-1)).reshape(safe.shape)
+    else:
+        w = torch.ones_like(safe, dtype=g.dtype)
+    coeff = -g * (w * valid)
+    if reduction == MEAN:
+        coeff = coeff / total_weight
+    z = torch.zeros(sizes, dtype=g.dtype, device=g.device)
+    return z.scatter(cdim, safe.unsqueeze(cdim), coeff.unsqueeze(cdim).to(g.dtype))
 
 
 @impl("nll_loss2d_forward")

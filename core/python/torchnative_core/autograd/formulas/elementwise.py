@@ -192,7 +192,15 @@ def _(s, g):
 
 @formula("relu", "relu_", save=("result",))
 def _(s, g):
-    return g * (s.result > 0)
+    return torch._C._aten_dispatch("threshold_backward", g, s.result, 0)
+
+
+@formula("threshold_backward", save=("self",))
+def _(s, g):
+    # upstream's derivatives.yaml: grad_output: threshold_backward(grad, self, threshold);
+    # self: zeros_like(grad)
+    return (torch._C._aten_dispatch("threshold_backward", g, s.self, s.threshold) if s.needs(0) else None), (
+        torch.zeros_like(g) if s.needs(1) else None)
 
 
 @formula("gelu", "gelu_", save=("self",))

@@ -20,7 +20,17 @@ def _(s, g):
 
 @formula("_log_softmax", save=("result",))
 def _(s, g):
-    return g - s.result.exp() * g.sum(s.dim, keepdim=True)
+    return torch._C._aten_dispatch("_log_softmax_backward_data", g, s.result, s.dim, s.self_dtype)
+
+
+@formula("_log_softmax_backward_data", save=("grad_output", "output"))
+def _(s, g):
+    # upstream's derivatives.yaml
+    out = s.output
+    gg = g.to(out.dtype)
+    d_grad = gg - (gg * out.exp()).sum(s.dim, keepdim=True) if s.needs(0) else None
+    d_out = (-s.grad_output.sum(s.dim, keepdim=True) * out.exp() * gg).to(out.dtype) if s.needs(1) else None
+    return d_grad, d_out
 
 
 @formula("native_layer_norm", save=("input", "weight", "result1", "result2"), multi=True)
@@ -209,26 +219,41 @@ def _(s, grads):
     return g * s.result1 * scale
 
 
-@formula("nll_loss_forward", "nll_loss2d_forward", save=("target", "weight", "result1"), multi=True)
+@formula("nll_loss_forward", save=("self", "target", "weight", "result1"), multi=True)
+def _(s, grads):
+    g = grads[0]
+    if g is None:
+        return None
+    return torch._C._aten_dispatch("nll_loss_backward", g, s.self, s.target, s.weight, s.reduction, s.ignore_index,
+                                   s.result1)
+
+
+@formula("nll_loss_backward", save=("target", "weight"))
+def _(s, g):
+    # upstream's derivatives.yaml: grad_output: nll_loss(grad, target, weight, reduction,
+    # ignore_index); self: zeros_like(grad)
+    gg = torch.nn.functional.nll_loss(g, s.target, s.weight, reduction=_REDUCTIONS[s.reduction],
+                                      ignore_index=s.ignore_index) if s.needs(0) else None
+    return gg, (torch.zeros_like(g) if s.needs(1) else None)
+
+
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
+
+
+@formula("nll_loss2d_forward", save=("target", "weight", "result1"), multi=True)
 def _(s, grads):
     g = grads[0]
     if g is None:
         return None
     target, weight = s.target, s.weight
     sizes = s.self_sizes
-    cdim = 1 if len(sizes) >= 2 else 0
     valid = target != s.ignore_index
     safe = target.masked_fill(~valid, 0)
     w = weight.index_select(0, safe.reshape(-1)).reshape(safe.shape) if weight is not None else torch.ones_like(safe, dtype=g.dtype)
     w = w * valid
-    if s.reduction == 1:
-        coeff = -g * w / s.result1
-    elif s.reduction == 2:
-        coeff = -g * w
-    else:
-        coeff = -g * w
+    coeff = -g * w / s.result1 if s.reduction == 1 else -g * w
     z = torch.zeros(sizes, dtype=g.dtype, device=g.device)
-    return z.scatter(cdim, safe.unsqueeze(cdim), coeff.unsqueeze(cdim).to(g.dtype))
+    return z.scatter(1, safe.unsqueeze(1), coeff.unsqueeze(1).to(g.dtype))
 
 
 @formula("mse_loss", save=("self", "target"))
