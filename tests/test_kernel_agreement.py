@@ -1,6 +1,6 @@
-"""The cpu backend's softmax, log_softmax and layer_norm compute what upstream's CPU kernels
-compute, bit for bit, on machines with AVX2+FMA (upstream's AVX2 and AVX512 capabilities):
-same inputs on both sides (random rows of many lengths, odd and length-1 rows, -inf rows, NaN,
+"""The cpu backend's softmax, log_softmax, layer_norm and (float32/float64) linspace compute what
+upstream's CPU kernels compute, bit for bit, on machines with AVX2+FMA (upstream's AVX2 and
+AVX512 capabilities): same inputs on both sides (random rows of many lengths, odd and length-1 rows, -inf rows, NaN,
 very large and very small values, denormals, non-contiguous views, softmax over a dim that is
 not the last), each output compared by its bits and the differences counted in ulps.
 `test_comparator_catches_a_one_ulp_fault` shows the comparison failing on an injected fault.
@@ -45,6 +45,10 @@ for k, x in T.items():
         if x.dim() == 2 and x.shape[0] > 1:
             xt = x.t().contiguous().t()  # same values, column-major
             put(k + "/noncontig", F.layer_norm(xt, (n,), w, b))
+for dt in (torch.float32, torch.float64):
+    for a, b in ((-2, 3), (0, 1), (1e-3, 7.25), (5, -11.5), (-1e6, 1e6 + 1)):
+        for n in (2, 3, 7, 8, 15, 16, 17, 31, 33, 64, 100, 1000, 40001):
+            put(f"linspace/{dt}/{a}/{b}/{n}", torch.linspace(a, b, n, dtype=dt))
 np.savez(sys.argv[2], **out)
 print(torch.backends.cpu.get_cpu_capability() if hasattr(torch.backends, "cpu") else "?")
 """

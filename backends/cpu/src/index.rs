@@ -18,6 +18,7 @@ kernels! {
     k_gather = "aten::gather" => |c| gather(c);
     k_cat = "aten::cat" => |c| cat(c);
     k_arange = "aten::arange.start_out" => |c| arange(c);
+    k_linspace = "aten::linspace.out" => |c| linspace(c);
     k_masked_fill_ = "aten::masked_fill_.Scalar" => |c| masked_fill(c);
     k_masked_fill = "aten::masked_fill.Scalar" => |c| masked_fill(c);
     k_index = "aten::index.Tensor" => |c| index(c);
@@ -298,6 +299,55 @@ fn arange(c: &mut Call) -> KResult {
                 let (s0, st) = (start.to::<i64>(), step.to::<i64>());
                 write_seq(&out, n, |i| T::from_i64(s0.wrapping_add(st.wrapping_mul(i as i64))))
             }),
+        }
+    }
+}
+
+/// `linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out)` for float32/float64,
+/// as upstream's `linspace_kernel` (RangeFactoriesKernel.cpp, a scalar loop) writes it:
+/// `step = (end - start) / (steps - 1)` in the dtype; the first half counts up from start
+/// (`start + step * i`), the second down from end (`end - step * (steps - i - 1)`), each one
+/// fused multiply-add as GCC builds the expression.
+fn linspace(c: &mut Call) -> KResult {
+    let out = c.out(0)?;
+    let (start, end) = (c.scalar(0)?, c.scalar(1)?);
+    let steps = c.int(2)?;
+    if out.ndim() != 1 || out.numel() as i64 != steps {
+        bail!(
+            runtime,
+            "linspace: the output must be 1-d with `steps` elements"
+        );
+    }
+    macro_rules! run {
+        ($T:ty) => {{
+            let (s, e): ($T, $T) = (start.to(), end.to());
+            let step = if steps > 1 {
+                (e - s) / (steps - 1) as $T
+            } else {
+                0.0
+            };
+            let half = steps / 2;
+            for i in 0..steps {
+                let v = if steps == 1 {
+                    s
+                } else if i < half {
+                    step.mul_add(i as $T, s)
+                } else {
+                    (-step).mul_add((steps - i - 1) as $T, e)
+                };
+                out.write::<$T>(i as isize * out.stride(0), v);
+            }
+            Ok(())
+        }};
+    }
+    unsafe {
+        match out.dtype {
+            TnDtype::Float32 => run!(f32),
+            TnDtype::Float64 => run!(f64),
+            _ => bail!(
+                not_implemented,
+                "linspace: the cpu kernel writes float32 and float64 (the core composes the rest)"
+            ),
         }
     }
 }

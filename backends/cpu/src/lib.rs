@@ -32,6 +32,7 @@ pub mod index;
 pub mod linalg;
 pub mod loss;
 pub mod nn;
+pub mod pointwise;
 pub mod reduce;
 pub mod sort;
 pub mod stdsort;
@@ -53,6 +54,7 @@ pub fn kernels() -> Vec<(&'static str, TnKernelFn)> {
     linalg::register(&mut reg);
     nn::register(&mut reg);
     loss::register(&mut reg);
+    pointwise::register(&mut reg);
     index::register(&mut reg);
     sort::register(&mut reg);
     conv::register(&mut reg);

@@ -61,18 +61,34 @@ def handle(op, args, kwargs=None):
     return _record(f, op, args, kwargs)
 
 
+# overload -> (is an out= variant, mutates an argument, not differentiable upstream)
+_UNTRACKED: dict = {}
+
+
+def _untracked_kind(op):
+    kind = _UNTRACKED.get(op)
+    if kind is None:
+        schema = _schema(op)
+        entry = _table().get(op)
+        base = op.split(".")[0]
+        kind = _UNTRACKED[op] = (
+            schema is not None and schema.is_out,
+            schema is not None and schema.is_mutable,
+            (entry is not None and entry["node"] is None) or base in _DONT_REQUIRE or base in _MANUAL_NONDIFF,
+        )
+    return kind
+
+
 def _untracked(op, args, kwargs):
-    schema = _schema(op)
-    if schema is not None and schema.is_out:
+    is_out, mutable, nondiff = _untracked_kind(op)
+    if is_out:
         _refuse_out(op, args)
-    mutated = schema is not None and schema.is_mutable and args and isinstance(args[0], C.TensorBase)
+    mutated = mutable and args and isinstance(args[0], C.TensorBase)
     before = G.grad_fn_of(args[0]) if mutated else None
     recorded = G._RECORDED[0]
     out = C._tn_below_autograd(op, *args, **(kwargs or {}))
     composed = G._RECORDED[0] != recorded  # its parts recorded themselves
-    entry = _table().get(op)
-    base = op.split(".")[0]
-    if (entry is not None and entry["node"] is None) or base in _DONT_REQUIRE or base in _MANUAL_NONDIFF:
+    if nondiff:
         return out  # not differentiable upstream either
     if composed and not (mutated and G.grad_fn_of(args[0]) is before and _is_diff_dtype(args[0])):
         # Made of operators that recorded themselves: an output without history came only from

@@ -357,6 +357,11 @@ def _linspace_out(start, end, steps, out):
     dev = B.device_of(out)
     if steps == 1:
         return D("fill_.Scalar", out, start)
+    if (d in _FUSED_DTYPES and list(out._tn_sizes) == [steps] and not isinstance(start, complex)
+            and not isinstance(end, complex) and B.C._tn_has_kernel("linspace.out", out._tn_device_key)):
+        B.launch("linspace.out", (start, end, steps), (out,))  # upstream's rounding, bit for bit
+        out._tn_bump_version()
+        return out
     step = (float(end) - float(start)) / (steps - 1)
     idx = D("arange", steps, work, None, dev, None)
     lo = D("add.Tensor", D("mul.Tensor", idx, _num(step)), _num(float(start)), 1)
@@ -471,6 +476,9 @@ def clamp_tensor(self, min=None, max=None):
 
 @impl("lerp.Scalar")
 def lerp_scalar(self, end, weight):
+    out = _fused("lerp.Scalar", (self, end), weight)
+    if out is not None:
+        return out
     diff = D("sub.Tensor", end, self, 1)
     if abs(weight) < 0.5:
         return D("add.Tensor", self, D("mul.Tensor", diff, _num(weight)), 1)
@@ -540,14 +548,87 @@ def broadcast_tensors(tensors):
     return [D("expand", t, shape, False) for t in tensors]
 
 
+_FUSED_DTYPES = (B.F32, B.F64)
+
+
+def _fused(op, tensors, scalar, inplace=False):
+    """One kernel for a pointwise operator of several float32/float64 operands of one dtype on one
+    device (the cpu backend's `pointwise.rs`: upstream's rounding, fused multiply-adds included),
+    or None where it does not apply and the caller composes. In place, `self` is written directly
+    when it has the broadcast shape and no other operand shares its storage."""
+    first = tensors[0]
+    dt = B.dtype_of(first)
+    if dt not in _FUSED_DTYPES:
+        return None
+    key, index = first._tn_device_key, first._tn_device_index
+    for t in tensors[1:]:
+        if B.dtype_of(t) is not dt or t._tn_device_key != key or t._tn_device_index != index:
+            return None
+    if not B.C._tn_has_kernel(op, key):
+        return None
+    shape = B.broadcast_shapes(*[t._tn_sizes for t in tensors])
+    if inplace:
+        if list(shape) != list(first._tn_sizes) or any(t._tn_storage_id == first._tn_storage_id for t in tensors[1:]):
+            return None
+        out = first
+    else:
+        out = B.empty(shape, dt, B.device_of(first))
+    if B.numel(shape):
+        B.launch(op, (*[B.expand_to(t, shape) for t in tensors], scalar), (out,))
+    if inplace:
+        out._tn_bump_version()
+    return out
+
+
 @impl("addcmul")
 def addcmul(self, tensor1, tensor2, value=1):
+    out = _fused("addcmul", (self, tensor1, tensor2), value)
+    if out is not None:
+        return out
     return D("add.Tensor", self, D("mul.Tensor", D("mul.Tensor", tensor1, tensor2), _num(value)), 1)
 
 
 @impl("addcdiv")
 def addcdiv(self, tensor1, tensor2, value=1):
+    out = _fused("addcdiv", (self, tensor1, tensor2), value)
+    if out is not None:
+        return out
     return D("add.Tensor", self, D("mul.Tensor", D("div.Tensor", tensor1, tensor2), _num(value)), 1)
+
+
+def _fused_inplace(op, self, tensors, scalar, derived):
+    """`op` (addcmul_, addcdiv_, lerp_.Scalar) writing into self with one kernel outside autograd;
+    otherwise `derived()`: the functional result copied into self (ops/inplace.py's rule)."""
+    every = (self, *tensors)
+    if not (B.C.is_grad_enabled() and any(t._tn_requires_grad for t in every)):
+        out = _fused(op, every, scalar, inplace=True)
+        if out is not None:
+            return out
+    return derived()
+
+
+def _copied(op, functional):
+    from .inplace import _make
+
+    return _make(op, functional)
+
+
+_ADDCMUL_, _ADDCDIV_, _LERP_ = _copied("addcmul_", "addcmul"), _copied("addcdiv_", "addcdiv"), _copied("lerp_.Scalar", "lerp.Scalar")
+
+
+@impl("addcmul_")
+def addcmul_(self, tensor1, tensor2, value=1):
+    return _fused_inplace("addcmul_", self, (tensor1, tensor2), value, lambda: _ADDCMUL_(self, tensor1, tensor2, value))
+
+
+@impl("addcdiv_")
+def addcdiv_(self, tensor1, tensor2, value=1):
+    return _fused_inplace("addcdiv_", self, (tensor1, tensor2), value, lambda: _ADDCDIV_(self, tensor1, tensor2, value))
+
+
+@impl("lerp_.Scalar")
+def lerp_scalar_(self, end, weight):
+    return _fused_inplace("lerp_.Scalar", self, (end,), weight, lambda: _LERP_(self, end, weight))
 
 
 @impl("repeat")

@@ -432,10 +432,18 @@ def _library_overload(full):
 
 
 def _library_packet(qualname):
+    found = {}  # len(LIB_SCHEMAS) when resolved -> the overload (re-resolved when a library registers more)
+
     def op(*args, **kwargs):
-        for k in LIB_SCHEMAS:
-            if k.split(".")[0] == qualname:
-                return _library_overload(k)(*args, **kwargs)
-        raise RuntimeError(f"No such operator {qualname}")
+        fn = found.get(len(LIB_SCHEMAS))
+        if fn is None:
+            for k in LIB_SCHEMAS:
+                if k.split(".")[0] == qualname:
+                    found.clear()
+                    fn = found[len(LIB_SCHEMAS)] = _library_overload(k)
+                    break
+            else:
+                raise RuntimeError(f"No such operator {qualname}")
+        return fn(*args, **kwargs)
 
     return op

@@ -346,6 +346,23 @@ def _(s, g):
     return g * (1 - w), g * w
 
 
+@formula("addcmul", save=("tensor1", "tensor2"))
+def _(s, g):
+    # upstream's derivatives.yaml (real dtypes); broadcast gradients are reduced by the engine
+    v = s.value
+    return (g if s.needs(0) else None,
+            g * (s.tensor2 * v) if s.needs(1) else None,
+            g * (s.tensor1 * v) if s.needs(2) else None)
+
+
+@formula("addcdiv", save=("tensor1", "tensor2"))
+def _(s, g):
+    v, t1, t2 = s.value, s.tensor1, s.tensor2
+    return (g if s.needs(0) else None,
+            g * (v / t2) if s.needs(1) else None,
+            -g * v * t1 / (t2 * t2) if s.needs(2) else None)
+
+
 @formula("asin", save=("self",))
 def _(s, g):
     x = s.self
