@@ -612,7 +612,7 @@ pub fn check_family(name: &str) {
 
 /// The golden families, one file each.
 pub const FAMILIES: &[&str] = &[
-    "copy", "binary", "unary", "reduce", "linalg", "nn", "index", "sort", "conv",
+    "copy", "binary", "unary", "reduce", "linalg", "nn", "index", "sort", "conv", "training",
 ];
 
 /// Every registered kernel has golden cases, and every golden op is registered.
@@ -753,4 +753,9 @@ fn golden_sort() {
 #[test]
 fn golden_conv() {
     check_family("conv");
+}
+
+#[test]
+fn golden_training() {
+    check_family("training");
 }

@@ -978,6 +978,68 @@ def gen_conv():
     fam.case("max_pool2d_nan", "max_pool2d_with_indices", [y, L([2, 2]), L([1, 1]), L([0, 0]), L([1, 1]), False])
     return fam
 
+# --------------------------------------------------------------------------------------------
+# training: loss and activation derivatives, the optimizers' pointwise steps, linspace
+
+def gen_training():
+    fam = Family("training")
+    for dt in FLOATS:
+        # nll_loss: 2-D and 1-D inputs, weights, ignore_index, every reduction.
+        x = vals(dt, (5, 4), 170, "finite")
+        t = torch.tensor([3, 0, 1, 3, 2])
+        w = vals(dt, (4,), 171, "pos")
+        for red in (0, 1, 2):
+            for tag, wt, ign in [("plain", None, -100), ("weight", w, -100), ("ignore", w, 3)]:
+                name = "nll_%s_%s_r%d" % (dn(dt), tag, red)
+                res = fam.case(name, "nll_loss_forward", [x, t, wt, red, ign])
+                go = (torch.ones(()) * 0.75 if red else vals(dt, (5,), 172, "finite")).to(dt)
+                fam.case(name + "_bw", "nll_loss_backward", [go, x, t, wt, red, ign, res[1]])
+        x1 = vals(dt, (6,), 173, "finite")
+        res = fam.case("nll_%s_1d" % dn(dt), "nll_loss_forward", [x1, torch.tensor(4), None, 1, -100])
+        fam.case("nll_%s_1d_bw" % dn(dt), "nll_loss_backward",
+                 [torch.tensor(0.5, dtype=dt), x1, torch.tensor(4), None, 1, -100, res[1]])
+        fam.case("nll_%s_nc" % dn(dt), "nll_loss_forward", [x.t().contiguous().t(), t, None, 1, -100])
+        # long batches: upstream's cascade sum of eight partial sums
+        xl, tl = vals(dt, (300, 3), 174, "finite"), (torch.arange(300) * 7) % 3
+        fam.case("nll_%s_long" % dn(dt), "nll_loss_forward", [xl, tl, None, 2, -100])
+        fam.case("nll_%s_long_mean_w" % dn(dt), "nll_loss_forward", [xl, tl, vals(dt, (3,), 175, "pos"), 1, 1])
+    x = vals(f32, (5, 4), 176, "finite")
+    fam.case("nll_target_oob", "nll_loss_forward", [x, torch.tensor([0, 4, 1, 1, 1]), None, 1, -100])
+    fam.case("nll_target_neg", "nll_loss_forward", [x, torch.tensor([0, -2, 1, 1, 1]), None, 1, -100])
+    # threshold_backward (ReLU's derivative): every dtype, non-contiguous and broadcast operands.
+    for dt in INTS + FLOATS:
+        g, x = vals(dt, (3, 4), 177), vals(dt, (3, 4), 178)
+        x[0, 0] = 0
+        fam.case("threshold_backward_%s" % dn(dt), "threshold_backward", [g, x, 0])
+        fam.case("threshold_backward_nc_%s" % dn(dt), "threshold_backward", [nc(g), x.t().contiguous().t(), 1])
+        fam.case("threshold_backward_bcast_%s" % dn(dt), "threshold_backward", [bcast(vals(dt, (1, 4), 179), (3, 4)), x, 0])
+    # _log_softmax_backward_data on contiguous float32 rows (the kernel's domain; the core composes
+    # the rest). The row sum follows the machine's vector width, as upstream's does: a close tolerance.
+    for shape in [(3, 5), (2, 40), (4, 1), (2, 3, 33)]:
+        y = torch.log_softmax(vals(f32, shape, 180, "finite"), -1)
+        fam.case("log_softmax_backward_%s" % "x".join(map(str, shape)), "_log_softmax_backward_data",
+                 [vals(f32, shape, 181, "finite"), y, len(shape) - 1, f32], tol=("close", 2e-6, 1e-6))
+    # addcmul/addcdiv/lerp: float32 and float64, broadcast operands, the in-place forms.
+    for dt in [f32, f64]:
+        s, a, b = vals(dt, (4, 5), 182, "finite"), vals(dt, (4, 5), 183, "finite"), vals(dt, (4, 5), 184, "pos")
+        for v in (1, 0.5, -2.25):
+            tag = str(v).replace(".", "p").replace("-", "m")
+            fam.case("addcmul_%s_%s" % (dn(dt), tag), "addcmul", [s, a, b, v])
+            fam.case("addcdiv_%s_%s" % (dn(dt), tag), "addcdiv", [nc(s), a, b, v])
+        fam.case("addcmul_bcast_%s" % dn(dt), "addcmul", [bcast(vals(dt, (1, 5), 185, "finite"), (4, 5)), a.t().contiguous().t(), b, 0.3])
+        fam.case("addcmul__%s" % dn(dt), "addcmul_", [s.clone(), a, b, 1e-3], alias={0: 0})
+        fam.case("addcdiv__%s" % dn(dt), "addcdiv_", [s.clone(), a, b, -1e-3], alias={0: 0})
+        for wv in (0.1, 0.5, 0.9, -0.25):
+            tag = str(wv).replace(".", "p").replace("-", "m")
+            fam.case("lerp_%s_%s" % (dn(dt), tag), "lerp.Scalar", [s, a, wv])
+            fam.case("lerp__%s_%s" % (dn(dt), tag), "lerp_.Scalar", [s.clone(), nc(a), wv], alias={0: 0})
+    # linspace.out (the core sizes `out`): upstream's loop, filled from both ends.
+    for dt, (st, en, n) in [(f32, (0, 1, 50)), (f32, (-3.5, 7.25, 101)), (f64, (0, 1, 50)), (f64, (1e6, -1e-3, 33)),
+                            (f32, (2, 2, 5)), (f32, (4, 9, 1)), (f64, (-1, 1, 2)), (f32, (0.1, 1e4, 1000))]:
+        name = ("linspace_%s_%s_%s_%d" % (dn(dt), st, en, n)).replace(".", "p").replace("-", "m").replace("+", "")
+        fam.case(name, "linspace.out", [st, en, n, torch.zeros(n, dtype=dt)], alias={0: 3})
+    return fam
+
 
 FAMILIES = {
     "copy": gen_copy,
@@ -989,6 +1051,7 @@ FAMILIES = {
     "index": gen_index,
     "sort": gen_sort,
     "conv": gen_conv,
+    "training": gen_training,
 }
 
 
