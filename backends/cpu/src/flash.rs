@@ -129,6 +129,8 @@ struct Problem {
     s: usize,
     e: usize,
     q: (usize, [isize; 4]),
+    /// query heads per key/value head (grouped-query attention; 1 without)
+    group: usize,
     k: (usize, [isize; 4]),
     v: (usize, [isize; 4]),
     o: (usize, [isize; 4]),
@@ -144,7 +146,7 @@ fn strides4(t: &Tensor) -> [isize; 4] {
     [t.stride(0), t.stride(1), t.stride(2), t.stride(3)]
 }
 
-/// float32 SDPA without dropout: `q [B, H, L, E]`, `k`/`v [B, H, S, E]`, an optional float32
+/// float32 SDPA without dropout: `q [B, H, L, E]`, `k`/`v [B, H / group, S, E]`, an optional float32
 /// additive mask already broadcast to `[B, H, L, S]` by `mask_strides` (0 on broadcast dims).
 /// Writes `out [B, H, L, E]` and `lse [B, H, L]` (float32).
 #[allow(clippy::too_many_arguments)]
@@ -152,6 +154,7 @@ pub fn sdpa_f32(
     q: &Tensor,
     k: &Tensor,
     v: &Tensor,
+    group: usize,
     mask: Option<(&Tensor, [isize; 4])>,
     causal: bool,
     scale: f32,
@@ -173,6 +176,7 @@ pub fn sdpa_f32(
         l,
         s,
         e: q.size(3),
+        group,
         q: (q.data as usize, strides4(q)),
         k: (k.data as usize, strides4(k)),
         v: (v.data as usize, strides4(v)),
@@ -291,6 +295,14 @@ unsafe fn block_impl<const W: usize>(p: &Problem, bufs: &mut Bufs, bi: usize, hi
             bi as isize * st[0] + hi as isize * st[1] + r as isize * st[2] + c as isize * st[3];
         (base as *mut f32).wrapping_offset(off)
     };
+    // key and value rows: head `hi` reads its group's key/value head
+    let at_kv = |base: usize, st: &[isize; 4], r: usize, c: usize| -> *mut f32 {
+        let off = bi as isize * st[0]
+            + (hi / p.group) as isize * st[1]
+            + r as isize * st[2]
+            + c as isize * st[3];
+        (base as *mut f32).wrapping_offset(off)
+    };
     bufs.qk.resize(qb * p.kv_split, 0.0);
     bufs.max.clear();
     bufs.max.resize(qb, f32::NEG_INFINITY);
@@ -309,7 +321,7 @@ unsafe fn block_impl<const W: usize>(p: &Problem, bufs: &mut Bufs, bi: usize, hi
                 qk.as_mut_ptr(),
                 false,
                 (at(p.q.0, &p.q.1, m, 0), p.q.1[3], p.q.1[2]),
-                (at(p.k.0, &p.k.1, n, 0), p.k.1[2], p.k.1[3]),
+                (at_kv(p.k.0, &p.k.1, n, 0), p.k.1[2], p.k.1[3]),
             );
         } else {
             qk.fill(0.0);
@@ -353,7 +365,7 @@ unsafe fn block_impl<const W: usize>(p: &Problem, bufs: &mut Bufs, bi: usize, hi
                 bufs.dst.as_mut_ptr(),
                 n > 0,
                 (qk.as_ptr(), 1, kvb as isize),
-                (at(p.v.0, &p.v.1, n, 0), p.v.1[3], p.v.1[2]),
+                (at_kv(p.v.0, &p.v.1, n, 0), p.v.1[3], p.v.1[2]),
             );
         }
         n += p.kv_split;

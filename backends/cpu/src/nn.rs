@@ -513,6 +513,22 @@ fn sdpa(c: &mut Call) -> KResult {
             "scaled_dot_product_attention_flash_attention: Q/K/V should have the same head size"
         );
     }
+    // Grouped-query attention as upstream's fused kernel takes it: key/value with fewer heads,
+    // each serving `group` consecutive query heads (read in place, not repeated).
+    let kh = k.size(1);
+    if v.size(1) != kh
+        || k.size(0) != bn
+        || v.size(0) != bn
+        || v.size(2) != sn
+        || kh == 0
+        || hn % kh != 0
+    {
+        bail!(
+            runtime,
+            "scaled_dot_product_attention_flash_attention: key/value of {kh} heads do not serve {hn} query heads"
+        );
+    }
+    let group = hn / kh;
     if let Some(m) = &mask {
         if m.dtype != q.dtype {
             bail!(runtime, "scaled_dot_product_attention_flash_attention: Attention mask is the same data type as query");
@@ -545,7 +561,7 @@ fn sdpa(c: &mut Call) -> KResult {
     {
         // upstream's blocked flash attention, step for step (flash.rs)
         let m = mask_view.as_ref().map(|(m, st)| (m, *st));
-        return crate::flash::sdpa_f32(&q, &k, &v, m, causal, sc as f32, &o, &lse);
+        return crate::flash::sdpa_f32(&q, &k, &v, group, m, causal, sc as f32, &o, &lse);
     }
     unsafe {
         dispatch_float!(q.dtype, "flash_attention", T, A => {
@@ -569,8 +585,8 @@ fn sdpa(c: &mut Call) -> KResult {
             for b in 0..bn {
                 for h in 0..hn {
                     let qm = gather(&q, b, h, ln, e);
-                    let km = gather(&k, b, h, sn, e);
-                    let vm = gather(&v, b, h, sn, ev);
+                    let km = gather(&k, b, h / group, sn, e);
+                    let vm = gather(&v, b, h / group, sn, ev);
                     if e > 0 {
                         // scores[i, j] = scale * sum_d q[i, d] * k[j, d]
                         crate::threads::gemm(ln, sn, e, scores.as_mut_ptr(), 1, sn as isize, false,

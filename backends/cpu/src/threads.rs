@@ -42,6 +42,14 @@ pub fn threads() -> usize {
 /// Measured with `benchmarks/suite.py --only mm-threads` (docs/PERF.md).
 const GEMM_SPLIT_MIN: usize = 96 * 96 * 96;
 
+/// Skinny products (at most [`SKINNY_ROWS`] rows or columns: a decode step's `F.linear`) read
+/// their weight once and do little arithmetic per element, so their time is the weight's
+/// streaming from memory, which two cores do faster than one: they split from this many weight
+/// elements (256 x 128, 128 KiB of float32), as upstream's MKL splits its matrix-vector
+/// products. Measured with `benchmarks/llama_ops.py` (docs/PERF.md).
+const SKINNY_SPLIT_MIN: usize = 256 * 128;
+const SKINNY_ROWS: usize = 16;
+
 /// `dst = beta * dst + alpha * lhs @ rhs` (`read_dst == false`: `dst = alpha * lhs @ rhs`) for an
 /// `m x k` by `k x n` product, strides in elements as `gemm::gemm` takes them (column stride
 /// first). From [`GEMM_SPLIT_MIN`] multiply-adds on, the output is cut along its longer side into
@@ -114,7 +122,8 @@ pub unsafe fn gemm<T>(
     let t = threads();
     let (long, by_cols) = if n >= m { (n, true) } else { (m, false) };
     let block = long.div_ceil(t.max(1)).next_multiple_of(16);
-    if t <= 1 || m * n * k < GEMM_SPLIT_MIN || block >= long {
+    let skinny = m.min(n) <= SKINNY_ROWS && long * k >= SKINNY_SPLIT_MIN;
+    if t <= 1 || (m * n * k < GEMM_SPLIT_MIN && !skinny) || block >= long {
         return block_call(m, n, 0, false);
     }
     parallel_for(
@@ -132,9 +141,23 @@ pub unsafe fn gemm<T>(
     );
 }
 
-/// How long a worker looks for the next loop before it sleeps (upstream's OpenMP runtime spins
-/// far longer; this covers the gaps between the kernels of one model step).
-const SPIN: Duration = Duration::from_micros(100);
+/// How long a worker looks for the next loop before it sleeps: `TORCHNATIVE_CPU_SPIN_US`
+/// microseconds, by default [`SPIN_DEFAULT_US`]. A worker that sleeps misses the next loop when
+/// waking it takes longer than the loop (a futex wake on a virtual machine's idle core takes tens
+/// to hundreds of microseconds), so the spin must cover the gaps between the parallel loops of
+/// one model step, the Python work between them included. Upstream's OpenMP runtime (libgomp)
+/// spins longer still (`GOMP_SPINCOUNT`, 300,000 iterations by default).
+fn spin() -> Duration {
+    static SPIN: OnceLock<Duration> = OnceLock::new();
+    *SPIN.get_or_init(|| {
+        let us = std::env::var("TORCHNATIVE_CPU_SPIN_US")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(SPIN_DEFAULT_US);
+        Duration::from_micros(us)
+    })
+}
+const SPIN_DEFAULT_US: u64 = 1000;
 
 /// One loop in flight: `run` takes parts until none is left.
 struct Job {
@@ -196,7 +219,7 @@ fn worker(p: &'static Pool) {
     loop {
         // look for a loop newer than the last one seen: spin, then sleep
         let start = Instant::now();
-        while p.epoch.load(Ordering::Acquire) == seen && start.elapsed() < SPIN {
+        while p.epoch.load(Ordering::Acquire) == seen && start.elapsed() < spin() {
             std::hint::spin_loop();
         }
         if p.epoch.load(Ordering::Acquire) == seen {

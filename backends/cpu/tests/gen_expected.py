@@ -792,6 +792,10 @@ def gen_nn():
         fam.case("sdpa_boolmask_%s" % dn(dt), "_scaled_dot_product_flash_attention_for_cpu", [q, k, v, 0.0, False, bm, None], tol=close)
         fm = vals(dt, (2, 1, 5, 6), 139, "finite")
         fam.case("sdpa_floatmask_%s" % dn(dt), "_scaled_dot_product_flash_attention_for_cpu", [q, k, v, 0.0, False, fm, None], tol=close)
+        # grouped-query attention: 3 query heads per key/value head, read in place
+        qg = vals(dt, (2, 6, 5, 8), 186, "finite")
+        fam.case("sdpa_gqa_%s" % dn(dt), "_scaled_dot_product_flash_attention_for_cpu", [qg, k[:, :2], v[:, 1:], 0.0, False, None, None], tol=close)
+        fam.case("sdpa_gqa_causal_%s" % dn(dt), "_scaled_dot_product_flash_attention_for_cpu", [qg, k[:, :2], v[:, :2], 0.0, True, None, None], tol=close)
     return fam
 
 

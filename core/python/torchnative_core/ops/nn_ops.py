@@ -344,7 +344,14 @@ def max_pool2d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_m
 
 @impl("_scaled_dot_product_flash_attention_for_cpu")
 def sdpa_flash_cpu(query, key, value, dropout_p=0.0, is_causal=False, attn_mask=None, scale=None):
-    key, value = gqa_expand(query, key), gqa_expand(query, value)
+    if query._tn_device_key != "cpu":
+        # the cpu kernel reads grouped key/value heads in place, as upstream's fused kernel does
+        # (no copy of the cache per decode step); other backends' kernels take equal head counts
+        key, value = gqa_expand(query, key), gqa_expand(query, value)
+    else:
+        hq, hk = query._tn_sizes[-3], key._tn_sizes[-3]
+        if hk == 0 or hq % hk or value._tn_sizes[-3] != hk:
+            raise RuntimeError(f"number of heads in key/value ({hk}) must divide the number of heads in query ({hq})")
     sizes = list(query._tn_sizes)
     out = B.empty(sizes[:-1] + [value._tn_sizes[-1]], B.dtype_of(query), B.device_of(query))
     lse = B.empty(sizes[:-1], B.F32 if B.dtype_of(query)._tn_name != "float64" else B.dtype_of(query), B.device_of(query))
