@@ -1,7 +1,8 @@
 """The kernels a training step runs beyond the forward ones: the cpu backend's nll_loss_forward,
 nll_loss_backward, threshold_backward, (float32, last dim) _log_softmax_backward_data, and the
-optimizers' addcmul/addcdiv/lerp (float32/float64, in place too) compute what upstream's CPU
-kernels compute, bit for bit
+optimizers' addcmul/addcdiv/lerp and add/sub with alpha (float32/float64, in place too), and
+max_pool2d's backward (max_pool2d_with_indices_backward, every float dtype) compute what
+upstream's CPU kernels compute, bit for bit
 (signed zeros included, NaN as NaN): every reduction, with and without class weights, ignore_index, 1-D and 2-D inputs,
 non-contiguous inputs, uint8 targets, float32/float64/float16/bfloat16, batches long enough for
 upstream's cascade of partial sums to reach its second and third levels; log_softmax rows
@@ -97,6 +98,20 @@ for k in sorted(inp):
                 put(f"{k}/{dn}/lerp_/{w}", a.clone().lerp_(b, w))
             put(f"{k}/{dn}/bcast", torch.addcmul(a, b[:1], c, value=0.5))
             put(f"{k}/{dn}/noncontig", torch.addcdiv(a.t(), b.t(), c.t(), value=0.5))
+            for al in (1, -1, 0.3, -1e-3):  # SGD's `p.add_(g, alpha=-lr)`; sub is add with -1
+                put(f"{k}/{dn}/add/{al}", torch.add(a, b, alpha=al))
+                put(f"{k}/{dn}/add_/{al}", a.clone().add_(b, alpha=al))
+                put(f"{k}/{dn}/sub/{al}", torch.sub(a, b[:1], alpha=al))
+for k in sorted(inp):
+    if k.startswith("mp"):
+        # max pooling's backward: overlapping windows sum several gradients into one input
+        x = torch.from_numpy(inp[k])
+        for dn, dt in DT.items():
+            for kk, st, pd in ((2, 2, 0), (3, 1, 1), (3, 2, 1)):
+                xg = x.to(dt).clone().requires_grad_()
+                y = F.max_pool2d(xg, kk, st, pd)
+                y.backward(torch.from_numpy(inp["mg" + k[2:]])[..., : y.shape[-2], : y.shape[-1]].to(dt))
+                put(f"{k}/{dn}/maxpool/{kk}{st}{pd}", xg.grad)
 x = torch.randn(4, 5)
 err("oob", lambda: torch.ops.aten.nll_loss_forward(x, torch.tensor([0, 7, 1, 2]), None, 1, -100))
 err("neg", lambda: torch.ops.aten.nll_loss_forward(x, torch.tensor([0, 1, -3, 2]), None, 0, -100))
@@ -135,6 +150,10 @@ def _inputs() -> dict:
             v = (rs.randn(*shape) * np.exp(rs.randn(*shape) * 3)).astype(np.float32)
             v[0, :3] = [0.0, -0.0, 1e-30]
             d[f"{p}{i}"] = v
+    # max pooling inputs, with ties (rounded values) in the second
+    d["mp0"] = rs.randn(2, 3, 9, 9).astype(np.float32)
+    d["mp1"] = np.round(rs.randn(3, 8, 8) * 2).astype(np.float32)
+    d["mg0"], d["mg1"] = rs.randn(2, 3, 9, 9).astype(np.float32), rs.randn(3, 8, 8).astype(np.float32)
     # a 1-D input with a 0-dim target
     d["x1d"], d["t1d"], d["w1d"] = (rs.randn(6) * 2).astype(np.float32), np.array(4, np.int64), rs.rand(6).astype(np.float32)
     d["g1d"], d["o1d"] = rs.randn(6).astype(np.float32), rs.randn(1).astype(np.float32)

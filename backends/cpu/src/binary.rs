@@ -117,6 +117,28 @@ unsafe fn float_op<T: FloatElem>(
     map1(out, a, |x: T| T::from_acc(f(x.to_acc(), y)))
 }
 
+/// `out = f(a, b)` through [`crate::strided::zip_fma`] when all three are contiguous views of one
+/// shape and dtype (float32/float64, whose arithmetic type is their own): `mul_add` in `f` is
+/// then a vector instruction. `false`, having done nothing, otherwise.
+pub(crate) unsafe fn contiguous_fma2<T: FloatElem>(
+    out: &Tensor,
+    a: &Tensor,
+    b: &Tensor,
+    f: impl Fn(T::Acc, T::Acc) -> T::Acc + Sync + Copy,
+) -> bool {
+    let plain = [TnDtype::Float32, TnDtype::Float64].contains(&T::DTYPE);
+    let same = |t: &Tensor| t.dtype == T::DTYPE && t.sizes == out.sizes && t.is_contiguous();
+    if !(plain && same(out) && same(a) && same(b)) {
+        return false;
+    }
+    crate::strided::zip_fma::<T, 2>(
+        out.data as *mut T,
+        [a.data as *const T, b.data as *const T],
+        out.numel(),
+        move |[x, y]: [T; 2]| T::from_acc(f(x.to_acc(), y.to_acc())),
+    )
+}
+
 /// `out = f(a, b)` for same-dtype operands of element type `T`.
 unsafe fn same_op<T: Elem>(
     op: &str,
@@ -180,6 +202,11 @@ fn add(c: &mut Call, negate: bool) -> KResult {
                 let al: A = alpha.checked::<T>()?.to_acc();
                 if al == 1.0 {
                     float_op::<T>(op, &out, &a, &b, ScalarRule::Narrow, |x: A, y: A| x + y)
+                } else if al == -1.0 {
+                    // `sub`: fma(y, -1, x) rounds once, exactly as x - y does
+                    float_op::<T>(op, &out, &a, &b, ScalarRule::Narrow, |x: A, y: A| x - y)
+                } else if contiguous_fma2::<T>(&out, &a, &b, move |x: A, y: A| y.mul_add(al, x)) {
+                    Ok(())
                 } else {
                     float_op::<T>(op, &out, &a, &b, ScalarRule::Narrow, |x: A, y: A| y.mul_add(al, x))
                 }

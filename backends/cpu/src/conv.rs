@@ -1,9 +1,10 @@
 //! `convolution` (1-, 2- and 3-d, groups, stride, padding, dilation, transposed) by im2col +
-//! gemm in f32/f64 (f16/bf16 widened to f32 and rounded once), and `max_pool2d_with_indices`.
+//! gemm in f32/f64 (f16/bf16 widened to f32 and rounded once), and `max_pool2d_with_indices` with
+//! its backward.
 
 use torchnative_abi::TnDtype;
 
-use crate::dtype::{Elem, FloatElem};
+use crate::dtype::{Elem, FloatElem, Real};
 use crate::kernel::{Call, KResult};
 use crate::nn::{gather_vec, scatter_vec};
 use crate::{bail, dispatch_float, kernels};
@@ -11,6 +12,7 @@ use crate::{bail, dispatch_float, kernels};
 kernels! {
     k_convolution = "aten::convolution" => |c| convolution(c);
     k_max_pool2d = "aten::max_pool2d_with_indices" => |c| max_pool2d(c);
+    k_max_pool2d_backward = "aten::max_pool2d_with_indices_backward" => |c| max_pool2d_backward(c);
 }
 
 /// Expands an `int[]` of length 1 to `n` (a schema's `int[2] padding=0` may arrive as `[0]`).
@@ -72,6 +74,15 @@ impl Geo {
     }
     fn ivol(&self) -> usize {
         self.inp.iter().product()
+    }
+    /// The input position each (kernel offset, output position) reads, `kernel_flat * ovol +
+    /// out_flat` -> flat input index, or -1 in the padding: computed once per call and reused
+    /// for every batch item and group.
+    fn table(&self) -> Vec<i64> {
+        let mut t = vec![-1i64; self.kvol() * self.ovol()];
+        let ov = self.ovol();
+        self.walk(|kf, of, inf| t[kf * ov + of] = inf as i64);
+        t
     }
     /// For each kernel offset and output position, the input position (or None in padding):
     /// calls `f(kernel_flat, out_flat, in_flat)`.
@@ -205,18 +216,25 @@ fn convolution(c: &mut Call) -> KResult {
             let bv: Option<Vec<A>> = match bias { Some(b) => Some(gather_vec(&b, |v: T| v.to_acc())?), None => None };
             let (iv, ov, kv) = (xs.iter().product::<usize>(), os.iter().product::<usize>(), geo.kvol());
             let mut yv: Vec<A> = vec![A::default(); nb * cout * ov];
+            let table = geo.table();
+            let gov = geo.ovol();
             if !transposed {
-                let mut cols = vec![A::default(); cig * kv * geo.ovol()];
-                let mut res = vec![A::default(); cog * geo.ovol()];
+                let mut cols = vec![A::default(); cig * kv * gov];
+                let mut res = vec![A::default(); cog * gov];
                 for n in 0..nb {
                     for g in 0..groups {
-                        cols.iter_mut().for_each(|v| *v = A::default());
                         let xb = &xv[(n * cin + g * cig) * iv..(n * cin + (g + 1) * cig) * iv];
-                        geo.walk(|kf, of, inf| {
-                            for ci in 0..cig {
-                                cols[(ci * kv + kf) * geo.ovol() + of] = xb[ci * iv + inf];
+                        // im2col: row (ci, kf) of `cols` is the input plane ci read through the
+                        // table's column kf (0 in the padding)
+                        for ci in 0..cig {
+                            let plane = &xb[ci * iv..(ci + 1) * iv];
+                            for kf in 0..kv {
+                                let dst = &mut cols[(ci * kv + kf) * gov..(ci * kv + kf + 1) * gov];
+                                for (d, &i) in dst.iter_mut().zip(&table[kf * gov..(kf + 1) * gov]) {
+                                    *d = if i >= 0 { plane[i as usize] } else { A::default() };
+                                }
                             }
-                        });
+                        }
                         let wg = &wv[g * cog * cig * kv..(g + 1) * cog * cig * kv];
                         matmul(cog, cig * kv, geo.ovol(), wg, &cols, &mut res);
                         yv[(n * cout + g * cog) * ov..(n * cout + (g + 1) * cog) * ov].copy_from_slice(&res);
@@ -239,11 +257,19 @@ fn convolution(c: &mut Call) -> KResult {
                         let xb = &xv[(n * cin + g * cig) * iv..(n * cin + (g + 1) * cig) * iv];
                         matmul(cog * kv, cig, geo.ovol(), &wt, xb, &mut cols);
                         let yb = &mut yv[(n * cout + g * cog) * ov..(n * cout + (g + 1) * cog) * ov];
-                        geo.walk(|kf, of, inf| {
-                            for co in 0..cog {
-                                yb[co * geo.ivol() + inf] = yb[co * geo.ivol() + inf] + cols[(co * kv + kf) * geo.ovol() + of];
+                        // col2im in the order walk() visits: kernel offset, then output position
+                        let giv = geo.ivol();
+                        for kf in 0..kv {
+                            for (of, &inf) in table[kf * gov..(kf + 1) * gov].iter().enumerate() {
+                                if inf < 0 {
+                                    continue;
+                                }
+                                for co in 0..cog {
+                                    let y = &mut yb[co * giv + inf as usize];
+                                    *y += cols[(co * kv + kf) * gov + of];
+                                }
                             }
-                        });
+                        }
                     }
                 }
             }
@@ -332,6 +358,49 @@ fn max_pool2d(c: &mut Call) -> KResult {
             }
             scatter_vec(&out, &yv)?;
             scatter_vec(&ind, &iv)
+        })
+    }
+}
+
+/// `max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation,
+/// ceil_mode, indices) -> grad_input`: each plane's output gradients added into the input
+/// positions the forward's indices name, in output order and in the dtype's own arithmetic, as
+/// upstream's `cpu_max_pool_backward` adds them (so the sums agree bit for bit, ties included).
+/// The core's meta step has checked the shapes; an index outside its plane is refused.
+fn max_pool2d_backward(c: &mut Call) -> KResult {
+    let gi = c.out(0)?;
+    let (g, x, ind) = (c.tensor(0)?, c.tensor(1)?, c.tensor(7)?);
+    ind.check_dtype(TnDtype::Int64, "max_pool2d_with_indices_backward indices")?;
+    let nd = x.ndim();
+    if (nd != 3 && nd != 4) || g.ndim() != nd || ind.sizes != g.sizes || gi.sizes != x.sizes {
+        bail!(
+            runtime,
+            "max_pool2d_with_indices_backward: grad_output {:?}, indices {:?} and input {:?} do not fit",
+            g.sizes,
+            ind.sizes,
+            x.sizes
+        );
+    }
+    let hw = x.size(nd - 2) * x.size(nd - 1);
+    let ohw = g.size(nd - 2) * g.size(nd - 1);
+    let planes: usize = x.sizes[..nd - 2].iter().product::<i64>() as usize;
+    unsafe {
+        dispatch_float!(g.dtype, "max_pool2d_with_indices_backward", T, A => {
+            let gv: Vec<T> = gather_vec(&g, |v: T| v)?;
+            let iv: Vec<i64> = gather_vec(&ind, |v: i64| v)?;
+            let mut out = vec![T::from_acc(A::ZERO); planes * hw];
+            for p in 0..planes {
+                let dst = &mut out[p * hw..(p + 1) * hw];
+                for o in p * ohw..(p + 1) * ohw {
+                    let i = iv[o];
+                    if i < 0 || i as usize >= hw {
+                        bail!(runtime, "max_pool2d_with_indices_backward: index {i} is outside a plane of {hw} elements");
+                    }
+                    let slot = &mut dst[i as usize];
+                    *slot = T::from_acc(slot.to_acc() + gv[o].to_acc());
+                }
+            }
+            scatter_vec(&gi, &out)
         })
     }
 }

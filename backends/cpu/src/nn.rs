@@ -407,6 +407,7 @@ fn log_softmax_backward(c: &mut Call) -> KResult {
             std::slice::from_raw_parts_mut(out.data as *mut f32, rows * n),
         )
     };
+    #[inline(always)]
     fn rows_w<const W: usize>(gs: &[f32], ys: &[f32], os: &mut [f32], n: usize) {
         for ((gr, yr), or) in gs.chunks(n).zip(ys.chunks(n)).zip(os.chunks_mut(n)) {
             let sum = crate::vecmath::reduce_all::<W>(|a, b| a + b, gr);
@@ -417,7 +418,28 @@ fn log_softmax_backward(c: &mut Call) -> KResult {
             }
         }
     }
+    // compiled for the vector width, so that `mul_add` and the exp's polynomial are vector
+    // instructions (the crate's baseline target would call libm's fma per element)
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
+    unsafe fn rows_16(gs: &[f32], ys: &[f32], os: &mut [f32], n: usize) {
+        rows_w::<16>(gs, ys, os, n)
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn rows_8(gs: &[f32], ys: &[f32], os: &mut [f32], n: usize) {
+        rows_w::<8>(gs, ys, os, n)
+    }
     if n > 0 {
+        // SAFETY: `lanes` is Some only where the machine has AVX2+FMA (16: AVX-512 too).
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            match lanes {
+                Some(16) => rows_16(gs, ys, os, n),
+                _ => rows_8(gs, ys, os, n),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
         match lanes {
             Some(16) => rows_w::<16>(gs, ys, os, n),
             _ => rows_w::<8>(gs, ys, os, n),

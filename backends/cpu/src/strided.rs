@@ -608,3 +608,87 @@ mod tests {
         assert!(o2.iter().all(|&v| v == 7));
     }
 }
+
+/// `out[i] = f([ins[0][i], ...])` over `n` contiguous elements, compiled with AVX2+FMA (and
+/// AVX-512 where the machine has it) so that `mul_add` in `f` is one vector instruction rather
+/// than a call to libm's `fma` per element (the crate's baseline target has no FMA). Split
+/// across the threads from [`GRAIN_SIZE`] elements. Returns `false`, having done nothing, where
+/// the capability is the default build (the caller runs its strided loop).
+///
+/// # Safety
+/// `out` and every `ins[k]` must be valid for `n` elements of `T`; `out` may equal an input.
+pub unsafe fn zip_fma<T: Copy + Send + Sync, const N: usize>(
+    out: *mut T,
+    ins: [*const T; N],
+    n: usize,
+    f: impl Fn([T; N]) -> T + Sync + Copy,
+) -> bool {
+    use crate::vecmath::{capability, detect, Cap};
+    let wide = match capability() {
+        Cap::Default => return false,
+        // 512-bit registers only where the machine has them (the arithmetic is per element)
+        _ => detect() == Cap::Avx512,
+    };
+    #[inline(always)]
+    unsafe fn body<T: Copy, const N: usize>(
+        o: *mut T,
+        ins: [*const T; N],
+        off: usize,
+        len: usize,
+        f: impl Fn([T; N]) -> T,
+    ) {
+        for i in off..off + len {
+            *o.add(i) = f(std::array::from_fn(|k| *ins[k].add(i)));
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn avx2<T: Copy, const N: usize>(
+        o: *mut T,
+        ins: [*const T; N],
+        off: usize,
+        len: usize,
+        f: impl Fn([T; N]) -> T,
+    ) {
+        body(o, ins, off, len, f)
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
+    unsafe fn avx512<T: Copy, const N: usize>(
+        o: *mut T,
+        ins: [*const T; N],
+        off: usize,
+        len: usize,
+        f: impl Fn([T; N]) -> T,
+    ) {
+        body(o, ins, off, len, f)
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        let (o0, i0) = (out as usize, ins.map(|p| p as usize));
+        let run = move |off: usize, len: usize| {
+            let (o, ins) = (o0 as *mut T, i0.map(|p| p as *const T));
+            if wide {
+                avx512(o, ins, off, len, f)
+            } else {
+                avx2(o, ins, off, len, f)
+            }
+        };
+        if n >= GRAIN_SIZE && crate::threads::threads() > 1 {
+            let chunk = GRAIN_SIZE.max(n.div_ceil(crate::threads::threads()));
+            crate::threads::parallel_for(
+                n.div_ceil(chunk),
+                || (),
+                |_, c| run(c * chunk, chunk.min(n - c * chunk)),
+            );
+        } else {
+            run(0, n);
+        }
+        true
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (out, ins, n, f, wide);
+        false
+    }
+}

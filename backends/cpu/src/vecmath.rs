@@ -62,7 +62,7 @@ pub fn capability_name() -> &'static str {
 }
 
 #[cfg(target_arch = "x86_64")]
-fn detect() -> Cap {
+pub(crate) fn detect() -> Cap {
     let fma = std::arch::is_x86_feature_detected!("fma");
     let avx2 = std::arch::is_x86_feature_detected!("avx2");
     if !(fma && avx2) {
@@ -80,7 +80,7 @@ fn detect() -> Cap {
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn detect() -> Cap {
+pub(crate) fn detect() -> Cap {
     Cap::Default
 }
 

@@ -1037,6 +1037,24 @@ def gen_training():
             tag = str(wv).replace(".", "p").replace("-", "m")
             fam.case("lerp_%s_%s" % (dn(dt), tag), "lerp.Scalar", [s, a, wv])
             fam.case("lerp__%s_%s" % (dn(dt), tag), "lerp_.Scalar", [s.clone(), nc(a), wv], alias={0: 0})
+    # max_pool2d_with_indices_backward: overlapping windows (an input position gathers several
+    # gradients, summed in output order), padding, dilation, 3-d input, ties in the forward.
+    for dt in FLOATS:
+        for tag, shape, (k, st, pd, dl, ceil) in [("overlap", (2, 3, 7, 7), ([3, 3], [1, 1], [1, 1], [1, 1], False)),
+                                                  ("plain", (2, 2, 8, 8), ([2, 2], [2, 2], [0, 0], [1, 1], False)),
+                                                  ("dilated_ceil", (3, 9, 10), ([2, 3], [2, 1], [1, 0], [2, 1], True))]:
+            x = vals(dt, shape, 187, "finite")
+            if tag == "plain":
+                x = x.round()  # ties: the first maximum wins
+            out, idx = torch.ops.aten.max_pool2d_with_indices(x, k, st, pd, dl, ceil)
+            g = vals(dt, tuple(out.shape), 188, "finite")
+            fam.case("max_pool2d_backward_%s_%s" % (tag, dn(dt)), "max_pool2d_with_indices_backward",
+                     [g, x, L(k), L(st), L(pd), L(dl), ceil, idx])
+    x = vals(f32, (2, 3, 6, 6), 189, "finite")
+    out, idx = torch.ops.aten.max_pool2d_with_indices(x, [2, 2], [2, 2], [0, 0], [1, 1], False)
+    fam.case("max_pool2d_backward_nc", "max_pool2d_with_indices_backward",
+             [nc(vals(f32, tuple(out.shape), 190, "finite")), x.transpose(2, 3), L([2, 2]), L([2, 2]), L([0, 0]), L([1, 1]), False,
+              idx.transpose(2, 3).contiguous().transpose(2, 3)])
     # linspace.out (the core sizes `out`): upstream's loop, filled from both ends.
     for dt, (st, en, n) in [(f32, (0, 1, 50)), (f32, (-3.5, 7.25, 101)), (f64, (0, 1, 50)), (f64, (1e6, -1e-3, 33)),
                             (f32, (2, 2, 5)), (f32, (4, 9, 1)), (f64, (-1, 1, 2)), (f32, (0.1, 1e4, 1000))]:

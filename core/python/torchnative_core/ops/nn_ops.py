@@ -322,6 +322,29 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation
     return out, idx
 
 
+@impl("max_pool2d_with_indices_backward")
+def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    """The gradient of max_pool2d: each output gradient added into the input position its index
+    names. One kernel where the device has it, else a scatter_add over each plane."""
+    sizes = list(self._tn_sizes)
+    if len(sizes) not in (3, 4):
+        raise RuntimeError(f"non-empty 3D or 4D (batch mode) tensor expected for input, but got: {sizes}")
+    if list(grad_output._tn_sizes) != list(indices._tn_sizes) or list(grad_output._tn_sizes[:-2]) != sizes[:-2]:
+        raise RuntimeError(f"max_pool2d_with_indices_backward: grad_output of size {list(grad_output._tn_sizes)} does "
+                           f"not fit indices {list(indices._tn_sizes)} and input {sizes}")
+    dev = B.device_of(self)
+    if B.C._tn_has_kernel("max_pool2d_with_indices_backward", dev.type):
+        out = B.empty(sizes, B.dtype_of(grad_output), dev)
+        B.launch("max_pool2d_with_indices_backward",
+                 (grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices), (out,))
+        return out
+    lead = sizes[:-2]
+    z = _door("zeros", lead + [sizes[-2] * sizes[-1]], B.dtype_of(grad_output), None, dev, None)
+    flat = lambda t: _door("reshape", t, lead + [-1])  # noqa: E731
+    _door("scatter_add_", z, len(lead), flat(indices), flat(grad_output))
+    return _door("reshape", z, sizes)
+
+
 @impl("max_pool1d_with_indices")
 def max_pool1d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     """A 1-D pool is the 2-D one over a height of one (indices are then positions along the row)."""

@@ -160,17 +160,24 @@ def _(s, g):
 
 # --- pooling ------------------------------------------------------------------------------------
 
-@formula("max_pool2d_with_indices", save=("result1",), multi=True)
+@formula("max_pool2d_with_indices", save=("self", "result1"), multi=True)
 def _(s, grads):
+    # upstream's derivatives.yaml: self: max_pool2d_with_indices_backward(grad, self, kernel_size,
+    # stride, padding, dilation, ceil_mode, result1)
     g = grads[0]
     if g is None:
         return None
-    sizes = s.self_sizes
-    idx = s.result1
-    lead = sizes[:-2]
-    z = torch.zeros(lead + [sizes[-2] * sizes[-1]], dtype=g.dtype, device=g.device)
-    z.scatter_add_(len(lead), idx.reshape(lead + [-1]), g.reshape(lead + [-1]))
-    return z.reshape(sizes)
+    return torch._C._aten_dispatch("max_pool2d_with_indices_backward", g, s.self, s.kernel_size, s.stride, s.padding,
+                                   s.dilation, s.ceil_mode, s.result1)
+
+
+@formula("max_pool2d_with_indices_backward", save=("indices",))
+def _(s, g):
+    # upstream's derivatives.yaml: grad_output: max_pool_double_backward(grad, indices, 2) (the
+    # gradient gathered back at the indices); self: zeros_like(self)
+    idx = s.indices
+    gg = g.flatten(-2).gather(-1, idx.flatten(-2)).view(idx.shape) if s.needs(0) else None
+    return gg, (torch.zeros_like(g) if s.needs(1) else None)
 
 
 @formula("_adaptive_avg_pool2d")
