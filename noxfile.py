@@ -48,7 +48,8 @@ def wheels(session):
 # kernels, oneDNN's reduced-type choices, MKL's products, training trajectories)
 ISA_AGREEMENT_TESTS = ("tests/test_cpu_capability.py", "tests/test_kernel_agreement.py",
                        "tests/test_activation_agreement.py", "tests/test_flash_attention.py",
-                       "tests/test_matrix_exp.py", "tests/test_reduced_kernels.py", "tests/test_training.py")
+                       "tests/test_matrix_exp.py", "tests/test_reduced_kernels.py", "tests/test_training.py",
+                       "tests/test_training_kernels.py")
 
 
 @nox.session
