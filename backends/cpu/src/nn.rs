@@ -16,6 +16,7 @@ kernels! {
     k_log_softmax_backward = "aten::_log_softmax_backward_data" => |c| log_softmax_backward(c);
     k_layer_norm = "aten::native_layer_norm" => |c| layer_norm(c);
     k_batch_norm_eval = "aten::_native_batch_norm_legit_no_training" => |c| batch_norm_eval(c);
+    k_batch_norm_train = "aten::native_batch_norm" => |c| batch_norm_train(c);
     k_sdpa_flash_cpu = "aten::_scaled_dot_product_flash_attention_for_cpu" => |c| sdpa(c);
 }
 
@@ -499,6 +500,127 @@ fn batch_norm_eval(c: &mut Call) -> KResult {
             });
             Ok(())
         })
+    }
+}
+
+/// `native_batch_norm(input, weight?, bias?, running_mean?, running_var?, training=True,
+/// momentum, eps) -> (out, save_mean, save_invstd)` for contiguous float32/float64 inputs with
+/// parameters of the input's dtype, in upstream's order (batch_norm_kernel.cpp
+/// `batch_norm_cpu_collect_stats_contiguous_impl`, Normalization.cpp
+/// `batch_norm_cpu_update_stats_template`): per channel the sum in double, `mean = sum / N`;
+/// `var_sum` the double sum of `(x - mean)^2` computed in the dtype; `invstd = 1 / sqrt(var_sum
+/// / N + eps)` in double; the running statistics updated in place in double (`momentum * new +
+/// (1 - momentum) * old`, the unbiased variance `var_sum / (N - 1)`); then `x * alpha + beta`
+/// with `alpha = invstd * w`, `beta = b - mean * alpha`. Everything else is the core's
+/// composition (the op refuses it here).
+fn batch_norm_train(c: &mut Call) -> KResult {
+    let (out, save_mean, save_invstd) = (c.out(0)?, c.out(1)?, c.out(2)?);
+    let x = c.tensor(0)?;
+    let (w, b) = (c.opt_tensor(1)?, c.opt_tensor(2)?);
+    let (rm, rv) = (c.opt_tensor(3)?, c.opt_tensor(4)?);
+    let (training, momentum, eps) = (c.bool(5)?, c.float(6)?, c.float(7)?);
+    let dt = x.dtype;
+    let params_ok = [&w, &b, &rm, &rv].iter().all(|t| {
+        t.as_ref()
+            .is_none_or(|t| t.dtype == dt && t.ndim() == 1 && t.is_contiguous())
+    });
+    let outs_ok = [&out, &save_mean, &save_invstd]
+        .iter()
+        .all(|t| t.dtype == dt && t.is_contiguous());
+    if !training
+        || !matches!(dt, TnDtype::Float32 | TnDtype::Float64)
+        || x.ndim() < 2
+        || !x.is_contiguous()
+        || !params_ok
+        || !outs_ok
+        || out.sizes != x.sizes
+    {
+        bail!(
+            not_implemented,
+            "native_batch_norm: the cpu kernel takes training mode on contiguous float32/float64 inputs with parameters of their dtype"
+        );
+    }
+    let (nb, ch) = (x.size(0), x.size(1));
+    let image = x.numel().checked_div(nb * ch).unwrap_or(0);
+    let n = nb * image;
+    if n <= 1 || save_mean.numel() != ch || save_invstd.numel() != ch {
+        bail!(
+            runtime,
+            "native_batch_norm: {n} values per channel for {ch} channels"
+        );
+    }
+    // upstream's AVX2/AVX512 builds contract `x * alpha + beta` and `b - mean * alpha` into
+    // fused multiply-adds; its default build does not
+    let fused = crate::vecmath::capability() != crate::vecmath::Cap::Default;
+    macro_rules! run {
+        ($T:ty) => {{
+            // SAFETY: contiguous views of the sizes checked above.
+            let xs = std::slice::from_raw_parts(x.data as *const $T, x.numel());
+            let param = |t: &Option<Tensor>, k: usize, dflt: $T| {
+                t.as_ref()
+                    .map(|t| *(t.data as *const $T).add(k))
+                    .unwrap_or(dflt)
+            };
+            for k in 0..ch {
+                let plane = |bi: usize| &xs[(bi * ch + k) * image..(bi * ch + k + 1) * image];
+                let mut sum = 0f64;
+                for bi in 0..nb {
+                    for &v in plane(bi) {
+                        sum += v as f64;
+                    }
+                }
+                let mean = (sum / n as f64) as $T;
+                let mut var_acc = 0f64;
+                for bi in 0..nb {
+                    for &v in plane(bi) {
+                        let d = v - mean;
+                        var_acc += (d * d) as f64;
+                    }
+                }
+                let var_sum = var_acc as $T;
+                let var = (var_sum / n as $T) as f64;
+                let invstd = if var != 0.0 || eps != 0.0 {
+                    (1.0 / (var + eps).sqrt()) as $T
+                } else {
+                    0.0
+                };
+                *(save_mean.data as *mut $T).add(k) = mean;
+                *(save_invstd.data as *mut $T).add(k) = invstd;
+                if let Some(t) = &rm {
+                    let p = (t.data as *mut $T).add(k);
+                    *p = (momentum as $T) * mean + ((1.0 - momentum) as $T) * *p;
+                }
+                if let Some(t) = &rv {
+                    let unbiased = (var_sum / (n - 1) as $T) as f64;
+                    let p = (t.data as *mut $T).add(k);
+                    *p = (momentum * unbiased + (1.0 - momentum) * *p as f64) as $T;
+                }
+                let alpha = invstd * param(&w, k, 1.0);
+                let bias = param(&b, k, 0.0);
+                let beta = if fused {
+                    (-mean).mul_add(alpha, bias)
+                } else {
+                    bias - mean * alpha
+                };
+                for bi in 0..nb {
+                    let off = (bi * ch + k) * image;
+                    let (src, dst) = (xs.as_ptr().add(off), (out.data as *mut $T).add(off));
+                    let f = move |[v]: [$T; 1]| v.mul_add(alpha, beta);
+                    if !(fused && crate::strided::zip_fma::<$T, 1>(dst, [src], image, f)) {
+                        for i in 0..image {
+                            *dst.add(i) = *src.add(i) * alpha + beta;
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }};
+    }
+    unsafe {
+        match dt {
+            TnDtype::Float32 => run!(f32),
+            _ => run!(f64),
+        }
     }
 }
 

@@ -1055,6 +1055,18 @@ def gen_training():
     fam.case("max_pool2d_backward_nc", "max_pool2d_with_indices_backward",
              [nc(vals(f32, tuple(out.shape), 190, "finite")), x.transpose(2, 3), L([2, 2]), L([2, 2]), L([0, 0]), L([1, 1]), False,
               idx.transpose(2, 3).contiguous().transpose(2, 3)])
+    # native_batch_norm in training mode: contiguous float32/float64, with and without affine
+    # parameters and running statistics (updated in place; the outputs are compared here)
+    for dt in [f32, f64]:
+        tol = ("close", 1e-5, 1e-6) if dt == f32 else ("close", 1e-12, 1e-14)
+        for shape in [(4, 3, 5, 5), (6, 4), (3, 2, 7)]:
+            x = vals(dt, shape, 191, "finite") * 2 + 1
+            c = shape[1]
+            w, b = vals(dt, (c,), 192, "finite"), vals(dt, (c,), 193, "finite")
+            rm, rv = vals(dt, (c,), 194, "finite"), vals(dt, (c,), 195, "pos")
+            tag = "x".join(map(str, shape))
+            fam.case("batch_norm_train_%s_%s" % (tag, dn(dt)), "native_batch_norm", [x, w, b, rm.clone(), rv.clone(), True, 0.1, 1e-5], tol=tol)
+            fam.case("batch_norm_train_noaffine_%s_%s" % (tag, dn(dt)), "native_batch_norm", [x, None, None, None, None, True, 0.3, 1e-3], tol=tol)
     # linspace.out (the core sizes `out`): upstream's loop, filled from both ends.
     for dt, (st, en, n) in [(f32, (0, 1, 50)), (f32, (-3.5, 7.25, 101)), (f64, (0, 1, 50)), (f64, (1e6, -1e-3, 33)),
                             (f32, (2, 2, 5)), (f32, (4, 9, 1)), (f64, (-1, 1, 2)), (f32, (0.1, 1e4, 1000))]:
