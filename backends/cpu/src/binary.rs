@@ -15,7 +15,7 @@ use torchnative_abi::TnDtype;
 
 use crate::dtype::{is_float, is_int, Elem, FloatElem, Real};
 use crate::kernel::{Call, KResult, Scalar, Tensor};
-use crate::strided::{map1, map2, map3};
+use crate::strided::{map1, map2, map3, zip_fma_tensors};
 use crate::{bail, dispatch_all, dispatch_float, dispatch_int, kernels};
 
 kernels! {
@@ -117,28 +117,6 @@ unsafe fn float_op<T: FloatElem>(
     map1(out, a, |x: T| T::from_acc(f(x.to_acc(), y)))
 }
 
-/// `out = f(a, b)` through [`crate::strided::zip_fma`] when all three are contiguous views of one
-/// shape and dtype (float32/float64, whose arithmetic type is their own): `mul_add` in `f` is
-/// then a vector instruction. `false`, having done nothing, otherwise.
-pub(crate) unsafe fn contiguous_fma2<T: FloatElem>(
-    out: &Tensor,
-    a: &Tensor,
-    b: &Tensor,
-    f: impl Fn(T::Acc, T::Acc) -> T::Acc + Sync + Copy,
-) -> bool {
-    let plain = [TnDtype::Float32, TnDtype::Float64].contains(&T::DTYPE);
-    let same = |t: &Tensor| t.dtype == T::DTYPE && t.sizes == out.sizes && t.is_contiguous();
-    if !(plain && same(out) && same(a) && same(b)) {
-        return false;
-    }
-    crate::strided::zip_fma::<T, 2>(
-        out.data as *mut T,
-        [a.data as *const T, b.data as *const T],
-        out.numel(),
-        move |[x, y]: [T; 2]| T::from_acc(f(x.to_acc(), y.to_acc())),
-    )
-}
-
 /// `out = f(a, b)` for same-dtype operands of element type `T`.
 unsafe fn same_op<T: Elem>(
     op: &str,
@@ -205,7 +183,13 @@ fn add(c: &mut Call, negate: bool) -> KResult {
                 } else if al == -1.0 {
                     // `sub`: fma(y, -1, x) rounds once, exactly as x - y does
                     float_op::<T>(op, &out, &a, &b, ScalarRule::Narrow, |x: A, y: A| x - y)
-                } else if contiguous_fma2::<T>(&out, &a, &b, move |x: A, y: A| y.mul_add(al, x)) {
+                } else if [TnDtype::Float32, TnDtype::Float64].contains(&dt)
+                    && zip_fma_tensors::<T, 2>(&out, [&a, &b], move |[x, y]: [T; 2]| {
+                        T::from_acc(y.to_acc().mul_add(al, x.to_acc()))
+                    })
+                {
+                    // contiguous float32/float64: one vector FMA loop (the strided loop below
+                    // would call libm's fma per element)
                     Ok(())
                 } else {
                     float_op::<T>(op, &out, &a, &b, ScalarRule::Narrow, |x: A, y: A| y.mul_add(al, x))

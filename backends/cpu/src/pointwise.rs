@@ -14,7 +14,7 @@
 use torchnative_abi::TnDtype;
 
 use crate::kernel::{Call, KResult, Scalar, Tensor};
-use crate::strided::{map2, map3, zip_fma};
+use crate::strided::{map2, map3, zip_fma_tensors};
 use crate::{bail, kernels};
 
 kernels! {
@@ -55,18 +55,7 @@ fn addc(c: &mut Call, op: Op) -> KResult {
             match op {
                 Op::Mul => {
                     let f = move |a: $T, x: $T, y: $T| (v * x).mul_add(y, a);
-                    if contiguous3(&out, &[&s, &t1, &t2])
-                        && zip_fma::<$T, 3>(
-                            out.data as *mut $T,
-                            [
-                                s.data as *const $T,
-                                t1.data as *const $T,
-                                t2.data as *const $T,
-                            ],
-                            out.numel(),
-                            move |[a, x, y]| f(a, x, y),
-                        )
-                    {
+                    if zip_fma_tensors::<$T, 3>(&out, [&s, &t1, &t2], move |[a, x, y]| f(a, x, y)) {
                         return Ok(());
                     }
                     map3(&out, &s, &t1, &t2, f)
@@ -81,15 +70,6 @@ fn addc(c: &mut Call, op: Op) -> KResult {
             _ => run!(f64),
         }
     }
-}
-
-/// Whether `out` and every operand are contiguous views of one shape (the optimizers' state and
-/// parameters): the loop then runs through [`zip_fma`], one vector FMA per element group.
-fn contiguous3(out: &Tensor, ins: &[&Tensor]) -> bool {
-    out.is_contiguous()
-        && ins
-            .iter()
-            .all(|t| t.sizes == out.sizes && t.is_contiguous())
 }
 
 /// `lerp.Scalar(self, end, weight)`.
@@ -108,14 +88,7 @@ fn lerp(c: &mut Call) -> KResult {
                 (w - 1.0, false)
             };
             let f = move |a: $T, b: $T| coeff.mul_add(b - a, if small { a } else { b });
-            if contiguous3(&out, &[&s, &e])
-                && zip_fma::<$T, 2>(
-                    out.data as *mut $T,
-                    [s.data as *const $T, e.data as *const $T],
-                    out.numel(),
-                    move |[a, b]| f(a, b),
-                )
-            {
+            if zip_fma_tensors::<$T, 2>(&out, [&s, &e], move |[a, b]| f(a, b)) {
                 return Ok(());
             }
             map2(&out, &s, &e, f)

@@ -609,6 +609,28 @@ mod tests {
     }
 }
 
+/// [`zip_fma`] over tensors: when `out` and every input are contiguous views of `out`'s shape
+/// and of `T`'s dtype (the optimizers' state and parameters, same-shape operands). Returns
+/// `false`, having done nothing, otherwise or under the default capability.
+///
+/// # Safety
+/// The views must be valid; `out` may be one of the inputs.
+pub unsafe fn zip_fma_tensors<T: crate::dtype::Elem + Send + Sync, const N: usize>(
+    out: &Tensor,
+    ins: [&Tensor; N],
+    f: impl Fn([T; N]) -> T + Sync + Copy,
+) -> bool {
+    let fits = |t: &Tensor| t.dtype == T::DTYPE && t.sizes == out.sizes && t.is_contiguous();
+    fits(out)
+        && ins.iter().all(|t| fits(t))
+        && zip_fma(
+            out.data as *mut T,
+            ins.map(|t| t.data as *const T),
+            out.numel(),
+            f,
+        )
+}
+
 /// `out[i] = f([ins[0][i], ...])` over `n` contiguous elements, compiled with AVX2+FMA (and
 /// AVX-512 where the machine has it) so that `mul_add` in `f` is one vector instruction rather
 /// than a call to libm's `fma` per element (the crate's baseline target has no FMA). Split
