@@ -18,7 +18,7 @@ from importlib import metadata
 
 import pluggy
 
-from . import allocating, cpu_fallback
+from . import allocating, backend_composites, cpu_fallback
 
 try:
     from torchnative import hookspecs
@@ -44,6 +44,7 @@ class PluginRecord:
 
 RECORDS: dict[str, PluginRecord] = {}
 _LOADED = []  # (record, plugin, manager) of the plugins that registered
+_LOADING = True  # until load_backends has registered every plugin (composite routers are set up once, at its end)
 
 
 def set_num_threads(n: int) -> None:
@@ -117,6 +118,8 @@ class Registrar:
         if not callable(fn):
             raise TypeError(f"kernel for {op} on '{device_key}' is not callable")
         self._C._tn_register_python_kernel(self.name, op, device_key, fn)
+        if not _LOADING and backend_composites.is_composite(op):  # registered after import torch
+            backend_composites.refresh(self._C)
 
     def register_allocating_kernel(self, op: str, device_key: str, fn) -> None:
         """A Python kernel for an operator whose output shape depends on the data (`index.Tensor`,
@@ -251,6 +254,9 @@ def load_backends(C) -> None:
             cpu_fallback.DEVICES.difference_update(rec.device_keys)
             allocating.unregister(rec.name)
             _fail(rec, e, strict or rec.name in allow)
+    global _LOADING
+    _LOADING = False
+    backend_composites.refresh(C)  # backends' own kernels for composite operators go first
     missing = sorted(allow - RECORDS.keys())
     if missing:
         raise ImportError(f"TORCHNATIVE_BACKENDS asks for {', '.join(map(repr, missing))}, which no installed "

@@ -9,6 +9,10 @@ written as compositions of other operators through the door.
 from __future__ import annotations
 
 IMPLS: dict = {}
+# Overloads upstream composes (CompositeImplicitAutograd) that the core implements as a meta step
+# and a launch of their own kernel: the core's implementation already calls a backend's kernel for
+# them, so backend_composites leaves them alone.
+OWN_KERNEL: set = set()
 
 
 def impl(*names):

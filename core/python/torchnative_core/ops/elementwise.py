@@ -9,7 +9,7 @@ docs/design/kernel-conventions.md).
 from __future__ import annotations
 
 from . import base as B
-from . import impl
+from . import OWN_KERNEL, impl
 
 
 _door = B.door
@@ -570,6 +570,7 @@ for _n in ("isnan", "isinf", "isfinite"):
         return fn
 
     impl(_n)(_mk_is(_n))
+OWN_KERNEL.add("isfinite")  # composite upstream (isfinite = (x == x) & (x.abs() != inf)), one kernel here
 
 
 @impl("gelu")
