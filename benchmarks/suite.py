@@ -7,7 +7,8 @@ the ratio ours/upstream and writes a JSON record under docs/bench/. A benchmark,
     .venv/bin/python benchmarks/suite.py --only overhead,mm --reps 5
     nox -s bench                                         # the full run
 
-Groups (`--only`): overhead, elementwise, mm, norm, sdpa, mm-threads, llama, minilm, import, size.
+Groups (`--only`): overhead, elementwise, mm, norm, sdpa, linalg, mm-threads, llama, minilm, import,
+size.
 Every group except mm-threads runs with one intra-op thread on both sides (OMP_NUM_THREADS=1 for
 upstream, RAYON_NUM_THREADS=1 for the cpu backend's pool); mm-threads repeats mm with each side's
 default thread count. Single-threaded cases are timed by the process's CPU time
@@ -32,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sidebyside as SB  # noqa: E402
 
-MICRO_GROUPS = ("overhead", "elementwise", "mm", "norm", "sdpa")
+MICRO_GROUPS = ("overhead", "elementwise", "mm", "norm", "sdpa", "linalg")
 
 # One interpreter runs the selected micro cases; prints {case: seconds per call}.
 MICRO = r"""
@@ -65,6 +66,17 @@ if "sdpa" in groups:
     for L in (128, 512, 1024):
         q, k, v = (torch.randn(1, 8, L, 64) for _ in range(3))
         cases[f"sdpa seq {L} (1x8 heads x64)"] = (lambda q, k, v: lambda: F.scaled_dot_product_attention(q, k, v))(q, k, v)
+if "linalg" in groups:
+    for n in (192, 512):
+        g = torch.randn(n, n, dtype=torch.float64); spd = g @ g.T + n * torch.eye(n, dtype=torch.float64)
+        rhs = torch.randn(n, 8, dtype=torch.float64); tall = torch.randn(2 * n, n, dtype=torch.float64)
+        cases[f"cholesky {n} float64"] = (lambda a: lambda: torch.linalg.cholesky(a))(spd)
+        cases[f"qr {n} float64"] = (lambda a: lambda: torch.linalg.qr(a))(g)
+        cases[f"eigh {n} float64"] = (lambda a: lambda: torch.linalg.eigh(a))(spd)
+        cases[f"svd {n} float64"] = (lambda a: lambda: torch.linalg.svd(a, full_matrices=False))(g)
+        cases[f"solve {n} float64 (8 rhs)"] = (lambda a, b: lambda: torch.linalg.solve(a, b))(g, rhs)
+        cases[f"lstsq {2 * n}x{n} float64 (8 rhs)"] = (lambda a, b: lambda: torch.linalg.lstsq(a, b))(
+            tall, torch.randn(2 * n, 8, dtype=torch.float64))
 out = {}
 budget = 0.05 if quick else 0.4
 for name, fn in cases.items():

@@ -613,6 +613,7 @@ pub fn check_family(name: &str) {
 /// The golden families, one file each.
 pub const FAMILIES: &[&str] = &[
     "copy", "binary", "unary", "reduce", "linalg", "nn", "index", "sort", "conv", "training",
+    "decomp",
 ];
 
 /// Every registered kernel has golden cases, and every golden op is registered.
@@ -758,4 +759,9 @@ fn golden_conv() {
 #[test]
 fn golden_training() {
     check_family("training");
+}
+
+#[test]
+fn golden_decomp() {
+    check_family("decomp");
 }

@@ -27,6 +27,7 @@ pub mod activation;
 pub mod binary;
 pub mod conv;
 pub mod copy;
+pub mod decomp;
 pub mod flash;
 pub mod index;
 pub mod linalg;
@@ -52,6 +53,7 @@ pub fn kernels() -> Vec<(&'static str, TnKernelFn)> {
     unary::register(&mut reg);
     reduce::register(&mut reg);
     linalg::register(&mut reg);
+    decomp::register(&mut reg);
     nn::register(&mut reg);
     loss::register(&mut reg);
     pointwise::register(&mut reg);

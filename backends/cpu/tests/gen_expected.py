@@ -1075,7 +1075,44 @@ def gen_training():
     return fam
 
 
+def gen_decomp():
+    """decomp.rs (faer): results unique up to rounding. Eigen and singular vectors are left free up
+    to sign by LAPACK, so eigh and svd are checked here for their values only (tests/
+    test_linalg_kernels.py compares the vectors up to sign)."""
+    fam = Family("decomp")
+
+    def tol(dt, n):
+        return ("close", 1e-4, 1e-5 * n) if dt == f32 else ("close", 1e-10, 1e-12 * n)
+
+    for dt in (f32, f64):
+        for n in (1, 4, 9):
+            g = torch.Generator().manual_seed(300 + n)
+            a64 = torch.randn(2, n, n, generator=g, dtype=torch.float64)
+            spd = (a64 @ a64.mT + n * torch.eye(n, dtype=torch.float64)).to(dt)
+            a = a64.to(dt)
+            t = "%s_%d" % (dn(dt), n)
+            fam.case("cholesky_" + t, "linalg_cholesky_ex", [spd, False, False], tol=tol(dt, n))
+            fam.case("cholesky_upper_" + t, "linalg_cholesky_ex", [spd, True, False], tol=tol(dt, n))
+            fam.case("lu_factor_" + t, "linalg_lu_factor_ex", [a, True, False], tol=tol(dt, 10 * n))
+            LU, piv = torch.linalg.lu_factor(a)
+            rhs = torch.randn(2, n, 3, generator=g, dtype=torch.float64).to(dt)
+            fam.case("lu_solve_" + t, "linalg_lu_solve", [LU, piv, rhs, True, False], tol=tol(dt, 100 * n))
+            low = torch.linalg.cholesky(spd)
+            fam.case("solve_tri_lower_" + t, "linalg_solve_triangular", [low, rhs, False, True, False], tol=tol(dt, 10 * n))
+            fam.case("solve_tri_upper_unit_" + t, "linalg_solve_triangular", [low.mT, rhs, True, True, True], tol=tol(dt, 10 * n))
+            fam.case("eigvalsh_" + t, "_linalg_eigh", [spd, "L", False], tol=tol(dt, 10 * n))
+            fam.case("eigvalsh_upper_" + t, "_linalg_eigh", [spd, "U", False], tol=tol(dt, 10 * n))
+            fam.case("svdvals_" + t, "_linalg_svd", [a, False, False, None], tol=tol(dt, 10 * n))
+            for mode in ("reduced", "complete", "r"):
+                fam.case("qr_%s_%s" % (mode, t), "linalg_qr", [a[..., :, : max(n - 1, 1)], mode], tol=tol(dt, 10 * n))
+        fam.case("lu_factor_singular_" + dn(dt), "linalg_lu_factor_ex", [torch.ones(3, 3, dtype=dt), True, False])
+        # (close: MKL leaves -0.0 in some zero entries of the float32 factor, faer +0.0)
+        fam.case("cholesky_nc_" + dn(dt), "linalg_cholesky_ex", [nc(torch.eye(3, dtype=dt) * 4), False, False], tol=tol(dt, 3))
+    return fam
+
+
 FAMILIES = {
+    "decomp": gen_decomp,
     "copy": gen_copy,
     "binary": gen_binary,
     "unary": gen_unary,

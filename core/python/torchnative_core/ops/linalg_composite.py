@@ -282,33 +282,23 @@ def linalg_lstsq(self, b, rcond=None, driver=None):
     batch = B.broadcast_shapes(list(self.shape[:-2]), list(Bm.shape[:-2]))
     A_ = self.expand(batch + list(self.shape[-2:]))
     B_ = Bm.expand(batch + list(Bm.shape[-2:]))
-    _, m, n, As = mats(A_)
-    _, _, k, Bs = mats(B_)
+    m, n, k = A_.shape[-2], A_.shape[-1], B_.shape[-1]
     r = _eps(self.dtype) * max(m, n) if rcond is None or rcond < 0 else rcond
-    xs, ranks, svs, full = [], [], [], True
-    for a, bb in zip(As, Bs):
-        if min(m, n) == 0:
-            xs.append([[0.0] * k for _ in range(n)])
-            ranks.append(0)
-            svs.append([])
-            full = full and False
-            continue
-        U, S, Vh = Dn.svd(a, m, n, False, True)
-        cut = r * S[0]
-        rank = sum(1 for s in S if s > cut)
-        ranks.append(rank)
-        svs.append(S)
-        full = full and rank == min(m, n)
-        Ut_b = Dn.matmul(Dn.transpose(U, len(S)), bb)
-        for i, s in enumerate(S):
-            inv = 1.0 / s if s > cut else 0.0
-            Ut_b[i] = [v * inv for v in Ut_b[i]]
-        xs.append(Dn.matmul(Dn.transpose(Vh, n), Ut_b))
-    X = tensor(xs, batch + [n, k], self.dtype)
+    if min(m, n) == 0:
+        X = torch.zeros(batch + [n, k], dtype=self.dtype)
+        ranks, S, full = torch.zeros(batch, dtype=torch.int64), torch.empty(batch + [0], dtype=self.dtype), False
+    else:
+        # X = V diag(1/s) U^T B over the singular values above rcond * s_max (the device's SVD kernel)
+        U, S, Vh = D("_linalg_svd", A_, False, True, None)
+        keep = S > S.narrow(-1, 0, 1) * r
+        ranks = keep.sum(-1)
+        inv = torch.where(keep, 1.0 / S, torch.zeros((), dtype=S.dtype))
+        X = torch.matmul(Vh.mT, torch.matmul(U.mT, B_) * inv.unsqueeze(-1))
+        full = bool((ranks == min(m, n)).all())
     if vector:
         X = X.squeeze(-1)
-    rank_t = torch.tensor(ranks, dtype=torch.int64).reshape(batch) if drv != "gels" else torch.empty([0], dtype=torch.int64)
-    sv = tensor(svs, batch + [min(m, n)], self.dtype) if drv in ("gelsd", "gelss") else torch.empty([0], dtype=self.dtype)
+    rank_t = ranks.reshape(batch) if drv != "gels" else torch.empty([0], dtype=torch.int64)
+    sv = S if drv in ("gelsd", "gelss") else torch.empty([0], dtype=self.dtype)
     if m > n and full and drv != "gelsy":
         R = torch.matmul(A_, X.unsqueeze(-1) if vector else X) - B_
         residuals = (R * R).sum(-2)

@@ -1,6 +1,10 @@
-"""Linear-algebra decompositions and solvers (issue 4): the operators upstream computes with
-LAPACK, here computed in float64 by ops/dense.py one matrix at a time and rounded once to the
-input's dtype. The CompositeImplicitAutograd ones (linalg_svd, linalg_solve, det, ...) are
+"""Linear-algebra decompositions and solvers: the operators upstream computes with LAPACK.
+
+Cholesky, LU, the LU and triangular solves, eigh, SVD and QR are device kernels (the cpu
+backend's decomp.rs, on faer); here are their meta steps (checks, output shapes, allocation) and
+the operators composed from them (solve, inverse, determinants). The rest (geqrf,
+householder_product, cholesky_solve/inverse, lu_unpack) still computes in float64 by ops/dense.py
+one matrix at a time and rounds once to the input's dtype. The CompositeImplicitAutograd ones (linalg_svd, linalg_solve, det, ...) are
 composed as upstream composes them (aten/src/ATen/native/BatchLinearAlgebra.cpp,
 LinearAlgebra.cpp) so their parts record autograd nodes and a dispatch mode sees the same calls.
 """
@@ -90,19 +94,12 @@ def linalg_qr(A, mode="reduced"):
     _check_matrix(A, "linalg.qr")
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or 'complete'")
-    batch, m, n, ms = mats(A)
+    batch, (m, n) = list(A.shape[:-2]), A.shape[-2:]
     k = min(m, n)
-    qs, rs = [], []
-    for a in ms:
-        q, r = Dn.qr(a, m, n, mode)
-        qs.append(q)
-        rs.append(r)
-    rrows = m if mode == "complete" else k
-    R = tensor(rs, batch + [rrows, n], A.dtype)
-    if mode == "r":
-        Q = _torch().empty([0], dtype=A.dtype)
-    else:
-        Q = tensor(qs, batch + [m, m if mode == "complete" else k], A.dtype)
+    dt, dev = A.dtype, B.device_of(A)
+    R = B.empty(batch + [m if mode == "complete" else k, n], dt, dev)
+    Q = B.empty([0] if mode == "r" else batch + [m, m if mode == "complete" else k], dt, dev)
+    B.launch("linalg_qr", (A, mode), (Q, R))
     return ret((Q, R))
 
 
@@ -158,29 +155,16 @@ def _linalg_svd(A, full_matrices=False, compute_uv=True, driver=None):
 
     _check_float(A, "linalg.svd")
     _check_matrix(A, "linalg.svd")
-    batch, m, n, ms = mats(A)
+    batch, (m, n) = list(A.shape[:-2]), A.shape[-2:]
     k = min(m, n)
-    us, ss, vs = [], [], []
-    for a in ms:
-        if k == 0:
-            U, S, Vh = Dn.eye(m), [], Dn.eye(n)
-        elif compute_uv:
-            U, S, Vh = Dn.svd(a, m, n, full_matrices, True)
-        else:
-            U, S, Vh = None, Dn.svd(a, m, n, False, False), None
-        us.append(U)
-        ss.append(S)
-        vs.append(Vh)
-    S = tensor(ss, batch + [k], A.dtype)
-    if not compute_uv:
-        e = _torch().empty([0], dtype=A.dtype)
-        return ret((e, S, e.clone()))
-    ucols, vrows = (m, n) if full_matrices else (k, k)
-    if k == 0:
-        us = [[row[:ucols] for row in U] for U in us]
-        vs = [Vh[:vrows] for Vh in vs]
-    U = tensor(us, batch + [m, ucols], A.dtype)
-    Vh = tensor(vs, batch + [vrows, n], A.dtype)
+    dt, dev = A.dtype, B.device_of(A)
+    S = B.empty(batch + [k], dt, dev)
+    if compute_uv:
+        ucols, vrows = (m, n) if full_matrices else (k, k)
+        U, Vh = B.empty(batch + [m, ucols], dt, dev), B.empty(batch + [vrows, n], dt, dev)
+    else:
+        U, Vh = B.empty([0], dt, dev), B.empty([0], dt, dev)
+    B.launch("_linalg_svd", (A, full_matrices, compute_uv, driver), (U, S, Vh))
     return ret((U, S, Vh))
 
 
@@ -228,16 +212,11 @@ def _linalg_eigh(A, UPLO="L", compute_v=True):
     _check_matrix(A, "linalg.eigh", square=True)
     if UPLO not in ("L", "U", "l", "u"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
-    lower = UPLO in ("L", "l")
-    batch, n, _, ms = mats(A)
-    ws, vs = [], []
-    for a in ms:
-        sym = [[(a[i][j] if (i >= j) == lower else a[j][i]) for j in range(n)] for i in range(n)]
-        w, v = Dn.eigh(sym, n, compute_v)
-        ws.append(w)
-        vs.append(v)
-    W = tensor(ws, batch + [n], A.dtype)
-    V = tensor(vs, batch + [n, n], A.dtype) if compute_v else _torch().empty([0], dtype=A.dtype)
+    batch, n = list(A.shape[:-2]), A.shape[-1]
+    dt, dev = A.dtype, B.device_of(A)
+    W = B.empty(batch + [n], dt, dev)
+    V = B.empty(batch + [n, n] if compute_v else [0], dt, dev)
+    B.launch("_linalg_eigh", (A, UPLO.upper(), compute_v), (W, V))
     return ret((W, V))
 
 
@@ -255,31 +234,23 @@ def linalg_eigvalsh(A, UPLO="L"):
 
 # --- Cholesky -------------------------------------------------------------------------------------
 
-def _cholesky_factors(A, upper):
-    batch, n, _, ms = mats(A)
-    ls, infos = [], []
-    for a in ms:
-        src = a if not upper else [[a[j][i] for j in range(n)] for i in range(n)]  # upper reads the upper triangle
-        L, info = Dn.cholesky(src, n)
-        if upper:
-            L = [[L[j][i] for j in range(n)] for i in range(n)]
-        ls.append(L)
-        infos.append(info)
-    return batch, n, ls, infos
+def _cholesky(A, upper):
+    batch, n = list(A.shape[:-2]), A.shape[-1]
+    dev = B.device_of(A)
+    L, info = B.empty(batch + [n, n], A.dtype, dev), B.empty(batch, _torch().int32, dev)
+    B.launch("linalg_cholesky_ex", (A, upper, False), (L, info))
+    return L, info
 
 
 @impl("linalg_cholesky_ex")
 def linalg_cholesky_ex(self, upper=False, check_errors=False):
     from torch.return_types import linalg_cholesky_ex as ret
 
-    torch = _torch()
     _check_float(self, "linalg.cholesky")
     _check_matrix(self, "linalg.cholesky", square=True)
-    batch, n, ls, infos = _cholesky_factors(self, upper)
-    L = tensor(ls, batch + [n, n], self.dtype)
-    info = itensor(infos, batch, torch.int32)
+    L, info = _cholesky(self, upper)
     if check_errors:
-        _raise_cholesky(infos, "linalg.cholesky")
+        _raise_cholesky(info.reshape(-1).tolist(), "linalg.cholesky")
     return ret((L, info))
 
 
@@ -304,9 +275,9 @@ def linalg_cholesky(self, upper=False):
 def cholesky(self, upper=False):
     _check_float(self, "cholesky")
     _check_matrix(self, "cholesky", square=True)
-    batch, n, ls, infos = _cholesky_factors(self, upper)
-    _raise_cholesky(infos, "cholesky")
-    return tensor(ls, batch + [n, n], self.dtype)
+    L, info = _cholesky(self, upper)
+    _raise_cholesky(info.reshape(-1).tolist(), "cholesky")
+    return L
 
 
 def _batch_broadcast(a, b):
@@ -345,34 +316,41 @@ def cholesky_inverse(self, upper=False):
 
 # --- LU, solve, inverse, determinants -------------------------------------------------------------
 
+def _lu_factor(A):
+    """(LU, pivots, info) tensors of a stack of matrices: the device's LU kernel."""
+    torch = _torch()
+    batch, (m, n) = list(A.shape[:-2]), A.shape[-2:]
+    dev = B.device_of(A)
+    LU = B.empty(batch + [m, n], A.dtype, dev)
+    piv, info = B.empty(batch + [min(m, n)], torch.int32, dev), B.empty(batch, torch.int32, dev)
+    B.launch("linalg_lu_factor_ex", (A, True, False), (LU, piv, info))
+    return LU, piv, info
+
+
 def _lu_all(A):
-    batch, m, n, ms = mats(A)
-    lus, pivs, infos = [], [], []
-    for a in ms:
-        lu_, piv, info = Dn.lu(a, m, n)
-        lus.append(lu_)
-        pivs.append(piv)
-        infos.append(info)
-    return batch, m, n, lus, pivs, infos
+    """As _lu_factor, with the factors as lists (for the operators still computed from lists)."""
+    batch, (m, n) = list(A.shape[:-2]), A.shape[-2:]
+    LU, piv, info = _lu_factor(A)
+    nb, k = _prod(batch), min(m, n)
+    lus = LU.reshape(nb, m, n).to(_torch().float64).tolist() if nb and m and n else [[[] for _ in range(m)] for _ in range(nb)]
+    pivs = piv.reshape(nb, k).tolist() if nb and k else [[] for _ in range(nb)]
+    return batch, m, n, lus, pivs, info.reshape(-1).tolist()
 
 
 @impl("linalg_lu_factor_ex")
 def linalg_lu_factor_ex(A, pivot=True, check_errors=False):
     from torch.return_types import linalg_lu_factor_ex as ret
 
-    torch = _torch()
     _check_float(A, "torch.lu_factor")
     if A.dim() < 2:
         raise RuntimeError("torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: "
                            f"{list(A.shape)} instead")
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
-    batch, m, n, lus, pivs, infos = _lu_all(A)
-    k = min(m, n)
-    out = ret((tensor(lus, batch + [m, n], A.dtype), itensor(pivs, batch + [k], torch.int32), itensor(infos, batch, torch.int32)))
+    LU, piv, info = _lu_factor(A)
     if check_errors:
-        _raise_singular(infos, "torch.linalg.lu_factor_ex")
-    return out
+        _raise_singular(info.reshape(-1).tolist(), "torch.linalg.lu_factor_ex")
+    return ret((LU, piv, info))
 
 
 @impl("linalg_lu_factor")
@@ -452,11 +430,20 @@ def _is_vector_rhs(A, Bt):
     return Bt.dim() == 1 or (A.dim() - 1 == Bt.dim() and list(Bt.shape) == list(A.shape[:-1]))
 
 
+def _lu_solve_left(LU, piv, Bm, info):
+    """X with A X = B from A's LU factors (batch shapes equal); NaN where A is singular."""
+    torch = _torch()
+    X = B.empty(list(Bm.shape), LU.dtype, B.device_of(LU))
+    B.launch("linalg_lu_solve", (LU, piv, Bm, True, False), (X,))
+    if info.numel() and bool((info != 0).any()):
+        X = torch.where((info != 0)[..., None, None], torch.full((), math.nan, dtype=X.dtype, device=X.device), X)
+    return X
+
+
 @impl("_linalg_solve_ex")
 def _linalg_solve_ex(A, Bm, left=True, check_errors=False):
     from torch.return_types import _linalg_solve_ex as ret
 
-    torch = _torch()
     _check_float(A, "linalg.solve")
     _check_matrix(A, "linalg.solve", square=True)
     if A.dtype != Bm.dtype:
@@ -468,24 +455,15 @@ def _linalg_solve_ex(A, Bm, left=True, check_errors=False):
     A_, B_, batch = _batch_broadcast(A, Bmat)
     if not left:
         A_ = A_.mT
-    _, n, _, As = mats(A_)
-    _, _, k, Bs = mats(B_)
-    xs, lus, pivs, infos = [], [], [], []
-    for a, b in zip(As, Bs):
-        lu_, piv, info = Dn.lu(a, n, n)
-        lus.append(lu_)
-        pivs.append(piv)
-        infos.append(info)
-        xs.append(Dn.lu_solve(lu_, piv, b) if info == 0 else [[math.nan] * k for _ in range(n)])
-    X = tensor(xs, batch + [n, k], A.dtype)
+    LU, piv, info = _lu_factor(A_)
+    X = _lu_solve_left(LU, piv, B_, info)
     if not left:
         X = X.mT
     if vector:
         X = X.squeeze(-1)
     if check_errors:
-        _raise_singular(infos, "torch.linalg.solve_ex")
-    return ret((X.contiguous(), tensor(lus, batch + [n, n], A.dtype), itensor(pivs, batch + [n], torch.int32),
-                itensor(infos, batch, torch.int32)))
+        _raise_singular(info.reshape(-1).tolist(), "torch.linalg.solve_ex")
+    return ret((X.contiguous(), LU, piv, info))
 
 
 @impl("linalg_solve_ex")
@@ -499,7 +477,11 @@ def linalg_solve_ex(A, Bm, left=True, check_errors=False):
 @impl("linalg_solve")
 def linalg_solve(A, Bm, left=True):
     r = D("_linalg_solve_ex", A, Bm, left, False)
-    _raise_singular(r[3].reshape(-1).tolist(), "torch.linalg.solve")
+    infos = r[3].reshape(-1).tolist()
+    for b, i in enumerate(infos):
+        if i > 0:  # upstream's message for solve (linalg_solve in BatchLinearAlgebra.cpp)
+            where = f"(Batch element {b}): " if len(infos) > 1 else ""
+            raise _torch().linalg.LinAlgError(f"torch.linalg.solve: {where}The solver failed because the input matrix is singular.")
     return r[0]
 
 
@@ -510,15 +492,13 @@ def linalg_inv_ex(A, check_errors=False):
     torch = _torch()
     _check_float(A, "linalg.inv")
     _check_matrix(A, "linalg.inv", square=True)
-    batch, n, _, As = mats(A)
-    out, infos = [], []
-    for a in As:
-        lu_, piv, info = Dn.lu(a, n, n)
-        infos.append(info)
-        out.append(Dn.lu_solve(lu_, piv, Dn.eye(n)) if info == 0 else [[math.nan] * n for _ in range(n)])
+    n = A.shape[-1]
+    LU, piv, info = _lu_factor(A)
+    eye = torch.eye(n, dtype=A.dtype, device=A.device).expand(list(A.shape))
+    inv = _lu_solve_left(LU, piv, eye, info)
     if check_errors:
-        _raise_singular(infos, "linalg.inv")
-    return ret((tensor(out, batch + [n, n], A.dtype), itensor(infos, batch, torch.int32)))
+        _raise_singular(info.reshape(-1).tolist(), "linalg.inv")
+    return ret((inv, info))
 
 
 @impl("linalg_inv")
@@ -533,29 +513,29 @@ def inverse(self):
     return D("linalg_inv", self)
 
 
-def _det_of(lu_, piv):
-    d = 1.0
-    for i in range(len(lu_)):
-        d *= lu_[i][i]
-        if piv[i] != i + 1:
-            d = -d
-    return d
+def _pivot_sign(piv, dtype):
+    """(-1) ** (number of row interchanges) per matrix (upstream's lu_det_P)."""
+    torch = _torch()
+    n = piv.shape[-1]
+    swaps = (piv != torch.arange(1, n + 1, dtype=piv.dtype, device=piv.device)).sum(-1)
+    return (1 - 2 * (swaps % 2)).to(dtype)
 
 
 @impl("_linalg_det")
 def _linalg_det(A):
     from torch.return_types import _linalg_det as ret
 
-    batch, lus, pivs, LU, P = _square_lu(A, "linalg.det")
-    return ret((tensor([_det_of(lu_, piv) for lu_, piv in zip(lus, pivs)], batch, A.dtype), LU, P))
+    LU, piv = _square_lu(A, "linalg.det")
+    det = LU.diagonal(0, -2, -1).prod(-1) * _pivot_sign(piv, A.dtype)
+    return ret((det, LU, piv))
 
 
 def _square_lu(A, name):
-    """(batch, LU lists, pivot lists, LU tensor, pivots tensor) of a stack of square matrices."""
+    """(LU, pivots) tensors of a stack of square matrices."""
     _check_float(A, name)
     _check_matrix(A, name, square=True)
-    batch, n, _, lus, pivs, _ = _lu_all(A)
-    return batch, lus, pivs, tensor(lus, batch + [n, n], A.dtype), itensor(pivs, batch + [n], _torch().int32)
+    LU, piv, _ = _lu_factor(A)
+    return LU, piv
 
 
 @impl("linalg_det")
@@ -572,23 +552,12 @@ def det(self):
 def _linalg_slogdet(A):
     from torch.return_types import _linalg_slogdet as ret
 
-    batch, lus, pivs, LU, P = _square_lu(A, "linalg.slogdet")
-    signs, logs = [], []
-    for lu_, piv in zip(lus, pivs):
-        s, la = 1.0, 0.0
-        for i in range(len(lu_)):
-            d = lu_[i][i]
-            if d == 0.0:
-                s, la = 0.0, -math.inf
-                break
-            la += math.log(abs(d))
-            if d < 0:
-                s = -s
-            if piv[i] != i + 1:
-                s = -s
-        signs.append(s)
-        logs.append(la)
-    return ret((tensor(signs, batch, A.dtype), tensor(logs, batch, A.dtype), LU, P))
+    # upstream's composition (BatchLinearAlgebra.cpp): sign from the diagonal's signs and the
+    # pivots, log|det| as the sum of the diagonal's log magnitudes
+    LU, piv = _square_lu(A, "linalg.slogdet")
+    diag = LU.diagonal(0, -2, -1)
+    sign = diag.sgn().prod(-1) * _pivot_sign(piv, A.dtype)
+    return ret((sign, diag.abs().log().sum(-1), LU, piv))
 
 
 @impl("linalg_slogdet")
@@ -618,12 +587,10 @@ def logdet(self):
 # --- triangular solves ----------------------------------------------------------------------------
 
 def _tri_solve(A_, B_, upper, unit, batch):
-    _, n, _, As = mats(A_)
-    _, _, k, Bs = mats(B_)
-    out = []
-    for a, b in zip(As, Bs):
-        out.append(Dn.solve_upper(a, b, unit) if upper else Dn.solve_lower(a, b, unit))
-    return out, n, k
+    """X with A X = B, A triangular (batch shapes equal): the device's kernel."""
+    X = B.empty(batch + list(B_.shape[-2:]), B_.dtype, B.device_of(B_))
+    B.launch("linalg_solve_triangular", (A_, B_, upper, True, unit), (X,))
+    return X
 
 
 @impl("linalg_solve_triangular")
@@ -635,8 +602,7 @@ def linalg_solve_triangular(self, B, upper, left=True, unitriangular=False):
         X = linalg_solve_triangular(A.mT, B.mT, not upper, True, unitriangular)
         return X.mT.contiguous()
     A_, B_, batch = _batch_broadcast(A, B)
-    out, n, k = _tri_solve(A_, B_, upper, unitriangular, batch)
-    return tensor(out, batch + [n, k], self.dtype)
+    return _tri_solve(A_, B_, upper, unitriangular, batch)
 
 
 @impl("triangular_solve")
@@ -648,8 +614,7 @@ def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
         raise RuntimeError(f"torch.triangular_solve: Expected b to have at least 2 dimensions, but it has {self.dim()} dimensions instead")
     B_, A_, batch = _batch_broadcast(self, A)
     Ause = A_.mT if transpose else A_
-    out, n, k = _tri_solve(Ause, B_, upper != transpose, unitriangular, batch)
-    return ret((tensor(out, batch + [n, k], self.dtype), A_.clone()))
+    return ret((_tri_solve(Ause, B_, upper != transpose, unitriangular, batch), A_.clone()))
 
 
 @impl("linalg_lu_solve")

@@ -1,0 +1,554 @@
+//! Matrix decompositions and solves on faer: Cholesky, LU with partial pivoting, triangular and
+//! LU solves, the symmetric eigenproblem, SVD and QR, for batches of float32/float64 matrices.
+//!
+//! Upstream calls LAPACK (MKL or OpenBLAS); faer is a pure-Rust library of LAPACK's class, so we
+//! use it rather than hand-written loops. Every matrix is computed in float64 and rounded once to
+//! the output's dtype (float32 results are then closer to the exact answer than LAPACK's float32
+//! routines; the agreement tests hold them to upstream's float32 spread). Conventions follow
+//! LAPACK where upstream's results depend on them:
+//!
+//! * LU pivots are LAPACK's `ipiv` (1-based row interchanges, applied in order), `info` the first
+//!   zero pivot (1-based), the factorisation carried past it as `getrf` does;
+//! * Cholesky's `info` is the order of the first leading minor that is not positive definite,
+//!   the factor computed up to it (as `potrf`);
+//! * QR's Householder reflectors are LAPACK's (`R`'s diagonal is `-sign(alpha) * norm`);
+//! * eigen and singular vectors, which LAPACK leaves free up to sign, are normalised so the entry
+//!   of largest magnitude in each column of the eigenvectors (of `U` for SVD, `V` following) is
+//!   positive — the convention the core's tests compare by.
+
+use faer::{Mat, MatRef, Side};
+use torchnative_abi::TnDtype;
+
+use crate::kernel::{Call, KResult, Tensor};
+use crate::{bail, kernels};
+
+kernels! {
+    k_cholesky_ex = "aten::linalg_cholesky_ex" => |c| cholesky_ex(c);
+    k_lu_factor_ex = "aten::linalg_lu_factor_ex" => |c| lu_factor_ex(c);
+    k_lu_solve = "aten::linalg_lu_solve" => |c| lu_solve(c);
+    k_solve_triangular = "aten::linalg_solve_triangular" => |c| solve_triangular(c);
+    k_eigh = "aten::_linalg_eigh" => |c| eigh(c);
+    k_svd = "aten::_linalg_svd" => |c| svd(c);
+    k_qr = "aten::linalg_qr" => |c| qr(c);
+}
+
+/// The matrices of a `[..., rows, cols]` tensor of any strides: element offsets of each batch
+/// element (batch dimensions in row-major order).
+struct Batch<'t> {
+    t: &'t Tensor<'t>,
+    offsets: Vec<isize>,
+    rows: usize,
+    cols: usize,
+}
+
+impl<'t> Batch<'t> {
+    fn of(t: &'t Tensor<'t>, what: &str) -> KResult<Batch<'t>> {
+        let nd = t.ndim();
+        if nd < 2 {
+            bail!(
+                runtime,
+                "{what}: expected a tensor with 2 or more dimensions"
+            );
+        }
+        if !matches!(t.dtype, TnDtype::Float32 | TnDtype::Float64) {
+            bail!(
+                not_implemented,
+                "{what}: the cpu backend's decompositions take float32 and float64, got {:?}",
+                t.dtype
+            );
+        }
+        let mut offsets = vec![0isize];
+        for d in 0..nd - 2 {
+            let (n, s) = (t.size(d), t.stride(d));
+            offsets = offsets
+                .iter()
+                .flat_map(|&o| (0..n).map(move |i| o + i as isize * s))
+                .collect();
+        }
+        Ok(Batch {
+            t,
+            offsets,
+            rows: t.size(nd - 2),
+            cols: t.size(nd - 1),
+        })
+    }
+
+    fn len(&self) -> usize {
+        self.offsets.len()
+    }
+
+    fn at(&self, b: usize, i: usize, j: usize) -> isize {
+        let nd = self.t.ndim();
+        self.offsets[b] + i as isize * self.t.stride(nd - 2) + j as isize * self.t.stride(nd - 1)
+    }
+
+    /// Matrix `b` widened to float64.
+    fn read(&self, b: usize) -> Mat<f64> {
+        // SAFETY: offsets come from the view's own sizes and strides.
+        Mat::from_fn(self.rows, self.cols, |i, j| unsafe {
+            match self.t.dtype {
+                TnDtype::Float32 => self.t.read::<f32>(self.at(b, i, j)) as f64,
+                _ => self.t.read::<f64>(self.at(b, i, j)),
+            }
+        })
+    }
+
+    /// Writes `m` (rounded to the tensor's dtype) into matrix `b`.
+    fn write(&self, b: usize, m: MatRef<'_, f64>) {
+        for j in 0..self.cols {
+            for i in 0..self.rows {
+                let v = m[(i, j)];
+                // SAFETY: as `read`; outputs are tensors the core allocated for this call.
+                unsafe {
+                    match self.t.dtype {
+                        TnDtype::Float32 => self.t.write::<f32>(self.at(b, i, j), v as f32),
+                        _ => self.t.write::<f64>(self.at(b, i, j), v),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A float output vector per batch element (`[..., n]`), or an int32 one.
+fn write_vec(t: &Tensor, b: usize, values: impl Iterator<Item = f64>) {
+    let nd = t.ndim();
+    let len = t.size(nd - 1);
+    let batch_off = batch_offset(t, nd - 1, b);
+    for (i, v) in values.take(len).enumerate() {
+        let off = batch_off + i as isize * t.stride(nd - 1);
+        // SAFETY: within the output the core allocated.
+        unsafe {
+            match t.dtype {
+                TnDtype::Float32 => t.write::<f32>(off, v as f32),
+                TnDtype::Int32 => t.write::<i32>(off, v as i32),
+                _ => t.write::<f64>(off, v),
+            }
+        }
+    }
+}
+
+/// Element offset of batch element `b` over the first `nbatch` dimensions (row-major).
+fn batch_offset(t: &Tensor, nbatch: usize, mut b: usize) -> isize {
+    let mut off = 0isize;
+    for d in (0..nbatch).rev() {
+        let n = t.size(d).max(1);
+        off += (b % n) as isize * t.stride(d);
+        b /= n;
+    }
+    off
+}
+
+fn write_int(t: &Tensor, b: usize, v: i32) {
+    let off = batch_offset(t, t.ndim(), b);
+    // SAFETY: an int32 output with one element per batch element.
+    unsafe { t.write::<i32>(off, v) }
+}
+
+// --- Cholesky -----------------------------------------------------------------------------------
+
+/// `linalg_cholesky_ex(A, upper, check_errors) -> (L, info)`; the core raises for `check_errors`.
+fn cholesky_ex(c: &mut Call) -> KResult {
+    let a = c.tensor(0)?;
+    let upper = c.bool(1)?;
+    let (l_out, info) = (c.out(0)?, c.out(1)?);
+    let src = Batch::of(&a, "linalg.cholesky")?;
+    let dst = Batch::of(&l_out, "linalg.cholesky")?;
+    let n = src.rows;
+    for b in 0..src.len() {
+        let m = src.read(b);
+        // the triangle LAPACK reads, mirrored into a full lower one
+        let sym = Mat::from_fn(n, n, |i, j| {
+            let (i, j) = if i >= j { (i, j) } else { (j, i) };
+            if upper {
+                m[(j, i)]
+            } else {
+                m[(i, j)]
+            }
+        });
+        let (l, code) = match sym.llt(Side::Lower) {
+            Ok(f) => (f.L().to_owned(), 0),
+            Err(_) => unblocked_cholesky(&sym),
+        };
+        let l = Mat::from_fn(n, n, |i, j| if i >= j { l[(i, j)] } else { 0.0 });
+        if upper {
+            dst.write(b, l.transpose());
+        } else {
+            dst.write(b, l.as_ref());
+        }
+        write_int(&info, b, code);
+    }
+    Ok(())
+}
+
+/// The factor up to the first leading minor that is not positive definite, and its order (as
+/// `potrf` leaves them); only reached when faer reports a failure.
+fn unblocked_cholesky(a: &Mat<f64>) -> (Mat<f64>, i32) {
+    let n = a.nrows();
+    let mut l = Mat::<f64>::zeros(n, n);
+    for j in 0..n {
+        let d = a[(j, j)] - (0..j).map(|k| l[(j, k)] * l[(j, k)]).sum::<f64>();
+        if !(d > 0.0) {
+            return (l, j as i32 + 1);
+        }
+        l[(j, j)] = d.sqrt();
+        for i in j + 1..n {
+            let s = a[(i, j)] - (0..j).map(|k| l[(i, k)] * l[(j, k)]).sum::<f64>();
+            l[(i, j)] = s / l[(j, j)];
+        }
+    }
+    (l, 0)
+}
+
+// --- LU -----------------------------------------------------------------------------------------
+
+/// LAPACK's `ipiv` (1-based interchanges) from the row permutation of `P A = L U`, and the
+/// packed factors.
+fn lu_of(a: &Mat<f64>) -> (Mat<f64>, Vec<i32>, i32) {
+    let (m, n) = (a.nrows(), a.ncols());
+    let k = m.min(n);
+    if k == 0 {
+        return (a.clone(), vec![], 0);
+    }
+    let f = a.partial_piv_lu();
+    if (0..k).any(|i| !(f.U()[(i, i)] != 0.0)) {
+        // a zero (or NaN) pivot: faer divides by it, getrf skips the column's scaling
+        return unblocked_lu(a);
+    }
+    let (l, u) = (f.L(), f.U());
+    let packed = Mat::from_fn(m, n, |i, j| if i > j { l[(i, j)] } else { u[(i, j)] });
+    let (forward, _) = f.P().arrays();
+    // forward[i] = the original row now at position i; replay it as successive swaps
+    let mut at: Vec<usize> = (0..m).collect(); // at[pos] = original row at pos
+    let mut pos_of: Vec<usize> = (0..m).collect(); // pos_of[row] = its position
+    let mut ipiv = Vec::with_capacity(k);
+    for i in 0..k {
+        let row = forward[i];
+        let p = pos_of[row];
+        ipiv.push(p as i32 + 1);
+        let other = at[i];
+        at.swap(i, p);
+        pos_of[row] = i;
+        pos_of[other] = p;
+    }
+    let info = (0..k)
+        .find(|&i| packed[(i, i)] == 0.0)
+        .map_or(0, |i| i as i32 + 1);
+    (packed, ipiv, info)
+}
+
+/// LAPACK's unblocked `getf2`: partial pivoting on the first row of largest magnitude, a zero
+/// pivot's column left unscaled and the factorisation carried on; only for singular matrices.
+fn unblocked_lu(a: &Mat<f64>) -> (Mat<f64>, Vec<i32>, i32) {
+    let (m, n) = (a.nrows(), a.ncols());
+    let mut lu = a.clone();
+    let (mut ipiv, mut info) = (Vec::with_capacity(m.min(n)), 0);
+    for j in 0..m.min(n) {
+        let mut p = j;
+        for i in j + 1..m {
+            if lu[(i, j)].abs() > lu[(p, j)].abs() {
+                p = i;
+            }
+        }
+        ipiv.push(p as i32 + 1);
+        if lu[(p, j)] != 0.0 {
+            if p != j {
+                for c in 0..n {
+                    let t = lu[(p, c)];
+                    lu[(p, c)] = lu[(j, c)];
+                    lu[(j, c)] = t;
+                }
+            }
+            let inv = 1.0 / lu[(j, j)];
+            for i in j + 1..m {
+                lu[(i, j)] *= inv;
+            }
+        } else if info == 0 {
+            info = j as i32 + 1;
+        }
+        for i in j + 1..m {
+            let f = lu[(i, j)];
+            if f != 0.0 {
+                for c in j + 1..n {
+                    lu[(i, c)] -= f * lu[(j, c)];
+                }
+            }
+        }
+    }
+    (lu, ipiv, info)
+}
+
+/// `linalg_lu_factor_ex(A, pivot, check_errors) -> (LU, pivots, info)`.
+fn lu_factor_ex(c: &mut Call) -> KResult {
+    let a = c.tensor(0)?;
+    if !c.bool(1)? {
+        bail!(
+            runtime,
+            "linalg.lu_factor: LU without pivoting is not implemented on the CPU"
+        );
+    }
+    let (lu, piv, info) = (c.out(0)?, c.out(1)?, c.out(2)?);
+    let src = Batch::of(&a, "linalg.lu_factor")?;
+    let dst = Batch::of(&lu, "linalg.lu_factor")?;
+    let nb = piv.ndim() - 1;
+    for b in 0..src.len() {
+        let (packed, ipiv, code) = lu_of(&src.read(b));
+        dst.write(b, packed.as_ref());
+        let off = batch_offset(&piv, nb, b);
+        for (i, p) in ipiv.iter().enumerate() {
+            // SAFETY: pivots is [..., min(m, n)] int32.
+            unsafe { piv.write::<i32>(off + i as isize * piv.stride(nb), *p) };
+        }
+        write_int(&info, b, code);
+    }
+    Ok(())
+}
+
+/// Solves `L U X = P^T B` in place for one matrix (LAPACK's `getrs`, no transpose).
+fn lu_solve_one(lu: &Mat<f64>, ipiv: &[i32], x: &mut Mat<f64>) {
+    for (i, &p) in ipiv.iter().enumerate() {
+        let p = p as usize - 1;
+        if p != i {
+            for c in 0..x.ncols() {
+                let t = x[(i, c)];
+                x[(i, c)] = x[(p, c)];
+                x[(p, c)] = t;
+            }
+        }
+    }
+    triangular_in_place(lu, x, false, true);
+    triangular_in_place(lu, x, true, false);
+}
+
+/// Forward (lower) or back (upper) substitution, reading only that triangle of `a`.
+fn triangular_in_place(a: &Mat<f64>, x: &mut Mat<f64>, upper: bool, unit: bool) {
+    let n = a.nrows();
+    for c in 0..x.ncols() {
+        if upper {
+            for i in (0..n).rev() {
+                let s = x[(i, c)] - (i + 1..n).map(|k| a[(i, k)] * x[(k, c)]).sum::<f64>();
+                x[(i, c)] = if unit { s } else { s / a[(i, i)] };
+            }
+        } else {
+            for i in 0..n {
+                let s = x[(i, c)] - (0..i).map(|k| a[(i, k)] * x[(k, c)]).sum::<f64>();
+                x[(i, c)] = if unit { s } else { s / a[(i, i)] };
+            }
+        }
+    }
+}
+
+/// `linalg_lu_solve(LU, pivots, B, left, adjoint)`: the kernel for `left` without `adjoint`
+/// (the core composes the others); `LU`, `pivots` and `B` arrive broadcast to one batch shape.
+fn lu_solve(c: &mut Call) -> KResult {
+    let (lu_t, piv, b_t) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
+    if !c.bool(3)? || c.bool(4)? {
+        bail!(
+            not_implemented,
+            "linalg_lu_solve: the cpu kernel solves A X = B (left, no adjoint)"
+        );
+    }
+    let out = c.out(0)?;
+    let (lus, bs, xs) = (
+        Batch::of(&lu_t, "linalg.lu_solve")?,
+        Batch::of(&b_t, "linalg.lu_solve")?,
+        Batch::of(&out, "linalg.lu_solve")?,
+    );
+    let nb = piv.ndim() - 1;
+    for b in 0..xs.len() {
+        let off = batch_offset(&piv, nb, b);
+        // SAFETY: pivots is [..., n] int32 with the same batch shape.
+        let ipiv: Vec<i32> = (0..piv.size(nb))
+            .map(|i| unsafe { piv.read::<i32>(off + i as isize * piv.stride(nb)) })
+            .collect();
+        let mut x = bs.read(b);
+        lu_solve_one(&lus.read(b), &ipiv, &mut x);
+        xs.write(b, x.as_ref());
+    }
+    Ok(())
+}
+
+/// `linalg_solve_triangular(A, B, upper, left, unitriangular)` for `left` (the core transposes
+/// the others); `A` and `B` arrive broadcast to one batch shape.
+fn solve_triangular(c: &mut Call) -> KResult {
+    let (a, bm) = (c.tensor(0)?, c.tensor(1)?);
+    let (upper, left, unit) = (c.bool(2)?, c.bool(3)?, c.bool(4)?);
+    if !left {
+        bail!(
+            not_implemented,
+            "linalg_solve_triangular: the cpu kernel solves A X = B (left)"
+        );
+    }
+    let out = c.out(0)?;
+    let (as_, bs, xs) = (
+        Batch::of(&a, "linalg.solve_triangular")?,
+        Batch::of(&bm, "linalg.solve_triangular")?,
+        Batch::of(&out, "linalg.solve_triangular")?,
+    );
+    for b in 0..xs.len() {
+        let mut x = bs.read(b);
+        triangular_in_place(&as_.read(b), &mut x, upper, unit);
+        xs.write(b, x.as_ref());
+    }
+    Ok(())
+}
+
+// --- eigh, SVD, QR --------------------------------------------------------------------------------
+
+/// Negates every column whose entry of largest magnitude (the first such) is negative; applies
+/// the same negation to the matching column of `follow`.
+fn normalise_signs(m: &mut Mat<f64>, cols: usize, mut follow: Option<&mut Mat<f64>>) {
+    for j in 0..cols {
+        let (mut best, mut neg) = (-1.0f64, false);
+        for i in 0..m.nrows() {
+            let v = m[(i, j)];
+            if v.abs() > best {
+                best = v.abs();
+                neg = v < 0.0;
+            }
+        }
+        if neg {
+            for i in 0..m.nrows() {
+                m[(i, j)] = -m[(i, j)];
+            }
+            if let Some(f) = follow.as_deref_mut() {
+                for i in 0..f.nrows() {
+                    f[(i, j)] = -f[(i, j)];
+                }
+            }
+        }
+    }
+}
+
+/// `_linalg_eigh(A, UPLO, compute_v) -> (eigenvalues, eigenvectors)`: ascending eigenvalues.
+fn eigh(c: &mut Call) -> KResult {
+    let a = c.tensor(0)?;
+    let lower = c.str(1)? != "U";
+    let compute_v = c.bool(2)?;
+    let (w_out, v_out) = (c.out(0)?, c.out(1)?);
+    let src = Batch::of(&a, "linalg.eigh")?;
+    let dst = if compute_v {
+        Some(Batch::of(&v_out, "linalg.eigh")?)
+    } else {
+        None
+    };
+    let n = src.rows;
+    for b in 0..src.len() {
+        let m = src.read(b);
+        let side = if lower { Side::Lower } else { Side::Upper };
+        match &dst {
+            Some(dst) => {
+                let e = m
+                    .self_adjoint_eigen(side)
+                    .map_err(|e| crate::kernel::runtime(format!("linalg.eigh: {e:?}")))?;
+                write_vec(&w_out, b, (0..n).map(|i| e.S()[i]));
+                let mut u = e.U().to_owned();
+                normalise_signs(&mut u, n, None);
+                dst.write(b, u.as_ref());
+            }
+            None => {
+                let w = m
+                    .self_adjoint_eigenvalues(side)
+                    .map_err(|e| crate::kernel::runtime(format!("linalg.eigvalsh: {e:?}")))?;
+                write_vec(&w_out, b, w.into_iter());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `_linalg_svd(A, full_matrices, compute_uv, driver) -> (U, S, Vh)`: descending singular values.
+fn svd(c: &mut Call) -> KResult {
+    let a = c.tensor(0)?;
+    let full = c.bool(1)?;
+    let compute_uv = c.bool(2)?;
+    let (u_out, s_out, vh_out) = (c.out(0)?, c.out(1)?, c.out(2)?);
+    let src = Batch::of(&a, "linalg.svd")?;
+    let (m, n) = (src.rows, src.cols);
+    let k = m.min(n);
+    let dsts = if compute_uv {
+        Some((
+            Batch::of(&u_out, "linalg.svd")?,
+            Batch::of(&vh_out, "linalg.svd")?,
+        ))
+    } else {
+        None
+    };
+    for b in 0..src.len() {
+        let mat = src.read(b);
+        if k == 0 {
+            if let Some((du, dv)) = &dsts {
+                // an empty matrix: U and Vh are identities of their (possibly non-zero) sizes
+                du.write(b, Mat::<f64>::identity(du.rows, du.cols).as_ref());
+                dv.write(b, Mat::<f64>::identity(dv.rows, dv.cols).as_ref());
+            }
+            continue;
+        }
+        let Some((du, dv)) = &dsts else {
+            let s = mat
+                .singular_values()
+                .map_err(|e| crate::kernel::runtime(format!("linalg.svd: {e:?}")))?;
+            write_vec(&s_out, b, s.into_iter());
+            continue;
+        };
+        let f = if full { mat.svd() } else { mat.thin_svd() }
+            .map_err(|e| crate::kernel::runtime(format!("linalg.svd: {e:?}")))?;
+        let s: Vec<f64> = (0..k).map(|i| f.S()[i]).collect();
+        let mut u = f.U().to_owned();
+        let mut v = f.V().to_owned();
+        // only columns with a non-negligible singular value carry a defined direction
+        let tiny = s[0] * m.max(n) as f64 * f64::EPSILON;
+        let good = s.iter().take_while(|&&x| x > tiny && x > 0.0).count();
+        normalise_signs(&mut u, good, Some(&mut v));
+        write_vec(&s_out, b, s.into_iter());
+        du.write(b, u.as_ref());
+        dv.write(b, v.transpose());
+    }
+    Ok(())
+}
+
+/// `linalg_qr(A, mode) -> (Q, R)`; `mode` is "reduced", "complete" or "r" (Q empty).
+fn qr(c: &mut Call) -> KResult {
+    let a = c.tensor(0)?;
+    let mode = c.str(1)?.to_string();
+    let (q_out, r_out) = (c.out(0)?, c.out(1)?);
+    let src = Batch::of(&a, "linalg.qr")?;
+    let dr = Batch::of(&r_out, "linalg.qr")?;
+    let dq = if mode == "r" {
+        None
+    } else {
+        Some(Batch::of(&q_out, "linalg.qr")?)
+    };
+    let (m, n) = (src.rows, src.cols);
+    for b in 0..src.len() {
+        let mat = src.read(b);
+        if m == 0 || n == 0 {
+            dr.write(b, Mat::<f64>::zeros(dr.rows, dr.cols).as_ref());
+            if let Some(dq) = &dq {
+                dq.write(b, Mat::<f64>::identity(dq.rows, dq.cols).as_ref());
+            }
+            continue;
+        }
+        let f = mat.qr();
+        // faer's R is min(m, n) x n; "complete" wants m x n, zero below
+        let r = f.thin_R();
+        dr.write(
+            b,
+            Mat::from_fn(
+                dr.rows,
+                n,
+                |i, j| if i < r.nrows() { r[(i, j)] } else { 0.0 },
+            )
+            .as_ref(),
+        );
+        if let Some(dq) = &dq {
+            let q = if mode == "complete" {
+                f.compute_Q()
+            } else {
+                f.compute_thin_Q()
+            };
+            dq.write(b, q.as_ref());
+        }
+    }
+    Ok(())
+}
