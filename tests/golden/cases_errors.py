@@ -280,3 +280,18 @@ def wrong_argument_type():
 @case
 def unexpected_keyword():
     return torch.ones(2).add(torch.ones(2), beta=2)
+
+
+@case
+def arange_int64_step_truncates_to_zero():
+    return torch.arange(0.5, 3.7, 0.5, dtype=torch.int64)  # ValueError upstream
+
+
+@case
+def arange_bool():
+    return torch.arange(3, dtype=torch.bool)
+
+
+@case
+def arange_bounds_inconsistent_before_truncation():
+    return torch.arange(0.5, 0.2, 0.5, dtype=torch.int64)

@@ -117,6 +117,15 @@ def arange_dtype_inference():
 
 
 @exact
+def arange_integer_dtype_float_bounds():
+    # int64 truncates bounds and step before sizing (upstream's int64 branch of arange_out); the
+    # other integer dtypes size from the bounds as given and step by the truncated step
+    return (torch.arange(0, 10.0, 2.5, dtype=torch.int64), torch.arange(0.2, 5.9, 1.5, dtype=torch.int64),
+            torch.arange(0, 10.0, 2.5, dtype=torch.int32), torch.arange(-1.5, 2.0, 0.7, dtype=torch.int32),
+            torch.arange(-1.5, 2.0, 0.7, dtype=torch.uint8), torch.arange(0.9, 0.2, -1.5, dtype=torch.int64))
+
+
+@exact
 def arange_empty():
     return torch.arange(5, 5), torch.arange(0, -3, -1)
 

@@ -170,3 +170,17 @@ def index_with_0dim_tensor():
 def empty_index():
     x = torch.arange(6).view(2, 3)
     return x[torch.tensor([], dtype=torch.long)].shape, x[1:1].shape, x[x > 100]
+
+
+@case
+def masked_select_zero_dim():
+    x = torch.tensor(3.0)
+    return (torch.masked_select(x, torch.tensor(True)), torch.masked_select(x, torch.tensor(False)),
+            torch.masked_select(x, torch.tensor([True, False, True])))
+
+
+@case
+def gather_empty_index_of_any_integer_dtype():
+    # upstream checks the index dtype only when there is something to gather
+    src = torch.ones(3, 4)
+    return tuple(torch.gather(src, 1, torch.zeros(0, 2, dtype=dt)).shape for dt in (torch.int16, torch.uint8, torch.int8))

@@ -161,7 +161,7 @@ def _on_meta(C, op, composite, full):
         with torch.no_grad():
             meta = composite(*[twin(a) for a in full])
     except (NotImplementedError, RuntimeError) as e:
-        # A composite whose parts compute on the host (the linear-algebra decompositions today)
+        # A composite whose parts compute on the host (special functions such as polygamma today)
         # has no meta step yet: the decomposition runs, and the backend author is told why.
         if op not in _NO_META:
             _NO_META.add(op)

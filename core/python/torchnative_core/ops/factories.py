@@ -144,15 +144,25 @@ def full_like(self, fill_value, dtype=None, layout=None, device=None, pin_memory
     return fill_(t, fill_value) if B.numel(self._tn_sizes) else t
 
 
-def _arange_len(start, end, step):
+def _arange_len(start, end, step, dtype):
+    """arange's length as upstream's arange_out computes it (RangeFactories.cpp): the checks on the
+    arguments as given; for int64 with a float argument the bounds and step are truncated to
+    integers first (a step that truncates to 0 is a ValueError), and the length is
+    ceil((end - start) / step) of those."""
+    if dtype is B.BOOL:
+        raise NotImplementedError('"arange_cpu" not implemented for \'Bool\'')
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if not all(math.isfinite(float(v)) for v in (start, end)):
         raise RuntimeError(f"unsupported range: {start} -> {end}")
     if (step > 0 and start > end) or (step < 0 and start < end):
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if all(isinstance(v, int) for v in (start, end, step)):
-        return max(0, -((start - end) // step)) if step > 0 else max(0, -((start - end) // step))
+        return max(0, -((start - end) // step))
+    if dtype is B.I64:
+        start, end, step = int(start), int(end), int(step)
+        if step == 0:
+            raise ValueError("step must be nonzero")
     return max(0, math.ceil((end - start) / step))
 
 
@@ -160,7 +170,7 @@ def _arange_len(start, end, step):
 def arange_start_step(start, end, step=1, dtype=None, layout=None, device=None, pin_memory=None):
     if dtype is None:
         dtype = B.I64 if all(isinstance(v, int) for v in (start, end, step)) else B.default_dtype()
-    n = _arange_len(start, end, step)
+    n = _arange_len(start, end, step, dtype)
     out = B.empty([n], dtype, device)
     if n:
         B.launch("arange.start_out", (start, end, step, out), (out,))

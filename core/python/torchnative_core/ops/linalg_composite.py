@@ -135,12 +135,16 @@ def nuclear_norm_dim(self, dim, keepdim=False):
 
 def _atol_rtol_tensors(A, atol, rtol):
     torch = _torch()
-    atol_t = atol if atol is not None else torch.zeros((), dtype=torch.float64)
+    # on A's device, as upstream's at::scalar_tensor(..., A.options()) (a CPU 0-dim tensor stops
+    # being 0-dim once unsqueezed)
+    dev = A.device
+    atol_t = atol if atol is not None else torch.zeros((), dtype=torch.float64, device=dev)
     if rtol is not None:
         rtol_t = rtol
     else:
-        default = torch.full((), _eps(A.dtype) * max(A.shape[-1], A.shape[-2]), dtype=torch.float64)
-        rtol_t = torch.where(atol > 0, torch.zeros((), dtype=torch.float64), default) if atol is not None else default
+        default = torch.full((), _eps(A.dtype) * max(A.shape[-1], A.shape[-2]), dtype=torch.float64, device=dev)
+        rtol_t = (torch.where(atol > 0, torch.zeros((), dtype=torch.float64, device=dev), default)
+                  if atol is not None else default)
     return atol_t, rtol_t
 
 
@@ -217,13 +221,13 @@ def linalg_pinv(self, atol=None, rtol=None, hermitian=False):
             return torch.matmul(V * S.reciprocal().unsqueeze(-2), U.mT)
         max_val = S.narrow(-1, 0, 1)
         tol = torch.max(a.unsqueeze(-1), r.unsqueeze(-1) * max_val)
-        Sinv = torch.where(S > tol, S.reciprocal(), torch.zeros((), dtype=S.dtype)).to(self.dtype)
+        Sinv = torch.where(S > tol, S.reciprocal(), torch.zeros((), dtype=S.dtype, device=S.device)).to(self.dtype)
         return torch.matmul(V * Sinv.unsqueeze(-2), U.mT)
     S, U = D("linalg_eigh", self, "L")
     S_abs = S.abs()
     max_val = S_abs.amax(-1, True)
     tol = torch.max(a.unsqueeze(-1), r.unsqueeze(-1) * max_val)
-    Sinv = torch.where(S_abs > tol, S.reciprocal(), torch.zeros((), dtype=S.dtype)).to(self.dtype)
+    Sinv = torch.where(S_abs > tol, S.reciprocal(), torch.zeros((), dtype=S.dtype, device=S.device)).to(self.dtype)
     return torch.matmul(U * Sinv.unsqueeze(-2), U.mT)
 
 
@@ -235,21 +239,21 @@ def _pinv_type(d):
 def linalg_pinv_float(self, atol=None, rtol=None, hermitian=False):
     torch = _torch()
     a, r = _atol_rtol_floats(self, atol, rtol)
-    return D("linalg_pinv.atol_rtol_tensor", self, torch.full((), a, dtype=torch.float64),
-             torch.full((), r, dtype=torch.float64), hermitian)
+    return D("linalg_pinv.atol_rtol_tensor", self, torch.full((), a, dtype=torch.float64, device=self.device),
+             torch.full((), r, dtype=torch.float64, device=self.device), hermitian)
 
 
 @impl("linalg_pinv")
 def linalg_pinv_rcond(self, rcond, hermitian=False):
     torch = _torch()
-    return D("linalg_pinv.atol_rtol_tensor", self, torch.zeros((), dtype=torch.float64),
-             torch.full((), float(rcond), dtype=torch.float64), hermitian)
+    return D("linalg_pinv.atol_rtol_tensor", self, torch.zeros((), dtype=torch.float64, device=self.device),
+             torch.full((), float(rcond), dtype=torch.float64, device=self.device), hermitian)
 
 
 @impl("linalg_pinv.rcond_tensor")
 def linalg_pinv_rcond_tensor(self, rcond, hermitian=False):
     torch = _torch()
-    return D("linalg_pinv.atol_rtol_tensor", self, torch.zeros((), dtype=rcond.dtype), rcond, hermitian)
+    return D("linalg_pinv.atol_rtol_tensor", self, torch.zeros((), dtype=rcond.dtype, device=rcond.device), rcond, hermitian)
 
 
 @impl("pinverse")

@@ -93,12 +93,14 @@ def index_select(self, dim, index):
 @impl("gather")
 def gather(self, dim, index, sparse_grad=False):
     out = B.empty(index._tn_sizes, B.dtype_of(self), B.device_of(self))
+    if not B.numel(index._tn_sizes):
+        B.wrap_dim(dim, max(len(self._tn_sizes), 1))  # upstream's meta step wraps dim; the rest is skipped
+        return out
     if B.dtype_of(index)._tn_name not in ("int64", "int32"):
         raise RuntimeError("gather(): Expected dtype int32/int64 for index")
     if B.dtype_of(index) is not B.I64:  # upstream accepts int32 indices; the kernel reads int64
         index = _door("_to_copy", index, B.I64, None, None, None, False, None)
-    if B.numel(index._tn_sizes):
-        B.launch("gather", (self, dim, index, sparse_grad), (out,))
+    B.launch("gather", (self, dim, index, sparse_grad), (out,))
     return out
 
 
@@ -171,7 +173,8 @@ def index_put(self, indices, values, accumulate=False):
 def masked_select(self, mask):
     if B.dtype_of(mask) is not B.BOOL:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    shape = B.broadcast_shapes(self._tn_sizes, mask._tn_sizes)
+    # 0-dim operands select from a 1-element vector, so the result is (1,) or (0,), as upstream's
+    shape = list(B.broadcast_shapes(self._tn_sizes, mask._tn_sizes)) or [1]
     return _door("index.Tensor", B.expand_to(self, shape), [B.expand_to(mask, shape)])
 
 
