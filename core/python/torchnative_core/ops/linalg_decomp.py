@@ -292,26 +292,22 @@ def cholesky_solve(self, input2, upper=False):
     if self.dim() < 2 or input2.dim() < 2:
         raise RuntimeError(f"b should have at least 2 dimensions, but has {self.dim()} dimensions instead")
     b, L, batch = _batch_broadcast(self, input2)
-    _, n, k, bs = mats(b)
-    _, _, _, ls = mats(L)
-    out = [_cholesky_apply(factor, bb, upper) for bb, factor in zip(bs, ls)]
-    return tensor(out, batch + [n, k], self.dtype)
+    return _cholesky_apply(L, b, upper, batch)
 
 
-def _cholesky_apply(factor, b, upper):
-    """(L L^T)^-1 b (or (U^T U)^-1 b) from the Cholesky factor."""
-    ft = Dn.transpose(factor, len(factor))
-    lower, up = (ft, factor) if upper else (factor, ft)
-    return Dn.solve_upper(up, Dn.solve_lower(lower, b))
+def _cholesky_apply(factor, b, upper, batch):
+    """(L L^T)^-1 b, or (U^T U)^-1 b: two triangular solves with the factor."""
+    lower, up = (factor.mT, factor) if upper else (factor, factor.mT)
+    return _tri_solve(up, _tri_solve(lower, b, False, False, batch), True, False, batch)
 
 
 @impl("cholesky_inverse")
 def cholesky_inverse(self, upper=False):
     _check_float(self, "cholesky_inverse")
     _check_matrix(self, "cholesky_inverse", square=True)
-    batch, n, _, ls = mats(self)
-    out = [_cholesky_apply(factor, Dn.eye(n), upper) for factor in ls]
-    return tensor(out, batch + [n, n], self.dtype)
+    n = self.shape[-1]
+    eye = _torch().eye(n, dtype=self.dtype, device=self.device).expand(list(self.shape))
+    return _cholesky_apply(self, eye, upper, list(self.shape[:-2]))
 
 
 # --- LU, solve, inverse, determinants -------------------------------------------------------------
@@ -325,16 +321,6 @@ def _lu_factor(A):
     piv, info = B.empty(batch + [min(m, n)], torch.int32, dev), B.empty(batch, torch.int32, dev)
     B.launch("linalg_lu_factor_ex", (A, True, False), (LU, piv, info))
     return LU, piv, info
-
-
-def _lu_all(A):
-    """As _lu_factor, with the factors as lists (for the operators still computed from lists)."""
-    batch, (m, n) = list(A.shape[:-2]), A.shape[-2:]
-    LU, piv, info = _lu_factor(A)
-    nb, k = _prod(batch), min(m, n)
-    lus = LU.reshape(nb, m, n).to(_torch().float64).tolist() if nb and m and n else [[[] for _ in range(m)] for _ in range(nb)]
-    pivs = piv.reshape(nb, k).tolist() if nb and k else [[] for _ in range(nb)]
-    return batch, m, n, lus, pivs, info.reshape(-1).tolist()
 
 
 @impl("linalg_lu_factor_ex")
@@ -377,21 +363,33 @@ def _raise_singular(infos, name):
                 f"{name}: {where}The diagonal element {i} is zero, the inversion could not be completed because the input matrix is singular.")
 
 
-def _unpack(lus, pivs, m, n):
-    """P, L, U per matrix from LAPACK-style LU and 1-based pivots."""
+def _unpack(LU, piv, unpack_data=True, unpack_pivots=True):
+    """(P, L, U) tensors from LAPACK-style packed LU factors and 1-based pivots (upstream's
+    lu_unpack: L unit lower m x k, U upper k x n, P the row permutation with A = P L U)."""
+    torch = _torch()
+    batch, (m, n) = list(LU.shape[:-2]), LU.shape[-2:]
     k = min(m, n)
-    Ps, Ls, Us = [], [], []
-    for lu_, piv in zip(lus, pivs):
+    dt, dev = LU.dtype, LU.device
+    empty = torch.empty([0], dtype=dt, device=dev)
+    if unpack_data:
+        L = LU.narrow(-1, 0, k).tril(-1) + torch.eye(m, k, dtype=dt, device=dev)
+        U = LU.narrow(-2, 0, k).triu()
+    else:
+        L, U = empty, empty.clone()
+    if not unpack_pivots:
+        return empty.clone(), L, U
+    nb = _prod(batch)
+    perms = []
+    for row in (piv.reshape(nb, piv.shape[-1]).tolist() if nb and k else [[] for _ in range(nb)]):
         perm = list(range(m))
-        for i, p in enumerate(piv):
+        for i, p in enumerate(row):  # the interchanges in order, as getrs applies them
             perm[i], perm[p - 1] = perm[p - 1], perm[i]
-        P = Dn.zeros(m, m)
-        for i, p in enumerate(perm):
-            P[p][i] = 1.0
-        Ls.append([[(1.0 if i == j else (lu_[i][j] if j < i else 0.0)) for j in range(k)] for i in range(m)])
-        Us.append([[(lu_[i][j] if j >= i else 0.0) for j in range(n)] for i in range(k)])
-        Ps.append(P)
-    return Ps, Ls, Us
+        perms.append(perm)
+    P = torch.zeros([nb, m, m], dtype=dt, device=dev)
+    if nb and m:
+        index = torch.tensor(perms, dtype=torch.int64, device=dev).unsqueeze(-2)  # P[perm[i], i] = 1
+        P.scatter_(-2, index, 1.0)
+    return P.reshape(batch + [m, m]), L, U
 
 
 @impl("linalg_lu")
@@ -403,27 +401,15 @@ def linalg_lu(A, pivot=True):
         raise RuntimeError(f"linalg.lu: Expected tensor with 2 or more dimensions. Got size: {list(A.shape)} instead")
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
-    batch, m, n, lus, pivs, _ = _lu_all(A)
-    k = min(m, n)
-    Ps, Ls, Us = _unpack(lus, pivs, m, n)
-    return ret((tensor(Ps, batch + [m, m], A.dtype), tensor(Ls, batch + [m, k], A.dtype), tensor(Us, batch + [k, n], A.dtype)))
+    LU, piv, _ = _lu_factor(A)
+    return ret(_unpack(LU, piv))
 
 
 @impl("lu_unpack")
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     from torch.return_types import lu_unpack as ret
 
-    torch = _torch()
-    batch, m, n, lus = mats(LU_data)
-    k = min(m, n)
-    nb = _prod(batch)
-    pivs = LU_pivots.reshape(nb, LU_pivots.shape[-1]).tolist() if nb and k else [[] for _ in range(nb)]
-    Ps, Ls, Us = _unpack(lus, pivs, m, n)
-    empty = torch.empty([0], dtype=LU_data.dtype)
-    L = tensor(Ls, batch + [m, k], LU_data.dtype) if unpack_data else empty
-    U = tensor(Us, batch + [k, n], LU_data.dtype) if unpack_data else empty.clone()
-    P = tensor(Ps, batch + [m, m], LU_data.dtype) if unpack_pivots else empty.clone()
-    return ret((P, L, U))
+    return ret(_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots))
 
 
 def _is_vector_rhs(A, Bt):
