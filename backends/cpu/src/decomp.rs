@@ -320,21 +320,16 @@ fn lu_solve_one(lu: &Mat<f64>, ipiv: &[i32], x: &mut Mat<f64>) {
     triangular_in_place(lu, x, true, false);
 }
 
-/// Forward (lower) or back (upper) substitution, reading only that triangle of `a`.
+/// Forward (lower) or back (upper) substitution on faer's blocked kernels, which read only that
+/// triangle of `a` (and not its diagonal when `unit`).
 fn triangular_in_place(a: &Mat<f64>, x: &mut Mat<f64>, upper: bool, unit: bool) {
-    let n = a.nrows();
-    for c in 0..x.ncols() {
-        if upper {
-            for i in (0..n).rev() {
-                let s = x[(i, c)] - (i + 1..n).map(|k| a[(i, k)] * x[(k, c)]).sum::<f64>();
-                x[(i, c)] = if unit { s } else { s / a[(i, i)] };
-            }
-        } else {
-            for i in 0..n {
-                let s = x[(i, c)] - (0..i).map(|k| a[(i, k)] * x[(k, c)]).sum::<f64>();
-                x[(i, c)] = if unit { s } else { s / a[(i, i)] };
-            }
-        }
+    use faer::linalg::triangular_solve as ts;
+    let par = faer::get_global_parallelism();
+    match (upper, unit) {
+        (false, false) => ts::solve_lower_triangular_in_place(a.as_ref(), x.as_mut(), par),
+        (false, true) => ts::solve_unit_lower_triangular_in_place(a.as_ref(), x.as_mut(), par),
+        (true, false) => ts::solve_upper_triangular_in_place(a.as_ref(), x.as_mut(), par),
+        (true, true) => ts::solve_unit_upper_triangular_in_place(a.as_ref(), x.as_mut(), par),
     }
 }
 

@@ -493,6 +493,9 @@ pub trait Real:
     fn atanh(self) -> Self;
     fn erf(self) -> Self;
     fn erfc(self) -> Self;
+    /// log |Gamma(x)|: the platform C library's `lgamma`/`lgammaf`, the function upstream's
+    /// `std::lgamma` calls, so the bits are those of upstream on the same machine.
+    fn lgamma(self) -> Self;
     fn powf(self, e: Self) -> Self;
     fn atan2(self, o: Self) -> Self;
     fn mul_add(self, a: Self, b: Self) -> Self;
@@ -505,7 +508,7 @@ pub trait Real:
 }
 
 macro_rules! real {
-    ($t:ident, $erf:path, $erfc:path) => {
+    ($t:ident, $erf:path, $erfc:path, $lgamma:path) => {
         impl Real for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -626,6 +629,10 @@ macro_rules! real {
                 $erfc(self)
             }
             #[inline(always)]
+            fn lgamma(self) -> Self {
+                $lgamma(self)
+            }
+            #[inline(always)]
             fn powf(self, e: Self) -> Self {
                 $t::powf(self, e)
             }
@@ -664,8 +671,22 @@ macro_rules! real {
         }
     };
 }
-real!(f32, libm::erff, libm::erfcf);
-real!(f64, libm::erf, libm::erfc);
+mod clib {
+    extern "C" {
+        fn lgamma(x: f64) -> f64;
+        fn lgammaf(x: f32) -> f32;
+    }
+    // SAFETY: pure functions of their argument (they also store the sign in the global
+    // `signgam`, which nothing here reads).
+    pub fn lgamma64(x: f64) -> f64 {
+        unsafe { lgamma(x) }
+    }
+    pub fn lgamma32(x: f32) -> f32 {
+        unsafe { lgammaf(x) }
+    }
+}
+real!(f32, libm::erff, libm::erfcf, clib::lgamma32);
+real!(f64, libm::erf, libm::erfc, clib::lgamma64);
 
 #[cfg(test)]
 mod tests {

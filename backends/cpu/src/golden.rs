@@ -613,7 +613,7 @@ pub fn check_family(name: &str) {
 /// The golden families, one file each.
 pub const FAMILIES: &[&str] = &[
     "copy", "binary", "unary", "reduce", "linalg", "nn", "index", "sort", "conv", "training",
-    "decomp",
+    "decomp", "special",
 ];
 
 /// Every registered kernel has golden cases, and every golden op is registered.
@@ -764,4 +764,9 @@ fn golden_training() {
 #[test]
 fn golden_decomp() {
     check_family("decomp");
+}
+
+#[test]
+fn golden_special() {
+    check_family("special");
 }

@@ -36,6 +36,7 @@ pub mod nn;
 pub mod pointwise;
 pub mod reduce;
 pub mod sort;
+pub mod special;
 pub mod stdsort;
 pub mod unary;
 pub mod vecmath;
@@ -59,6 +60,7 @@ pub fn kernels() -> Vec<(&'static str, TnKernelFn)> {
     pointwise::register(&mut reg);
     index::register(&mut reg);
     sort::register(&mut reg);
+    special::register(&mut reg);
     conv::register(&mut reg);
     reg
 }

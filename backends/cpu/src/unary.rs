@@ -179,7 +179,7 @@ pub fn erfinv<A: Real>(y: A) -> A {
 }
 
 /// Applies a float function to a float tensor.
-fn float_unary<F: FloatFn>(c: &mut Call) -> KResult {
+pub(crate) fn float_unary<F: FloatFn>(c: &mut Call) -> KResult {
     let (out, a) = io(c, F::NAME)?;
     unsafe {
         dispatch_float!(out.dtype, F::NAME, T, A => map1(&out, &a, |x: T| T::from_acc(F::f::<A>(x.to_acc()))))

@@ -1111,7 +1111,35 @@ def gen_decomp():
     return fam
 
 
+def gen_special():
+    """special.rs: digamma, polygamma and zeta run upstream's scalar algorithms (Math.h) in
+    upstream's types, so float64 agrees to the last bit and float32 to an ulp or two (upstream's
+    float zeta rounds a few steps differently); lgamma is the C library's where upstream calls
+    MKL's vdLGamma, a few ulps apart."""
+    fam = Family("special")
+    for dt in (f32, f64):
+        t = dn(dt)
+        x = torch.cat([vals(dt, (40,), 400, "any"), (torch.arange(-12, 13, dtype=f64) * 0.5).to(dt),
+                       torch.tensor([1e-30, 1e17, 1e20, -7.25, 10.0, 171.5], dtype=dt)])
+        big = ("close", 1e-5, 1e-6) if dt == f32 else ("close", 1e-14, 1e-300)
+        fam.case("lgamma_" + t, "lgamma", [x], tol=big)
+        fam.case("lgamma_nc_" + t, "lgamma", [nc(x)], tol=big)
+        fam.case("digamma_" + t, "digamma", [x], tol=("ulp", 1))
+        fam.case("digamma_nc_" + t, "digamma", [nc(x)], tol=("ulp", 1))
+        for n in (0, 1, 2, 3, 6):
+            fam.case("polygamma_%d_%s" % (n, t), "polygamma", [n, x], tol=("ulp", 1 if dt == f64 else 8))
+        q = vals(dt, (60,), 401, "pos") * 3
+        s = vals(dt, (60,), 402, "pos") * 4 + 1.0
+        fam.case("zeta_" + t, "special_zeta", [s, q], tol=("ulp", 1) if dt == f64 else ("close", 1e-6, 1e-38))
+        fam.case("zeta_special_" + t, "special_zeta",
+                 [torch.tensor([1.0, 0.5, 2.0, 2.0, 3.0, 2.5, float("nan"), 2.0], dtype=dt),
+                  torch.tensor([1.0, 1.0, -1.0, -1.5, -2.5, -0.5, 1.0, float("inf")], dtype=dt)],
+                 tol=("ulp", 1) if dt == f64 else ("close", 1e-6, 1e-38))
+    return fam
+
+
 FAMILIES = {
+    "special": gen_special,
     "decomp": gen_decomp,
     "copy": gen_copy,
     "binary": gen_binary,

@@ -487,13 +487,14 @@ FLOAT_UNARY = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", 
 SAME_UNARY = ["neg", "abs", "sign", "relu", "bitwise_not", "floor", "ceil", "round", "trunc", "frac"]
 
 
-def unary(kernel, self, *extra, float_only=False):
+def unary(kernel, self, *extra, float_only=False, lead=()):
+    """`lead`: scalar arguments the schema puts before `self` (polygamma's n)."""
     d = B.dtype_of(self)
     out_dtype = d if (not float_only or d.is_floating_point or d.is_complex) else B.default_dtype()
     x = cast(self, out_dtype)
     out = B.empty(self._tn_sizes, out_dtype, B.device_of(self))
     if B.numel(self._tn_sizes):
-        B.launch(kernel, (x, *extra), (out,))
+        B.launch(kernel, (*lead, x, *extra), (out,))
     return out
 
 

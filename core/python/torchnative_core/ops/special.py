@@ -1,20 +1,21 @@
-"""Special functions (issue 4): gamma-family (lgamma, digamma, polygamma, mvlgamma, Hurwitz
-zeta), modified Bessel I0/I1 and their scaled forms, erfcx, ndtri, log_ndtr, entr, xlog1py.
+"""Special functions: modified Bessel I0/I1 and their scaled forms, erfcx, ndtri, log_ndtr,
+entr, xlog1py, the orthogonal polynomials, and the meta steps of the gamma family (lgamma,
+digamma, polygamma, Hurwitz zeta), whose values the device computes (the cpu backend's
+special.rs); mvlgamma is composed from lgamma.
 
-Values are computed per element in float64 by the scalar functions below and rounded once to the
-result dtype (upstream computes float32 in float32, so float32 results may differ from upstream's
-by upstream's own few-ulp error; float64 agrees to rounding). The algorithms are the classical
-ones (asymptotic expansions with Bernoulli-number coefficients, power series, Euler-Maclaurin
-summation for zeta), written from the mathematics; coefficients are derived, not copied.
-Per-element Python: fine for tests and moderate tensors, slow for millions of elements.
+The rest are computed per element in float64 by the scalar functions below and rounded once to
+the result dtype (upstream computes float32 in float32, so float32 results may differ from
+upstream's by upstream's own few-ulp error; float64 agrees to rounding), written from the
+mathematics. Per-element Python: fine for tests and moderate tensors, slow for millions of
+elements; they move into the cpu backend one family at a time.
 """
 
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 from . import base as B
+from . import elementwise as E
 from . import impl
 
 D = B.door
@@ -58,174 +59,12 @@ def _unary(name, fn):
 _NO_BOOL = set()
 
 
-# --- Bernoulli numbers (exact), for the asymptotic series -------------------------------------------
-
-def _bernoulli(n):
-    A = [Fraction(0)] * (n + 1)
-    out = []
-    for m in range(n + 1):
-        A[m] = Fraction(1, m + 1)
-        for j in range(m, 0, -1):
-            A[j - 1] = j * (A[j - 1] - A[j])
-        out.append(A[0])  # B_m with B_1 = +1/2
-    return out
-
-
-_B = _bernoulli(30)
-
-
-# --- gamma family --------------------------------------------------------------------------------
-
-def lgamma(x):
-    if math.isnan(x):
-        return x
-    if math.isinf(x):
-        return _INF
-    try:
-        return math.lgamma(x)
-    except (ValueError, OverflowError):
-        return _INF
-
-
-# digamma: recurrence to x >= 10, then psi(x) ~ log x - 1/(2x) - sum B_2k / (2k x^2k)
-_DIGAMMA_C = [float(_B[2 * k] / (2 * k)) for k in range(1, 8)]
-
-
-def digamma(x):
-    if math.isnan(x):
-        return x
-    if x == 0:
-        return math.copysign(_INF, -x)
-    if x == _INF:
-        return _INF
-    if x < 0:
-        if x == math.floor(x):
-            return _NAN
-        r = math.modf(x)[0]
-        return digamma(1 - x) - math.pi / math.tan(math.pi * r)
-    result = 0.0
-    while x < 10:
-        result -= 1 / x
-        x += 1
-    y = 0.0
-    if x < 1e17:
-        z = 1.0 / (x * x)
-        zk = z
-        for c in _DIGAMMA_C:
-            y += c * zk
-            zk *= z
-    return result + math.log(x) - 0.5 / x - y
-
-
-def trigamma(x):
-    if math.isnan(x):
-        return x
-    sign, result = 1.0, 0.0
-    if x < 0.5:
-        if x == math.floor(x):
-            return _INF
-        sign = -1.0
-        s = math.sin(math.pi * x)
-        result -= (math.pi * math.pi) / (s * s)
-        x = 1 - x
-    for _ in range(6):
-        result += 1 / (x * x)
-        x += 1
-    ixx = 1 / (x * x)
-    result += (1 + 1 / (2 * x) + ixx * (1.0 / 6 - ixx * (1.0 / 30 - ixx * (1.0 / 42)))) / x
-    return sign * result
-
-
 def _f32(v, _pack=__import__("struct").Struct("f")):
+    """`v` rounded to float32 (an overflow gives the signed infinity)."""
     try:
         return _pack.unpack(_pack.pack(v))[0]
     except OverflowError:
         return math.copysign(_INF, v)
-
-
-def _div(a, b):
-    """a / b with IEEE results for b == 0 (Python raises)."""
-    if b == 0:
-        if a == 0 or math.isnan(a):
-            return _NAN
-        return math.copysign(_INF, a) * math.copysign(1.0, b)
-    return a / b
-
-
-def trigamma_f32(x):
-    """trigamma evaluated as upstream's float32 kernel evaluates it (every operation rounded to
-    float32): near the poles of x < 0.5 the float32 rounding of pi * x dominates the result, so
-    float32 values follow upstream's arithmetic rather than the exact function."""
-    if math.isnan(x):
-        return x
-    r = _f32
-    sign, result = 1.0, 0.0
-    pi = r(math.pi)
-    if x < 0.5:
-        sign = -1.0
-        s = r(math.sin(r(pi * x)))
-        result = r(result - r(_div(r(pi * pi), r(s * s))))
-        x = r(1 - x)
-    for _ in range(6):
-        result = r(result + r(_div(1.0, r(x * x))))
-        x = r(x + 1)
-    ixx = r(_div(1.0, r(x * x)))
-    inner = r(r(1.0 / 6) - r(ixx * r(r(1.0 / 30) - r(ixx * r(1.0 / 42)))))
-    result = r(result + r(_div(r(r(1 + r(_div(1.0, r(2 * x)))) + r(ixx * inner)), x)))
-    return r(sign * result)
-
-
-# Hurwitz zeta by Euler-Maclaurin: the coefficients (2k)!/B_2k
-_ZETA_A = [float(Fraction(math.factorial(2 * k)) / _B[2 * k]) for k in range(1, 13)]
-_MACHEP = 1.11022302462515654042e-16
-
-
-def zeta(x, q):
-    if math.isnan(x) or math.isnan(q):
-        return _NAN
-    if x == 1:
-        return _INF
-    if x < 1:
-        return _NAN
-    if q <= 0:
-        if q == math.floor(q):
-            return _INF
-        if x != math.floor(x):
-            return _NAN
-    if q == _INF:
-        return 0.0
-    s = q ** -x
-    a, i, b = q, 0, 0.0
-    while i < 9 or a <= 9.0:
-        i += 1
-        a += 1.0
-        b = a ** -x
-        s += b
-        if abs(b / s) < _MACHEP:
-            return s
-    w = a
-    s += b * w / (x - 1)
-    s -= 0.5 * b
-    a, k = 1.0, 0.0
-    for i in range(12):
-        a *= x + k
-        b /= w
-        t = a * b / _ZETA_A[i]
-        s += t
-        if abs(t / s) < _MACHEP:
-            return s
-        k += 1.0
-        a *= x + k
-        b /= w
-    return s
-
-
-def polygamma(n, x):
-    if n == 0:
-        return digamma(x)
-    if n == 1:
-        return trigamma(x)
-    return (1.0 if n % 2 else -1.0) * math.exp(math.lgamma(n + 1.0)) * zeta(n + 1.0, x)
 
 
 # --- modified Bessel functions ----------------------------------------------------------------------
@@ -383,7 +222,21 @@ def entr(x):
 
 # --- registrations -------------------------------------------------------------------------------------
 
-for _name, _fn in (("lgamma", lgamma), ("digamma", digamma), ("i0", i0), ("special_i0e", i0e), ("special_i1", i1),
+def _gamma_kernel(name):
+    """lgamma/digamma: the device's kernel (the cpu backend's special.rs), float results."""
+
+    def run(self):
+        if self.is_complex():
+            raise NotImplementedError(f"torchnative: {name} on complex tensors is not supported yet")
+        return E.unary(name, self, float_only=True)
+
+    return run
+
+
+for _name in ("lgamma", "digamma"):
+    impl(_name)(_gamma_kernel(_name))
+
+for _name, _fn in (("i0", i0), ("special_i0e", i0e), ("special_i1", i1),
                    ("special_i1e", i1e), ("special_erfcx", erfcx), ("special_ndtri", ndtri),
                    ("special_log_ndtr", log_ndtr)):
     impl(_name)(_unary(_name, _fn))
@@ -401,10 +254,9 @@ def special_entr(self):
 def polygamma_op(n, self):
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
-    dtype = _float_dtype(self)
-    if n == 1 and dtype == _torch().float32:
-        return _map(trigamma_f32, self, dtype=dtype)
-    return _map(lambda x: polygamma(n, x), self, dtype=dtype)
+    if self.is_complex():
+        raise NotImplementedError("torchnative: polygamma on complex tensors is not supported yet")
+    return E.unary("polygamma", self, float_only=True, lead=(n,))
 
 
 @impl("special_polygamma")
@@ -441,7 +293,13 @@ def _zeta_dtype(x, q):
 
 @impl("special_zeta")
 def special_zeta(self, other):
-    return _map(zeta, self, other, dtype=_zeta_dtype(self, other))
+    dtype = _zeta_dtype(self, other)
+    shape = B.broadcast_shapes(self._tn_sizes, other._tn_sizes)
+    x, q = (B.expand_to(E.cast(t, dtype), shape) for t in (self, other))
+    out = B.empty(shape, dtype, B.device_of(self if self._tn_sizes or not other._tn_sizes else other))
+    if B.numel(shape):
+        B.launch("special_zeta", (x, q), (out,))
+    return out
 
 
 @impl("special_zeta.self_scalar")
