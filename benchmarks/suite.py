@@ -7,8 +7,8 @@ the ratio ours/upstream and writes a JSON record under docs/bench/. A benchmark,
     .venv/bin/python benchmarks/suite.py --only overhead,mm --reps 5
     nox -s bench                                         # the full run
 
-Groups (`--only`): overhead, elementwise, mm, norm, sdpa, linalg, special, mm-threads, llama, minilm,
-import, size.
+Groups (`--only`): overhead, elementwise, mm, norm, sdpa, linalg, special, scan, mm-threads, llama,
+minilm, import, size.
 Every group except mm-threads runs with one intra-op thread on both sides (OMP_NUM_THREADS=1 for
 upstream, RAYON_NUM_THREADS=1 for the cpu backend's pool); mm-threads repeats mm with each side's
 default thread count. Single-threaded cases are timed by the process's CPU time
@@ -33,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sidebyside as SB  # noqa: E402
 
-MICRO_GROUPS = ("overhead", "elementwise", "mm", "norm", "sdpa", "linalg", "special")
+MICRO_GROUPS = ("overhead", "elementwise", "mm", "norm", "sdpa", "linalg", "special", "scan")
 
 # One interpreter runs the selected micro cases; prints {case: seconds per call}.
 MICRO = r"""
@@ -84,6 +84,12 @@ if "special" in groups:
     cases["polygamma(2) 1M float32"] = lambda: torch.polygamma(2, sp)
     sq = torch.rand(1 << 20, dtype=torch.float64) * 20 + 0.1
     cases["zeta(3, q) 1M float64"] = lambda: torch.special.zeta(3.0, sq)
+if "scan" in groups:
+    sc = torch.randn(1 << 20)
+    sc2 = torch.randn(1024, 1024)
+    cases["cummax 1M float32"] = lambda: torch.cummax(sc, 0)
+    cases["cummax 1024x1024 (dim 1)"] = lambda: torch.cummax(sc2, 1)
+    cases["logcumsumexp 1M float32"] = lambda: torch.logcumsumexp(sc, 0)
 out = {}
 budget = 0.05 if quick else 0.4
 for name, fn in cases.items():

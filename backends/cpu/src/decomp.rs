@@ -188,7 +188,7 @@ fn unblocked_cholesky(a: &Mat<f64>) -> (Mat<f64>, i32) {
     let mut l = Mat::<f64>::zeros(n, n);
     for j in 0..n {
         let d = a[(j, j)] - (0..j).map(|k| l[(j, k)] * l[(j, k)]).sum::<f64>();
-        if !(d > 0.0) {
+        if d.is_nan() || d <= 0.0 {
             return (l, j as i32 + 1);
         }
         l[(j, j)] = d.sqrt();

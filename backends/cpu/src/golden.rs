@@ -613,7 +613,7 @@ pub fn check_family(name: &str) {
 /// The golden families, one file each.
 pub const FAMILIES: &[&str] = &[
     "copy", "binary", "unary", "reduce", "linalg", "nn", "index", "sort", "conv", "training",
-    "decomp", "special",
+    "decomp", "special", "scan",
 ];
 
 /// Every registered kernel has golden cases, and every golden op is registered.
@@ -769,4 +769,9 @@ fn golden_decomp() {
 #[test]
 fn golden_special() {
     check_family("special");
+}
+
+#[test]
+fn golden_scan() {
+    check_family("scan");
 }

@@ -35,6 +35,7 @@ pub mod loss;
 pub mod nn;
 pub mod pointwise;
 pub mod reduce;
+pub mod scan;
 pub mod sort;
 pub mod special;
 pub mod stdsort;
@@ -60,6 +61,7 @@ pub fn kernels() -> Vec<(&'static str, TnKernelFn)> {
     pointwise::register(&mut reg);
     index::register(&mut reg);
     sort::register(&mut reg);
+    scan::register(&mut reg);
     special::register(&mut reg);
     conv::register(&mut reg);
     reg

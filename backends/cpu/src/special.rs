@@ -41,7 +41,7 @@ impl FloatFn for Digamma {
 }
 
 /// psi(10) = H_9 - Euler's gamma: the value the recurrence lands on for integer arguments.
-const PSI_10: f64 = 2.251_752_589_066_721_107_6;
+const PSI_10: f64 = 2.251_752_589_066_721;
 
 /// B_2k / 2k for k = 7 down to 1 (Horner order): the asymptotic series of digamma.
 const DIGAMMA_SERIES: [f64; 7] = [
@@ -118,19 +118,19 @@ const ZETA_A: [f64; 12] = [
     30240.0,
     -1209600.0,
     47900160.0,
-    -1.8924375803183791606e9,
+    -1_892_437_580.318_379_2,
     7.47242496e10,
-    -2.950130727918164224e12,
-    1.1646782814350067249e14,
-    -4.5979787224074726105e15,
-    1.8152105401943546773e17,
-    -7.1661652561756670113e18,
+    -2_950_130_727_918.164,
+    116_467_828_143_500.67,
+    -4.597_978_722_407_473e15,
+    1.815_210_540_194_354_6e17,
+    -7.166_165_256_175_667e18,
 ];
 
 /// Hurwitz zeta(x, q) = sum_k (k + q)^-x, as Cephes's `zeta`; in double for every dtype (upstream's
 /// accumulate type on the CPU), rounded by the caller.
 pub fn zeta(x: f64, q: f64) -> f64 {
-    const MACHEP: f64 = 1.11022302462515654042e-16;
+    const MACHEP: f64 = 1.110_223_024_625_156_5e-16;
     if x == 1.0 {
         return f64::INFINITY;
     }

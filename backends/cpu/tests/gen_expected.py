@@ -1138,7 +1138,27 @@ def gen_special():
     return fam
 
 
+def gen_scan():
+    """scan.rs: cummax/cummin (ties take the later index, NaN wins and stays) and logcumsumexp
+    (accumulated in double for float32), each one pass per line as upstream's."""
+    fam = Family("scan")
+    for dt in FLOATS + INTS + [b8]:
+        x = vals(dt, (5, 9), 500)
+        for d in (0, 1):
+            for op in ("cummax", "cummin"):
+                fam.case("%s_%s_d%d" % (op, dn(dt), d), op, [x, d])
+                fam.case("%s_%s_d%d_t" % (op, dn(dt), d), op, [vals(dt, (9, 5), 501).t(), d])
+        if dt in FLOATS:
+            for d in (0, -1):
+                fam.case("logcumsumexp_%s_d%d" % (dn(dt), d), "logcumsumexp", [x, d])
+                fam.case("logcumsumexp_%s_d%d_nc" % (dn(dt), d), "logcumsumexp", [nc(vals(dt, (5, 9), 502) * 20), d])
+    fam.case("cummax_0dim", "cummax", [torch.tensor(2.5), 0])
+    fam.case("logcumsumexp_0dim", "logcumsumexp", [torch.tensor(-1.5), -1])
+    return fam
+
+
 FAMILIES = {
+    "scan": gen_scan,
     "special": gen_special,
     "decomp": gen_decomp,
     "copy": gen_copy,

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import math
 
+from . import base as B
 from . import impl
+from .elementwise import _type_name as type_name
 
 
 def _float(x):
@@ -266,59 +268,45 @@ def linalg_cross(self, other, dim=-1):
     return torch.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)
 
 
-def _cum_extreme(self, dim, better):
-    import torch
-
-    if self.dim() == 0:
-        return self.clone(), torch.zeros((), dtype=torch.int64)
-    d = dim % self.dim()
-    n = self.shape[d]
-    vals, idxs = [], []
-    best = bidx = None
-    for i in range(n):
-        cur = self.select(d, i)
-        ci = torch.full(cur.shape, i, dtype=torch.int64)
-        if best is None:
-            best, bidx = cur, ci
-        else:
-            nan_cur = cur != cur if cur.is_floating_point() else torch.zeros(cur.shape, dtype=torch.bool)
-            nan_best = best != best if best.is_floating_point() else torch.zeros(best.shape, dtype=torch.bool)
-            take = nan_cur | (nan_best.logical_not() & better(cur, best))
-            best, bidx = torch.where(take, cur, best), torch.where(take, ci, bidx)
-        vals.append(best)
-        idxs.append(bidx)
-    if n == 0:
-        return self.clone(), torch.zeros(self.shape, dtype=torch.int64)
-    return torch.stack(vals, d), torch.stack(idxs, d)
+def _scan_dim(self, dim):
+    """`dim` wrapped as upstream wraps it (a 0-dim tensor scans its one element along -1 or 0)."""
+    return B.wrap_dim(dim, max(len(self._tn_sizes), 1))
 
 
 @impl("cummax")
 def cummax(self, dim):
     from torch.return_types import cummax as t
 
-    return t(_cum_extreme(self, dim, lambda cur, best: cur >= best))
+    return t(_cum_extreme("cummax", self, dim))
 
 
 @impl("cummin")
 def cummin(self, dim):
     from torch.return_types import cummin as t
 
-    return t(_cum_extreme(self, dim, lambda cur, best: cur <= best))
+    return t(_cum_extreme("cummin", self, dim))
+
+
+def _cum_extreme(op, self, dim):
+    """Values and int64 indices of the running extreme: the device's scan kernel (scan.rs)."""
+    _scan_dim(self, dim)
+    sizes, dev = list(self._tn_sizes), B.device_of(self)
+    values, indices = B.empty(sizes, B.dtype_of(self), dev), B.empty(sizes, B.I64, dev)
+    if B.numel(sizes):
+        B.launch(op, (self, dim), (values, indices))
+    return values, indices
 
 
 @impl("logcumsumexp")
 def logcumsumexp(self, dim):
-    import torch
-
-    if self.dim() == 0:
-        return self.clone()
-    d = dim % self.dim()
-    out, acc = [], None
-    for i in range(self.shape[d]):
-        cur = self.select(d, i)
-        acc = cur if acc is None else torch.logaddexp(acc, cur)
-        out.append(acc)
-    return torch.stack(out, d) if out else self.clone()
+    _scan_dim(self, dim)
+    dt = B.dtype_of(self)
+    if not (dt.is_floating_point or dt.is_complex):
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{type_name(dt)}'")
+    out = B.empty(list(self._tn_sizes), dt, B.device_of(self))
+    if B.numel(self._tn_sizes):
+        B.launch("logcumsumexp", (self, dim), (out,))
+    return out
 
 
 @impl("diag")

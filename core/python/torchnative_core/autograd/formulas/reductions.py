@@ -100,6 +100,18 @@ def _(s, grads):
     return _scatter_back(grads[0], s.result1, s.self_sizes, s.dim, s.keepdim)
 
 
+@formula("cummax", "cummin", save=("result1",), multi=True)
+def _(s, grads):
+    """upstream's cummaxmin_backward: every output's gradient added back at the index it came
+    from (scatter_add, as one input element can be the running extreme of many outputs)."""
+    g = grads[0]
+    if g is None:
+        return None
+    if not s.self_sizes:
+        return g
+    return torch.zeros(s.self_sizes, dtype=g.dtype, device=g.device).scatter_add(s.dim, s.result1, g)
+
+
 @formula("var.correction", save=("self",))
 def _(s, g):
     x = s.self
