@@ -16,8 +16,8 @@ use crate::kernel::{Call, KResult, Tensor};
 use crate::{bail, dispatch_all, dispatch_float, kernels};
 
 kernels! {
-    k_cummax = "aten::cummax" => |c| extreme(c, true);
-    k_cummin = "aten::cummin" => |c| extreme(c, false);
+    k_cummax = "aten::cummax" => |c| extreme::<true>(c);
+    k_cummin = "aten::cummin" => |c| extreme::<false>(c);
     k_logcumsumexp = "aten::logcumsumexp" => |c| logcumsumexp(c);
 }
 
@@ -58,7 +58,7 @@ unsafe impl Send for Shared {}
 unsafe impl Sync for Shared {}
 
 /// `cummax(self, dim)` / `cummin(self, dim)` -> (values, indices int64).
-fn extreme(c: &mut Call, max: bool) -> KResult {
+fn extreme<const MAX: bool>(c: &mut Call) -> KResult {
     let a = c.tensor(0)?;
     let (vals, idxs) = (c.out(0)?, c.out(1)?);
     if a.ndim() == 0 {
@@ -85,24 +85,61 @@ fn extreme(c: &mut Call, max: bool) -> KResult {
             let (a, v, ix) = (pa.0 as *const T, pv.0 as *mut T, pi.0 as *mut i64);
             // SAFETY: offsets come from each view's sizes and strides; lines are disjoint.
             unsafe {
-                let mut out = *a.offset(oa);
+                if sa == 1 && sv == 1 && si == 1 {
+                    // contiguous lines as slices: bounds known, no stride arithmetic
+                    let xs = std::slice::from_raw_parts(a.offset(oa), n);
+                    let vs = std::slice::from_raw_parts_mut(v.offset(ov), n);
+                    let is = std::slice::from_raw_parts_mut(ix.offset(oi), n);
+                    scan_line::<T, MAX>(xs, vs, is);
+                    return;
+                }
+                let (mut pa, mut pv, mut pi) = (a.offset(oa), v.offset(ov), ix.offset(oi));
+                let mut out = *pa;
+                #[allow(clippy::eq_op)]
+                let mut out_nan = out != out;
                 let mut idx = 0i64;
-                for i in 0..n {
-                    let x = *a.offset(oa + i as isize * sa);
+                for i in 0..n as i64 {
+                    let x = *pa;
                     #[allow(clippy::eq_op)]
-                    let (x_nan, out_nan) = (x != x, out != out);
-                    let better = if max { x >= out } else { x <= out };
+                    let x_nan = x != x; // always false for integers: compiled away
+                    let better = if MAX { x >= out } else { x <= out };
                     if x_nan || (!out_nan && better) {
                         out = x;
-                        idx = i as i64;
+                        out_nan = x_nan;
+                        idx = i;
                     }
-                    *v.offset(ov + i as isize * sv) = out;
-                    *ix.offset(oi + i as isize * si) = idx;
+                    *pv = out;
+                    *pi = idx;
+                    pa = pa.offset(sa);
+                    pv = pv.offset(sv);
+                    pi = pi.offset(si);
                 }
             }
         })
     });
     Ok(())
+}
+
+/// One contiguous line of cummax (`MAX`) or cummin.
+#[inline(always)]
+fn scan_line<T: PartialOrd + Copy, const MAX: bool>(xs: &[T], vs: &mut [T], is: &mut [i64]) {
+    let Some(&first) = xs.first() else { return };
+    let mut out = first;
+    #[allow(clippy::eq_op)]
+    let mut out_nan = out != out;
+    let mut idx = 0i64;
+    for (i, ((&x, v), ix)) in xs.iter().zip(vs.iter_mut()).zip(is.iter_mut()).enumerate() {
+        #[allow(clippy::eq_op)]
+        let x_nan = x != x;
+        let better = if MAX { x >= out } else { x <= out };
+        if x_nan || (!out_nan && better) {
+            out = x;
+            out_nan = x_nan;
+            idx = i as i64;
+        }
+        *v = out;
+        *ix = idx;
+    }
 }
 
 #[inline(always)]

@@ -263,6 +263,17 @@ def pinverse(self, rcond=1e-15):
 
 # --- least squares ------------------------------------------------------------------------------------
 
+def _full_rank_qr(A, rcond):
+    """(Q, R) of A when its unpivoted R's diagonal shows full column rank with a wide margin
+    (every |R_ii| above 100 * rcond * max |R_jj|, in every batch element), else None: near the
+    rank cut the SVD decides, as gelsy's pivoted QR would."""
+    Q, R = D("linalg_qr", A, "reduced")
+    d = R.diagonal(0, -2, -1).abs()
+    if d.numel() and bool((d.amin(-1) > d.amax(-1) * (100 * rcond)).all()):
+        return Q, R
+    return None
+
+
 @impl("linalg_lstsq")
 def linalg_lstsq(self, b, rcond=None, driver=None):
     """Upstream's CPU default driver is gelsy (QR with column pivoting): full-rank problems have
@@ -291,6 +302,11 @@ def linalg_lstsq(self, b, rcond=None, driver=None):
     if min(m, n) == 0:
         X = torch.zeros(batch + [n, k], dtype=self.dtype)
         ranks, S, full = torch.zeros(batch, dtype=torch.int64), torch.empty(batch + [0], dtype=self.dtype), False
+    elif m >= n and drv in ("gels", "gelsy") and (qr := _full_rank_qr(A_, r)) is not None:
+        # full column rank, clearly: least squares from the QR factors, as gels/gelsy solve it
+        Q, R = qr
+        X = D("linalg_solve_triangular", R, torch.matmul(Q.mT, B_), True, True, False)
+        ranks, S, full = torch.full(batch, n, dtype=torch.int64), None, True
     else:
         # X = V diag(1/s) U^T B over the singular values above rcond * s_max (the device's SVD kernel)
         U, S, Vh = D("_linalg_svd", A_, False, True, None)
