@@ -1,7 +1,8 @@
 """The cpu backend's matrix decompositions (backends/cpu/src/decomp.rs, on faer) against upstream's
 LAPACK, side by side: Cholesky, LU (pivots exactly), solve, inverse, det/slogdet, triangular
-solves, eigh, SVD, QR and lstsq, batched, float32 and float64, contiguous and transposed inputs,
-and upstream's errors for singular and non-positive-definite inputs.
+solves, eigh, SVD, QR (and LAPACK's packed form: geqrf, householder_product, ormqr) and lstsq,
+batched, float32 and float64, contiguous and transposed inputs, and upstream's errors for
+singular and non-positive-definite inputs.
 
 Eigen and singular vectors are compared up to the sign of each column (LAPACK fixes none), the
 rest directly, at a tolerance scaled by the dtype's epsilon and the matrix size."""
@@ -48,6 +49,10 @@ for key, a in inp.items():
     out[f"{tag}/qr_Q"], out[f"{tag}/qr_R"] = Q.numpy(), R.numpy()
     Qc, Rc = torch.linalg.qr(A[..., :, :-1], mode="complete")
     out[f"{tag}/qrc_Q"], out[f"{tag}/qrc_R"] = Qc.numpy(), Rc.numpy()
+    h, tau = torch.geqrf(A)
+    out[f"{tag}/geqrf_h"], out[f"{tag}/geqrf_tau"] = h.numpy(), tau.numpy()
+    out[f"{tag}/householder"] = torch.linalg.householder_product(h, tau).numpy()
+    out[f"{tag}/ormqr"] = torch.ormqr(h, tau, rhs, left=True, transpose=True).numpy()
     tall = torch.cat([A, A.flip(-1)], -2)
     out[f"{tag}/lstsq"] = torch.linalg.lstsq(tall, torch.cat([rhs, rhs], -2)).solution.numpy()
 errors = {}

@@ -30,6 +30,8 @@ kernels! {
     k_eigh = "aten::_linalg_eigh" => |c| eigh(c);
     k_svd = "aten::_linalg_svd" => |c| svd(c);
     k_qr = "aten::linalg_qr" => |c| qr(c);
+    k_geqrf = "aten::geqrf" => |c| geqrf(c);
+    k_householder_product = "aten::linalg_householder_product" => |c| householder_product(c);
 }
 
 /// The matrices of a `[..., rows, cols]` tensor of any strides: element offsets of each batch
@@ -544,6 +546,112 @@ fn qr(c: &mut Call) -> KResult {
             };
             dq.write(b, q.as_ref());
         }
+    }
+    Ok(())
+}
+
+// --- LAPACK's Householder QR in its packed form -----------------------------------------------------
+
+/// LAPACK's dlarfg on column `i` of `a` below row `i`: H = I - tau [1 v][1 v]^T maps
+/// [alpha x] to [beta 0] with beta = -sign(alpha) * norm; tau = 0 (H = I) when x is zero.
+/// Leaves beta at (i, i) and v below it; returns tau.
+fn larfg(a: &mut Mat<f64>, i: usize) -> f64 {
+    let m = a.nrows();
+    let alpha = a[(i, i)];
+    let xnorm = (i + 1..m)
+        .map(|r| a[(r, i)] * a[(r, i)])
+        .sum::<f64>()
+        .sqrt();
+    if xnorm == 0.0 {
+        return 0.0;
+    }
+    let beta = -alpha.hypot(xnorm).copysign(alpha);
+    let tau = (beta - alpha) / beta;
+    let scale = 1.0 / (alpha - beta);
+    for r in i + 1..m {
+        a[(r, i)] *= scale;
+    }
+    a[(i, i)] = beta;
+    tau
+}
+
+/// Applies H = I - tau [1 v][1 v]^T from the left to rows i.. of columns `cols` of `q` (`v`
+/// holds rows i+1..).
+fn apply_reflector(v: &[f64], i: usize, tau: f64, q: &mut Mat<f64>, cols: std::ops::Range<usize>) {
+    for j in cols {
+        let s = q[(i, j)]
+            + v.iter()
+                .enumerate()
+                .map(|(r, &x)| x * q[(i + 1 + r, j)])
+                .sum::<f64>();
+        if s != 0.0 {
+            let s = s * tau;
+            q[(i, j)] -= s;
+            for (r, &x) in v.iter().enumerate() {
+                q[(i + 1 + r, j)] -= s * x;
+            }
+        }
+    }
+}
+
+/// The vector of reflector `i` stored below the diagonal of `h`.
+fn reflector(h: &Mat<f64>, i: usize) -> Vec<f64> {
+    (i + 1..h.nrows()).map(|r| h[(r, i)]).collect()
+}
+
+/// `geqrf(self) -> (a, tau)`: R on and above the diagonal, the reflectors' vectors below it
+/// (LAPACK's geqr2, unblocked).
+fn geqrf(c: &mut Call) -> KResult {
+    let a = c.tensor(0)?;
+    let (h_out, tau_out) = (c.out(0)?, c.out(1)?);
+    let src = Batch::of(&a, "geqrf")?;
+    let dst = Batch::of(&h_out, "geqrf")?;
+    let (m, n) = (src.rows, src.cols);
+    for b in 0..src.len() {
+        let mut h = src.read(b);
+        let mut taus = Vec::with_capacity(m.min(n));
+        for i in 0..m.min(n) {
+            let tau = larfg(&mut h, i);
+            taus.push(tau);
+            if tau != 0.0 {
+                let v = reflector(&h, i);
+                apply_reflector(&v, i, tau, &mut h, i + 1..n);
+            }
+        }
+        dst.write(b, h.as_ref());
+        write_vec(&tau_out, b, taus.into_iter());
+    }
+    Ok(())
+}
+
+/// `linalg_householder_product(input, tau)`: the first n columns of H_1 ... H_k (LAPACK's
+/// org2r), the reflectors' vectors below the diagonal of `input` (m x n, m >= n).
+fn householder_product(c: &mut Call) -> KResult {
+    let (a, tau) = (c.tensor(0)?, c.tensor(1)?);
+    let out = c.out(0)?;
+    let src = Batch::of(&a, "linalg.householder_product")?;
+    let dst = Batch::of(&out, "linalg.householder_product")?;
+    let (m, n) = (src.rows, src.cols);
+    let nt = tau.ndim() - 1;
+    let k = tau.size(nt);
+    for b in 0..src.len() {
+        let v = src.read(b);
+        let off = batch_offset(&tau, nt, b);
+        let mut q = Mat::<f64>::identity(m, n);
+        for i in (0..k).rev() {
+            // SAFETY: tau is [..., k] of the input's dtype.
+            let t = unsafe {
+                match tau.dtype {
+                    TnDtype::Float32 => tau.read::<f32>(off + i as isize * tau.stride(nt)) as f64,
+                    _ => tau.read::<f64>(off + i as isize * tau.stride(nt)),
+                }
+            };
+            if t != 0.0 {
+                // columns before i are still those of the identity, which H_i leaves alone
+                apply_reflector(&reflector(&v, i), i, t, &mut q, i..n);
+            }
+        }
+        dst.write(b, q.as_ref());
     }
     Ok(())
 }

@@ -1105,7 +1105,13 @@ def gen_decomp():
             fam.case("svdvals_" + t, "_linalg_svd", [a, False, False, None], tol=tol(dt, 10 * n))
             for mode in ("reduced", "complete", "r"):
                 fam.case("qr_%s_%s" % (mode, t), "linalg_qr", [a[..., :, : max(n - 1, 1)], mode], tol=tol(dt, 10 * n))
+            tall = a64[..., :, : max(n - 1, 1)].to(dt) if n > 1 else a
+            fam.case("geqrf_" + t, "geqrf", [tall], tol=tol(dt, 10 * n))
+            h, tau = torch.geqrf(tall)
+            fam.case("householder_product_" + t, "linalg_householder_product", [h, tau], tol=tol(dt, 10 * n))
         fam.case("lu_factor_singular_" + dn(dt), "linalg_lu_factor_ex", [torch.ones(3, 3, dtype=dt), True, False])
+        fam.case("geqrf_wide_" + dn(dt), "geqrf", [torch.arange(12.0, dtype=dt).reshape(3, 4) - 5], tol=tol(dt, 40))
+        fam.case("geqrf_zero_column_" + dn(dt), "geqrf", [torch.tensor([[1.0, 2.0], [0.0, 3.0], [0.0, 4.0]], dtype=dt)], tol=tol(dt, 20))
         # (close: MKL leaves -0.0 in some zero entries of the float32 factor, faer +0.0)
         fam.case("cholesky_nc_" + dn(dt), "linalg_cholesky_ex", [nc(torch.eye(3, dtype=dt) * 4), False, False], tol=tol(dt, 3))
     return fam

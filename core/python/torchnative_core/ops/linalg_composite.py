@@ -8,9 +8,8 @@ from __future__ import annotations
 import math
 
 from . import base as B
-from . import dense as Dn
 from . import impl
-from .linalg_decomp import _check_float, _check_matrix, _tname, mats, tensor
+from .linalg_decomp import _check_float, _check_matrix, _tname
 
 D = B.door
 
@@ -530,25 +529,33 @@ def matrix_exp(self):
         from .matrix_exp import mexp
 
         return mexp(self)
-    batch, n, _, ms = mats(self)
-    out = [_expm(a, n) for a in ms]
-    return tensor(out, batch + [n, n], self.dtype)
+    return _expm(self)
 
 
-def _expm(a, n):
-    norm = max((sum(abs(x) for x in row) for row in a), default=0.0)
-    if not math.isfinite(norm):
-        return [[math.nan] * n for _ in range(n)]
-    s = max(0, int(math.ceil(math.log2(norm))) + 1) if norm > 0.5 else 0
-    scale = 2.0 ** -s
-    x = [[v * scale for v in row] for row in a]
-    result, term = Dn.eye(n), Dn.eye(n)
-    for k in range(1, 19):
-        term = [[v / k for v in row] for row in Dn.matmul(term, x)]
-        result = [[r + t for r, t in zip(rr, tr)] for rr, tr in zip(result, term)]
-    for _ in range(s):
-        result = Dn.matmul(result, result)
-    return result
+def _expm(A):
+    """Scaling and squaring of a degree-18 Taylor polynomial, in float64, rounded once (the
+    dtypes and sizes upstream's own algorithm does not cover)."""
+    torch = _torch()
+    n = A.shape[-1]
+    x = A.to(torch.float64)
+    norm = x.abs().sum(-1).amax(-1) if x.numel() else torch.zeros(list(A.shape[:-2]), dtype=torch.float64)
+    eye = torch.eye(n, dtype=torch.float64, device=A.device).expand(list(A.shape))
+    out = []
+    for a, nrm, e in zip(x.reshape(-1, n, n), norm.reshape(-1).tolist(), eye.reshape(-1, n, n)):
+        if not math.isfinite(nrm):
+            out.append(torch.full((n, n), math.nan, dtype=torch.float64, device=A.device))
+            continue
+        s = max(0, int(math.ceil(math.log2(nrm))) + 1) if nrm > 0.5 else 0
+        a = a * 2.0 ** -s
+        result, term = e.clone(), e.clone()
+        for k in range(1, 19):
+            term = torch.matmul(term, a) / k
+            result = result + term
+        for _ in range(s):
+            result = torch.matmul(result, result)
+        out.append(result)
+    res = torch.stack(out) if out else torch.empty([0, n, n], dtype=torch.float64, device=A.device)
+    return res.reshape(list(A.shape)).to(A.dtype)
 
 
 @impl("frobenius_norm.dim")

@@ -1,11 +1,10 @@
 """Linear-algebra decompositions and solvers: the operators upstream computes with LAPACK.
 
-Cholesky, LU, the LU and triangular solves, eigh, SVD and QR are device kernels (the cpu
-backend's decomp.rs, on faer); here are their meta steps (checks, output shapes, allocation) and
-the operators composed from them (solve, inverse, determinants). The rest (geqrf,
-householder_product, cholesky_solve/inverse, lu_unpack) still computes in float64 by ops/dense.py
-one matrix at a time and rounds once to the input's dtype. The CompositeImplicitAutograd ones (linalg_svd, linalg_solve, det, ...) are
-composed as upstream composes them (aten/src/ATen/native/BatchLinearAlgebra.cpp,
+Cholesky, LU, the LU and triangular solves, eigh, SVD, QR and LAPACK's packed Householder form
+(geqrf, householder_product) are device kernels (the cpu backend's decomp.rs); here are their meta
+steps (checks, output shapes, allocation) and the operators composed from them (solve, inverse,
+determinants, lu_unpack, cholesky_solve, ormqr). The CompositeImplicitAutograd ones (linalg_svd,
+linalg_solve, det, ...) are composed as upstream composes them (aten/src/ATen/native/BatchLinearAlgebra.cpp,
 LinearAlgebra.cpp) so their parts record autograd nodes and a dispatch mode sees the same calls.
 """
 
@@ -14,7 +13,6 @@ from __future__ import annotations
 import math
 
 from . import base as B
-from . import dense as Dn
 from . import impl
 
 D = B.door
@@ -55,35 +53,6 @@ def _check_matrix(A, name, square=False):
         raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {A.shape[-2]} by {A.shape[-1]} matrices")
 
 
-def mats(A):
-    """(batch shape, m, n, [matrix as list of rows, in float64] per batch element)."""
-    torch = _torch()
-    batch = list(A.shape[:-2])
-    m, n = A.shape[-2], A.shape[-1]
-    nb = _prod(batch)
-    if nb == 0:
-        return batch, m, n, []
-    if m == 0 or n == 0:
-        return batch, m, n, [[[] for _ in range(m)] for _ in range(nb)]
-    flat = A.detach().to(torch.float64).reshape(nb, m, n).tolist()
-    return batch, m, n, flat
-
-
-def tensor(values, shape, dtype):
-    """A tensor of `shape` holding `values` (nested lists in row-major order, per batch element)."""
-    torch = _torch()
-    if _prod(shape) == 0:
-        return torch.zeros(shape, dtype=dtype)
-    return torch.tensor(values, dtype=torch.float64).reshape(shape).to(dtype)
-
-
-def itensor(values, shape, dtype):
-    torch = _torch()
-    if _prod(shape) == 0:
-        return torch.zeros(shape, dtype=dtype)
-    return torch.tensor(values, dtype=dtype).reshape(shape)
-
-
 # --- QR -------------------------------------------------------------------------------------------
 
 @impl("linalg_qr")
@@ -117,34 +86,63 @@ def geqrf(self):
 
     _check_float(self, "geqrf")
     _check_matrix(self, "geqrf")
-    batch, m, n, ms = mats(self)
-    hs, ts = [], []
-    for a in ms:
-        h, t = Dn.geqrf(a, m, n)
-        hs.append(h)
-        ts.append(t)
-    return ret((tensor(hs, batch + [m, n], self.dtype), tensor(ts, batch + [min(m, n)], self.dtype)))
+    batch, (m, n) = list(self.shape[:-2]), self.shape[-2:]
+    dev = B.device_of(self)
+    h, tau = B.empty(batch + [m, n], self.dtype, dev), B.empty(batch + [min(m, n)], self.dtype, dev)
+    B.launch("geqrf", (self,), (h, tau))
+    return ret((h, tau))
 
 
 @impl("linalg_householder_product")
 def householder_product(input, tau):
-    _check_float(input, "torch.linalg.householder_product")
+    name = "torch.linalg.householder_product"
+    _check_float(input, name)
     if input.dim() < 2:
-        raise RuntimeError("torch.linalg.householder_product: input must have at least 2 dimensions.")
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
     m, n = input.shape[-2], input.shape[-1]
     if m < n:
-        raise RuntimeError("torch.linalg.householder_product: input.shape[-2] must be greater than or equal to input.shape[-1]")
+        raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to input.shape[-1]")
     if tau.shape[-1] > n:
-        raise RuntimeError("torch.linalg.householder_product: input.shape[-1] must be greater than or equal to tau.shape[-1]")
-    batch, _, _, ms = mats(input)
-    taus = tau.detach().to(_torch().float64).reshape(_prod(batch), tau.shape[-1]).tolist() if ms else []
-    qs = [Dn.householder_product(a, t, m, n) for a, t in zip(ms, taus)]
-    return tensor(qs, batch + [m, n], input.dtype)
+        raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
+    if tau.dim() != input.dim() - 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but got tau.ndim equal to "
+                           f"{tau.dim()} and input.ndim is equal to {input.dim()}")
+    if list(tau.shape[:-1]) != list(input.shape[:-2]):
+        raise RuntimeError(f"{name}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
+                           f"{list(tau.shape[:-1])}")
+    if tau.dtype != input.dtype:
+        raise RuntimeError(f"{name}: tau dtype {_tname(tau.dtype)} does not match input dtype {_tname(input.dtype)}")
+    out = B.empty(list(input.shape), input.dtype, B.device_of(input))
+    B.launch("linalg_householder_product", (input, tau), (out,))
+    return out
 
 
 @impl("orgqr")
 def orgqr(self, input2):
     return D("linalg_householder_product", self, input2)
+
+
+@impl("ormqr")
+def ormqr(self, input2, input3, left=True, transpose=False):
+    """Q (m x m, the product of the reflectors in `self` and `input2`) times `input3`, composed:
+    Q from householder_product on the reflectors padded to m columns."""
+    torch = _torch()
+    _check_float(self, "torch.ormqr")
+    if self.dim() < 2 or input3.dim() < 2:
+        raise RuntimeError("torch.ormqr: input and other must have at least 2 dimensions.")
+    m = self.shape[-2]
+    k = input2.shape[-1]
+    refl = self.narrow(-1, 0, min(self.shape[-1], m))
+    if refl.shape[-1] < m:
+        pad = torch.zeros(list(self.shape[:-1]) + [m - refl.shape[-1]], dtype=self.dtype, device=self.device)
+        refl = torch.cat([refl, pad], -1)
+    tau = input2
+    if k < m:
+        tau = torch.cat([input2, torch.zeros(list(input2.shape[:-1]) + [m - k], dtype=input2.dtype, device=input2.device)], -1)
+    Q = D("linalg_householder_product", refl, tau)
+    if transpose:
+        Q = Q.mT
+    return torch.matmul(Q, input3) if left else torch.matmul(input3, Q)
 
 
 # --- SVD ------------------------------------------------------------------------------------------
