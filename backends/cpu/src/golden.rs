@@ -613,7 +613,7 @@ pub fn check_family(name: &str) {
 /// The golden families, one file each.
 pub const FAMILIES: &[&str] = &[
     "copy", "binary", "unary", "reduce", "linalg", "nn", "index", "sort", "conv", "training",
-    "decomp", "special", "scan",
+    "decomp", "special", "scan", "scatter",
 ];
 
 /// Every registered kernel has golden cases, and every golden op is registered.
@@ -774,4 +774,9 @@ fn golden_special() {
 #[test]
 fn golden_scan() {
     check_family("scan");
+}
+
+#[test]
+fn golden_scatter() {
+    check_family("scatter");
 }

@@ -36,6 +36,7 @@ pub mod nn;
 pub mod pointwise;
 pub mod reduce;
 pub mod scan;
+pub mod scatter;
 pub mod sort;
 pub mod special;
 pub mod stdsort;
@@ -62,6 +63,7 @@ pub fn kernels() -> Vec<(&'static str, TnKernelFn)> {
     index::register(&mut reg);
     sort::register(&mut reg);
     scan::register(&mut reg);
+    scatter::register(&mut reg);
     special::register(&mut reg);
     conv::register(&mut reg);
     reg

@@ -1163,7 +1163,34 @@ def gen_scan():
     return fam
 
 
+def gen_scatter():
+    """scatter.rs: scatter_reduce.two, the index in order, floats accumulated in float64 and rounded
+    once (upstream's float32 sums round at each step: close, not exact), integers exact."""
+    fam = Family("scatter")
+    for dt in [f32, f64, i64, i32, u8, b8]:
+        self_ = vals(dt, (4, 5), 600, "finite")
+        src = vals(dt, (6, 5), 601, "finite")
+        index = torch.randint(0, 4, (6, 5), generator=torch.Generator().manual_seed(602))
+        tol = ("close", 1e-6, 1e-6) if dt in (f32, f64) else ("exact",)
+        for reduce in ("sum", "prod", "mean", "amax", "amin"):
+            if dt == b8 and reduce == "mean":
+                continue
+            for include_self in (True, False):
+                fam.case("scatter_reduce_%s_%s_%s" % (dn(dt), reduce, "self" if include_self else "noself"),
+                         "scatter_reduce.two", [self_, 0, index, src, reduce, include_self], tol=tol)
+        fam.case("scatter_reduce_%s_dim1_t" % dn(dt), "scatter_reduce.two",
+                 [vals(dt, (5, 4), 603, "finite").t(), 1, index[:4, :3], src.t()[:4, :3], "amax", True], tol=tol)
+    fam.case("scatter_reduce_nan_amax", "scatter_reduce.two",
+             [torch.zeros(3), 0, torch.tensor([0, 0, 2]), torch.tensor([1.0, float("nan"), 2.0]), "amax", True])
+    fam.case("scatter_reduce_negative_index", "scatter_reduce.two",
+             [torch.zeros(3), 0, torch.tensor([-1, 0, -3]), torch.tensor([1.0, 2.0, 4.0]), "sum", True])
+    fam.case("scatter_reduce_out_of_bounds", "scatter_reduce.two",
+             [torch.zeros(3), 0, torch.tensor([0, 3]), torch.tensor([1.0, 2.0]), "sum", True])
+    return fam
+
+
 FAMILIES = {
+    "scatter": gen_scatter,
     "scan": gen_scan,
     "special": gen_special,
     "decomp": gen_decomp,

@@ -1,7 +1,7 @@
-"""scatter_reduce.two, index_reduce, segment_reduce and scatter.reduce (issue 4): reductions into
-positions chosen by an index, element by element in index order as upstream's CPU loops do, in
-Python numbers (integers exact; floating values accumulated in float64 and rounded once, within
-upstream's float32 accumulation error)."""
+"""scatter_reduce.two, index_reduce, segment_reduce and scatter.reduce: reductions into positions
+chosen by an index. The first three are the device's scatter-reduce kernel (the cpu backend's
+scatter.rs: the index in order, as upstream's CPU loop, floating values accumulated in float64
+and rounded once); segment_reduce still reduces in Python numbers."""
 
 from __future__ import annotations
 
@@ -20,21 +20,6 @@ def _torch():
     return torch
 
 
-def _strides(shape):
-    st, acc = [0] * len(shape), 1
-    for i in reversed(range(len(shape))):
-        st[i] = acc
-        acc *= shape[i]
-    return st
-
-
-def _flat(t):
-    torch = _torch()
-    if t.dtype == torch.bool:
-        return [bool(v) for v in t.reshape(-1).tolist()]
-    return t.detach().contiguous().reshape(-1).tolist()
-
-
 def _combine(reduce, is_float):
     if reduce in ("sum", "mean"):
         return lambda a, b: a + b
@@ -51,20 +36,6 @@ def _combine(reduce, is_float):
     return lambda a, b: pick(a, b, lambda x, y: x < y)
 
 
-def _identity(reduce, is_float, dtype):
-    torch = _torch()
-    if reduce in ("sum", "mean"):
-        return 0
-    if reduce == "prod":
-        return 1
-    if is_float:
-        return -math.inf if reduce == "amax" else math.inf
-    info = torch.iinfo(dtype) if dtype != torch.bool else None
-    if info is None:
-        return reduce == "amin"
-    return info.min if reduce == "amax" else info.max
-
-
 def _to_tensor(vals, shape, dtype):
     torch = _torch()
     if B.numel(shape) == 0:
@@ -75,7 +46,8 @@ def _to_tensor(vals, shape, dtype):
 
 
 def _scatter(self, dim, index, src, reduce, include_self, name):
-    """The core of scatter_reduce/scatter(reduce=): returns the reduced values as a tensor."""
+    """The core of scatter_reduce/scatter(reduce=)/index_reduce: checks, then the device's
+    kernel (the cpu backend's scatter.rs) into a new tensor of self's shape."""
     torch = _torch()
     if index.dtype not in (torch.int64, torch.int32):
         raise RuntimeError(f"{name}(): Expected dtype int64 for index")
@@ -84,51 +56,17 @@ def _scatter(self, dim, index, src, reduce, include_self, name):
         src1 = src.reshape(1) if isinstance(src, torch.Tensor) else src
         return _scatter(self.reshape(1), 0, index.reshape(1), src1, reduce, include_self, name).reshape([])
     d = B.wrap_dim(dim, nd)
-    shape = list(self.shape)
     if index.dim() != max(nd, 1) and index.numel():
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
-    is_float = self.is_floating_point()
-    out = _flat(self)
-    ishape = list(index.shape)
-    if B.numel(ishape) == 0:
+    if index.numel() == 0:
         return self.clone()
-    idx = _flat(index)
-    srcv = _flat(src) if isinstance(src, torch.Tensor) else None
-    if srcv is None and not is_float:
-        src = bool(src) if self.dtype == torch.bool else int(src)  # the value converted to self's dtype
-    sstrides = _strides(list(src.shape)) if srcv is not None else None
-    ostrides = _strides(shape) if shape else [1]
-    size_d = shape[d] if shape else 1
-    istr = _strides(ishape)
-    comb = _combine(reduce, is_float)
-    ident = _identity(reduce, is_float, self.dtype)
-    counts = {}
-    touched = set()
-    for flat_i, target in enumerate(idx):
-        if target < -size_d or target >= size_d:
-            raise RuntimeError(f"index {target} is out of bounds for dimension {d} with size {size_d}")
-        if target < 0:
-            target += size_d
-        rem, o, s = flat_i, 0, 0
-        for k in range(len(ishape)):
-            c = rem // istr[k]
-            rem -= c * istr[k]
-            o += (target if k == d else c) * (ostrides[k] if shape else 0)
-            if sstrides is not None:
-                s += c * sstrides[k]
-        v = srcv[s] if srcv is not None else src
-        if o not in touched:
-            touched.add(o)
-            if not include_self:
-                out[o] = ident
-            counts[o] = 0
-        out[o] = comb(out[o], v)
-        counts[o] += 1
-    if reduce == "mean":
-        for o in touched:
-            n = counts[o] + (1 if include_self else 0)
-            out[o] = out[o] / n if is_float else out[o] // n
-    return _to_tensor(out, shape, self.dtype)
+    if not isinstance(src, torch.Tensor):  # a scalar value, converted to self's dtype, at every index
+        src = torch.full((), src, dtype=self.dtype, device=self.device).expand(index.shape)
+    index = index.to(torch.int64)
+    out = B.empty(list(self.shape), self.dtype, B.device_of(self))
+    if out.numel():
+        B.launch("scatter_reduce.two", (self, d, index, src, reduce, include_self), (out,))
+    return out
 
 
 @impl("scatter_reduce.two")
@@ -193,6 +131,8 @@ def index_reduce(self, dim, index, source, reduce, include_self=True):
     shape = [src.shape[k] if k == d else self.shape[k] for k in range(nd)]
     view = [1] * nd
     view[d] = index.numel()
+    if index.numel() and bool(((index < 0) | (index >= self.shape[d])).any()):
+        raise IndexError("index out of range in self")
     full_index = index.to(torch.int64).reshape(view).expand(shape)
     return _scatter(self, d, full_index, src, reduce, include_self, "index_reduce")
 

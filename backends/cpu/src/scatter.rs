@@ -1,0 +1,173 @@
+//! `scatter_reduce.two`: values of `src` reduced into the positions of `self` that `index`
+//! chooses along `dim` (sum, prod, mean, amax, amin; with or without `self`'s own values), the
+//! index's elements taken in order as upstream's CPU loop takes them. `scatter(reduce=...)` and
+//! `index_reduce` reach it through the core.
+//!
+//! Floating values accumulate in float64 and are rounded once (within upstream's own float32
+//! accumulation error; its expanded-index fast path sums in another order anyway); integers and
+//! bools in i64 with wrapping, as upstream's integer arithmetic wraps. NaN wins amax/amin.
+
+use torchnative_abi::TnDtype;
+
+use crate::dtype::Elem;
+use crate::kernel::{Call, KResult, Tensor};
+use crate::{bail, dispatch_all, kernels};
+
+kernels! {
+    k_scatter_reduce = "aten::scatter_reduce.two" => |c| scatter_reduce(c);
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Reduce {
+    Sum,
+    Prod,
+    Mean,
+    Max,
+    Min,
+}
+
+/// Calls `f(multi-index, element offset)` for every element of `t`, in row-major order.
+fn walk(t: &Tensor, mut f: impl FnMut(&[usize], isize) -> KResult) -> KResult {
+    let nd = t.ndim();
+    let mut idx = vec![0usize; nd];
+    let n = t.numel();
+    for _ in 0..n {
+        let off: isize = idx
+            .iter()
+            .enumerate()
+            .map(|(d, &i)| i as isize * t.stride(d))
+            .sum();
+        f(&idx, off)?;
+        for d in (0..nd).rev() {
+            idx[d] += 1;
+            if idx[d] < t.size(d) {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    Ok(())
+}
+
+/// `scatter_reduce.two(self, dim, index, src, reduce, include_self)`; the core has checked the
+/// dtypes and ranks, made `index` int64 and allocated `out` with `self`'s shape.
+fn scatter_reduce(c: &mut Call) -> KResult {
+    let (a, index, src) = (c.tensor(0)?, c.tensor(2)?, c.tensor(3)?);
+    let dim = c.int(1)? as usize;
+    let include_self = c.bool(5)?;
+    let reduce = match c.str(4)? {
+        "sum" => Reduce::Sum,
+        "prod" => Reduce::Prod,
+        "mean" => Reduce::Mean,
+        "amax" => Reduce::Max,
+        "amin" => Reduce::Min,
+        r => bail!(
+            runtime,
+            "reduce argument must be either sum, prod, mean, amax or amin, got {r}"
+        ),
+    };
+    let out = c.out(0)?;
+    if index.dtype != TnDtype::Int64 || index.ndim() != a.ndim() || dim >= a.ndim().max(1) {
+        bail!(
+            runtime,
+            "scatter_reduce: the core passes an int64 index of self's rank"
+        );
+    }
+    let is_float = matches!(
+        a.dtype,
+        TnDtype::Float16 | TnDtype::BFloat16 | TnDtype::Float32 | TnDtype::Float64
+    );
+    // the accumulators, in out's row-major order; whether each position was reached, how often
+    let numel = a.numel();
+    let mut acc_f = vec![0f64; if is_float { numel } else { 0 }];
+    let mut acc_i = vec![0i64; if is_float { 0 } else { numel }];
+    let mut count = vec![0u32; numel];
+    let row_major: Vec<usize> = {
+        let mut st = vec![1usize; a.ndim()];
+        for d in (0..a.ndim().saturating_sub(1)).rev() {
+            st[d] = st[d + 1] * a.size(d + 1);
+        }
+        st
+    };
+    // SAFETY (every read below): offsets come from each view's sizes and strides.
+    unsafe {
+        dispatch_all!(a.dtype, "scatter_reduce", T => {
+            walk(&a, |ix, off| {
+                let p: usize = ix.iter().zip(&row_major).map(|(i, s)| i * s).sum();
+                let v = a.read::<T>(off);
+                if is_float { acc_f[p] = v.to_f64() } else { acc_i[p] = v.cast::<i64>() }
+                Ok(())
+            })?;
+            let size_d = a.size(dim) as i64;
+            walk(&index, |ix, ioff| {
+                let target = index.read::<i64>(ioff);
+                // no negative indices here, as upstream's scatter_gather_dtype/bounds check
+                if target < 0 || target >= size_d {
+                    bail!(runtime, "index {target} is out of bounds for dimension {dim} with size {size_d}");
+                }
+                let mut p = 0usize;
+                let mut soff = 0isize;
+                for (d, &i) in ix.iter().enumerate() {
+                    p += if d == dim { target as usize } else { i } * row_major[d];
+                    soff += i as isize * src.stride(d);
+                }
+                let v = src.read::<T>(soff);
+                let first = count[p] == 0;
+                count[p] += 1;
+                if is_float {
+                    let (x, cur) = (v.to_f64(), acc_f[p]);
+                    acc_f[p] = if first && !include_self { x } else { combine_f(reduce, cur, x) };
+                } else {
+                    let (x, cur) = (v.cast::<i64>(), acc_i[p]);
+                    acc_i[p] = if first && !include_self { x } else { combine_i(reduce, cur, x) };
+                }
+                Ok(())
+            })?;
+            walk(&out, |ix, ooff| {
+                let p: usize = ix.iter().zip(&row_major).map(|(i, s)| i * s).sum();
+                let n = count[p] as i64 + i64::from(include_self);
+                let v = if is_float {
+                    let x = if reduce == Reduce::Mean && count[p] > 0 { acc_f[p] / n as f64 } else { acc_f[p] };
+                    T::from_f64(x)
+                } else {
+                    let x = if reduce == Reduce::Mean && count[p] > 0 { acc_i[p].div_euclid(n) } else { acc_i[p] };
+                    T::from_i64(x)
+                };
+                out.write::<T>(ooff, v);
+                Ok(())
+            })?;
+        });
+    }
+    Ok(())
+}
+
+fn combine_f(r: Reduce, a: f64, b: f64) -> f64 {
+    match r {
+        Reduce::Sum | Reduce::Mean => a + b,
+        Reduce::Prod => a * b,
+        Reduce::Max | Reduce::Min if a.is_nan() || b.is_nan() => f64::NAN,
+        Reduce::Max => {
+            if b > a {
+                b
+            } else {
+                a
+            }
+        }
+        Reduce::Min => {
+            if b < a {
+                b
+            } else {
+                a
+            }
+        }
+    }
+}
+
+fn combine_i(r: Reduce, a: i64, b: i64) -> i64 {
+    match r {
+        Reduce::Sum | Reduce::Mean => a.wrapping_add(b),
+        Reduce::Prod => a.wrapping_mul(b),
+        Reduce::Max => a.max(b),
+        Reduce::Min => a.min(b),
+    }
+}
