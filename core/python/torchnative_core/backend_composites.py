@@ -161,8 +161,8 @@ def _on_meta(C, op, composite, full):
         with torch.no_grad():
             meta = composite(*[twin(a) for a in full])
     except (NotImplementedError, RuntimeError) as e:
-        # A composite whose parts compute on the host (special functions such as polygamma today)
-        # has no meta step yet: the decomposition runs, and the backend author is told why.
+        # A composite whose parts read values on the host has no meta step: the decomposition
+        # runs, and the backend author is told why.
         if op not in _NO_META:
             _NO_META.add(op)
             warnings.warn(f"torchnative: the kernel registered for aten.{op} is not used: the core cannot compute "
