@@ -25,8 +25,14 @@ def _node(python, node_rank, port):
 def _workers(res, what):
     rc, out, err = res
     assert rc == 0, f"{what} exited {rc}:\n{err[-4000:]}"
-    lines = [json.loads(ln[len("RESULT "):]) for ln in out.splitlines() if ln.startswith("RESULT ")]
-    return sorted(lines, key=lambda r: r["rank"])
+    # The workers share the agent's stdout, and print writes the text and its newline apart, so
+    # two results can land on one line ("RESULT {...}RESULT {...}"): scan for each, not by line.
+    found, dec, i = [], json.JSONDecoder(), out.find("RESULT ")
+    while i >= 0:
+        obj, end = dec.raw_decode(out, i + len("RESULT "))
+        found.append(obj)
+        i = out.find("RESULT ", end)
+    return sorted(found, key=lambda r: r["rank"])
 
 
 def test_torchrun_workers_agree_with_upstream():
