@@ -13,7 +13,7 @@ use torchnative_abi::TnDtype;
 
 use crate::dtype::{Elem, FloatElem, Real};
 use crate::kernel::{Call, KResult, Tensor};
-use crate::{bail, dispatch_all, dispatch_float, kernels};
+use crate::{dispatch_all, dispatch_float, kernels};
 
 kernels! {
     k_cummax = "aten::cummax" => |c| extreme::<true>(c);
@@ -37,18 +37,9 @@ fn line_starts(t: &Tensor, dim: usize) -> Vec<isize> {
     starts
 }
 
+/// `dim` (argument `i`) wrapped by the reductions' one rule (nd >= 1 here).
 fn wrap_dim(c: &Call, i: usize, nd: usize) -> KResult<usize> {
-    let d = c.int(i)?;
-    let n = nd.max(1) as i64;
-    if d < -n || d >= n {
-        bail!(
-            index_error,
-            "Dimension out of range (expected to be in range of [{}, {}], but got {d})",
-            -n,
-            n - 1
-        );
-    }
-    Ok(d.rem_euclid(n) as usize)
+    Ok(crate::reduce::normalize_dims(&[c.int(i)?], nd)?[0])
 }
 
 /// A raw pointer that may cross into rayon's workers: each line writes its own elements.
