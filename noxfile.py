@@ -3,7 +3,7 @@
 
     nox -s cpu          # the test suite on the cpu backend (the default session)
     nox -s lint         # ruff check, cargo clippy (warnings are errors) and rustfmt --check
-    nox -s wheels       # the built wheels, not an editable tree, in a clean venv running torch
+    nox -s wheels       # the wheelhouse, installed alone into a fresh venv per Python, smoke suite there
     nox -s docs         # relative links and quoted tools/tests paths in the Markdown exist
     nox -s dist_stress  # torch.distributed's full stress run (10,000 collectives + 100 MB all_reduce)
     nox -s bench        # the benchmark suite against upstream (benchmarks/suite.py; not a test)
@@ -37,10 +37,12 @@ def lint(session):
 
 @nox.session
 def wheels(session):
-    """tools/build.py makes the maturin abi3 wheels (core, every backend) and the vendored torch
-    wheel; tools/wheel_smoke.py installs them with the root package's wheel into a fresh venv
-    and runs a torch program and `torchnative backends list` there."""
-    session.run("python3", "tools/build.py", external=True)
+    """tools/wheelhouse.py builds build/wheelhouse (our wheels, tags checked, and every dependency for
+    each Python this machine has); tools/wheel_smoke.py installs torchnative[gpu,npu] from it alone
+    into a fresh venv per Python and runs the smoke suite there (tests/test_wheelhouse.py, part of
+    `make test`, runs the same two)."""
+    session.run("python3", "tools/build.py", "--ref", external=True)
+    session.run("python3", "tools/wheelhouse.py", "--no-build", external=True)
     session.run("python3", "tools/wheel_smoke.py", external=True)
 
 

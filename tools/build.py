@@ -53,6 +53,11 @@ REF_PYTHON_FILE = BUILD / "ref-python"
 # Inputs shared by every Rust crate: the workspace manifest, lock file and toolchain pins.
 WORKSPACE_INPUTS = ["Cargo.toml", "Cargo.lock", ".cargo", "rust-toolchain", "rust-toolchain.toml",
                     "core/abi"]
+# Native wheels link against glibc 2.28's symbol versions through zig (the `ziglang` wheel in
+# requirements/runtime.txt; maturin finds it as `python -m ziglang` on PATH) and maturin checks the
+# result, so their tag is manylinux_2_28 whatever glibc this machine has: the wheels the build
+# installs are the wheels tools/wheelhouse.py ships.
+MATURIN_PORTABLE = ["--zig", "--compatibility", "manylinux_2_28"]
 # Never part of a fingerprint: build outputs and caches that live inside source dirs.
 JUNK_DIRS = {"target", "__pycache__", ".pytest_cache", ".git", ".nox", "node_modules"}
 
@@ -254,7 +259,8 @@ def step_maturin(s: Summary, force: bool, crate: Path) -> Path | None:
     step = f"{'wheel' if pure else 'maturin'} {rel}"
     name = project_name(crate / "pyproject.toml")
     # a pure-Python backend has no Rust: the workspace files are no input of its wheel
-    key = fingerprint(crate) if pure else fingerprint(crate, *(REPO / p for p in WORKSPACE_INPUTS))
+    key = fingerprint(crate) if pure else fingerprint(crate, *(REPO / p for p in WORKSPACE_INPUTS)) + " ".join(
+        MATURIN_PORTABLE)
     stamp = read_stamp(f"maturin-{name}")
     old = Path(stamp.get("wheel", "/nonexistent"))
     if not force and stamp.get("input") == key and old.is_file():
@@ -268,7 +274,8 @@ def step_maturin(s: Summary, force: bool, crate: Path) -> Path | None:
             build_pure_wheel(step, crate)
         else:
             run(step, [VENV / "bin" / "maturin", "build", "--release", "--out", WHEELS,
-                       "--interpreter", VENV_PY], cwd=crate)
+                       "--interpreter", VENV_PY, *MATURIN_PORTABLE], cwd=crate,
+                env={"PATH": f"{VENV / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"})
         built = sorted(WHEELS.glob(f"{name}-*.whl"))
         if len(built) != 1:
             raise BuildError(f"{step}: expected one {name}-*.whl in build/wheels, found {built}")

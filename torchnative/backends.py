@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 
 def first_party_plugins() -> list[dict]:
     """torchnative/plugins.toml, the table of first-party plugins (package data of the wheel)."""
-    import tomllib
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # tomllib is 3.11's; tomli is the same parser, a dependency on 3.10 only
+        import tomli as tomllib
 
     return tomllib.loads(Path(__file__).with_name("plugins.toml").read_text())["plugin"]
 
