@@ -257,3 +257,9 @@ def new_factories_follow_self():
     x = torch.zeros(2, 3, dtype=torch.float64)
     return (x.new_ones(2), x.new_zeros((1, 2)), x.new_full((2,), 7), x.new_empty((3, 0)).shape,
             x.new_tensor([1, 2]), torch.arange(3).new_ones(2))
+
+
+@case(exact=True)
+def linspace_logspace_integral_truncate_the_bounds_first():
+    return (torch.linspace(4.3, -3, 50, dtype=torch.int64), torch.linspace(0, 10.5, 7, dtype=torch.int64),
+            torch.logspace(0, 1.2, 5, dtype=torch.int64), torch.logspace(0.5, 3.3, 6, base=3, dtype=torch.int64))

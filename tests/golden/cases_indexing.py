@@ -184,3 +184,37 @@ def gather_empty_index_of_any_integer_dtype():
     # upstream checks the index dtype only when there is something to gather
     src = torch.ones(3, 4)
     return tuple(torch.gather(src, 1, torch.zeros(0, 2, dtype=dt)).shape for dt in (torch.int16, torch.uint8, torch.int8))
+
+
+# --- edge cases that only OpInfo's later samples reached -----------------------------------
+
+@case(exact=True)
+def gather_0dim_input_with_1d_index():
+    return torch.gather(torch.tensor(3.0), 0, torch.tensor([0])), torch.gather(torch.tensor([3.0]), 0, torch.tensor(0))
+
+
+@case(exact=True)
+def take_along_dim_wraps_indices_modulo_the_size():
+    x = torch.arange(25.0).reshape(5, 5)
+    return torch.take_along_dim(x, torch.tensor([[-1, -5], [0, 4], [-6, 7], [3, 3], [2, -11]]), 1)
+
+
+@case
+def take_along_dim_flat_negative_index():
+    return torch.take_along_dim(torch.arange(25.0).reshape(5, 5), torch.tensor([-1, 3]))
+
+
+@case(exact=True)
+def masked_scatter_broadcasts_self_to_the_mask():
+    m = torch.tensor([[True, False], [True, True]])
+    return torch.ones(2).masked_scatter(m, torch.arange(4.0))
+
+
+@case
+def masked_scatter_source_dtype_mismatch():
+    return torch.ones(2, 2).masked_scatter(torch.ones(2, 2, dtype=torch.bool), torch.ones(4, dtype=torch.float64))
+
+
+@case
+def masked_scatter_too_few_source_elements():
+    return torch.ones(2, 2).masked_scatter(torch.ones(2, 2, dtype=torch.bool), torch.ones(3))

@@ -224,3 +224,50 @@ def mha_inference_fast_path():
         out, w = mha(x, x, x)
         out2, _ = mha(x, x, x, key_padding_mask=pad, need_weights=False)
     return out, w, out2
+
+
+# --- edge cases that only OpInfo's later samples reached -----------------------------------
+
+@case
+def prelu_0dim_input_keeps_its_shape():
+    return torch.nn.functional.prelu(torch.tensor(-2.0), torch.tensor([0.25]))
+
+
+@case
+def prelu_dtype_mismatch():
+    return torch.nn.functional.prelu(torch.ones(3), torch.ones(1, dtype=torch.float64))
+
+
+@case
+def pad_circular_negative_wraps_the_cropped_tensor():
+    x = torch.arange(48.0).reshape(1, 3, 4, 4)
+    return (torch.nn.functional.pad(x, (-1, 1, -2, 1), mode="circular"),
+            torch.nn.functional.pad(x, (2, -1, -3, 3), mode="circular"))
+
+
+@case
+def pad_circular_wrapping_twice():
+    return torch.nn.functional.pad(torch.ones(1, 2, 4), (5, 0), mode="circular")
+
+
+@case
+def pad_reflect_unsupported_size():
+    return torch.nn.functional.pad(torch.ones(1, 3, 4, 4), (1, 1), mode="reflect")
+
+
+@case
+def group_norm_empty_batch():
+    return torch.native_group_norm(torch.ones(0, 2), torch.ones(2), torch.ones(2), 0, 2, 1, 1, 1e-5)
+
+
+@case
+def batch_norm_empty_input():
+    return torch.nn.functional.batch_norm(torch.ones(0), torch.ones(0), torch.ones(0), None, None, training=True)
+
+
+@case
+def sdpa_3d_query_4d_key_value_takes_the_math_path():
+    g = torch.Generator().manual_seed(5)
+    q, k = torch.randn(4, 3, 8, generator=g), torch.randn(4, 4, 6, 8, generator=g)
+    return (torch.nn.functional.scaled_dot_product_attention(q, k, k, is_causal=True),
+            torch.nn.functional.scaled_dot_product_attention(q, q, q))

@@ -162,3 +162,52 @@ def sort_topk():
 def median_mode_kthvalue():
     t = torch.tensor([[3, 1, 2, 2], [5, 5, 0, 1]])
     return t.median(), t.median(1), torch.mode(t, 1), torch.kthvalue(t, 2, 1)
+
+
+# --- edge cases that only OpInfo's later samples reached -----------------------------------
+
+@case(exact=True)
+def mode_long_line_index_follows_introsort():
+    g = torch.Generator().manual_seed(3)
+    x = torch.randint(0, 6, (3000,), generator=g)
+    y = torch.randint(-3, 3, (4, 50, 3), generator=g).float()
+    return torch.mode(x), torch.mode(y, 1, keepdim=True), torch.mode(y.transpose(0, 2), 1)
+
+
+@case
+def mode_empty_dim():
+    return torch.mode(torch.ones(0, 3), 0)
+
+
+@case(exact=True)
+def amax_aminmax_empty_dim_not_reduced():
+    x = torch.ones(5, 0, 5)
+    return torch.amax(x, 0), torch.amin(x, 2, keepdim=True), torch.aminmax(x, dim=0)
+
+
+@case
+def aminmax_all_of_empty():
+    return torch.aminmax(torch.ones(5, 0, 5))
+
+
+@case
+def aminmax_over_empty_dim():
+    return torch.aminmax(torch.ones(5, 0, 5), dim=1)
+
+
+@case(exact=True)
+def matrix_norms_of_empty_inputs():
+    inf = float("inf")
+    return (torch.linalg.norm(torch.ones(0, 0), inf), torch.linalg.matrix_norm(torch.ones(3, 0), 1),
+            torch.linalg.matrix_norm(torch.ones(2, 0, 3), 1), torch.linalg.matrix_norm(torch.ones(0, 3), -1),
+            torch.linalg.vector_norm(torch.ones(0, 3), inf, dim=1), torch.cdist(torch.ones(0, 5), torch.ones(4, 5), p=inf))
+
+
+@case
+def vector_norm_inf_over_empty_dim():
+    return torch.linalg.vector_norm(torch.ones(0, 3), float("inf"), dim=0)
+
+
+@case
+def matrix_norm_minus_inf_of_empty():
+    return torch.linalg.matrix_norm(torch.ones(0, 0), -float("inf"))

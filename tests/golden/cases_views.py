@@ -276,3 +276,17 @@ def view_as_real_of_real():
 @case
 def imag_of_real():
     return torch.zeros(2).imag
+
+
+@case(exact=True)
+def meshgrid_xy_swaps_the_first_two_grids():
+    a, b, c = torch.arange(3.0), torch.arange(4.0), torch.tensor(5.0)
+    grids = torch.meshgrid(a, b, c, indexing="xy") + torch.meshgrid(a, c, indexing="xy")
+    return grids, [g.stride() for g in grids]
+
+
+@case(exact=True)
+def diff_order_zero_is_a_copy_ignoring_prepend():
+    x = torch.arange(6.0).reshape(2, 3)
+    r = torch.diff(x, 0, 0, torch.ones(1, 3))
+    return r, r.data_ptr() == x.data_ptr()

@@ -378,14 +378,17 @@ fn amax_amin(c: &mut Call, is_max: bool) -> KResult {
     } else {
         (0..a.ndim()).collect()
     };
-    if a.numel() == 0 {
+    let r = Reduction::new(a, dims);
+    if r.out_numel == 0 {
+        return Ok(()); // nothing to write: an empty dim that is not reduced
+    }
+    if r.red_numel == 0 {
         bail!(
             runtime,
             "{}(): Expected reduction dim to have non-zero size.",
             if is_max { "amax" } else { "amin" }
         );
     }
-    let r = Reduction::new(a, dims);
     unsafe {
         match a.dtype {
             TnDtype::Bool => {

@@ -7,13 +7,16 @@
 //! filled) and fbgemm's radix sort (1-D, ascending, integer non-bool, at least 32768 elements).
 //! The reference wheel has no x86-simd-sort path: its AVX512, AVX2 and default kernels order ties
 //! alike (probed). `topk` selects as upstream's `topk_impl_loop` does, with the same algorithms.
+//! `mode` is upstream's `mode_kernel_impl` (TensorCompareKernel.cpp): `std::sort` of the
+//! `(value, index)` pairs by value alone, then the last pair of the first longest run, so its
+//! index among equal values is the one libstdc++'s introsort leaves there.
 
 use std::cmp::Ordering;
 
 use torchnative_abi::TnDtype;
 
 use crate::dtype::Elem;
-use crate::kernel::{Call, KResult};
+use crate::kernel::{Call, KResult, OwnedView};
 use crate::reduce::normalize_dims;
 use crate::stdsort;
 use crate::strided::for_each_line;
@@ -26,6 +29,22 @@ kernels! {
         sort(c, d, desc, st)
     };
     k_topk = "aten::topk" => |c| topk(c);
+    k_mode = "aten::mode" => |c| mode(c);
+}
+
+/// The `(value, index)` pairs of one line of `n` elements (byte stride `stride`), as upstream's
+/// sorting kernels build them.
+///
+/// # Safety
+/// `p` must point at `n` readable elements of type `T`, `stride` bytes apart.
+unsafe fn pairs_of<T: Copy>(buf: &mut Vec<(T, i64)>, p: *mut u8, stride: isize, n: usize) {
+    buf.clear();
+    for i in 0..n {
+        buf.push((
+            (p.wrapping_offset(i as isize * stride) as *const T).read(),
+            i as i64,
+        ));
+    }
 }
 
 /// Total order with NaN above everything (ints and bool compare natively).
@@ -71,10 +90,7 @@ fn sort(c: &mut Call, dim: i64, descending: bool, stable: bool) -> KResult {
             let mut buf: Vec<(T, i64)> = vec![];
             for_each_line([&vals, &idxs, &a], d, |p, s, l| {
                 let n = l[2];
-                buf.clear();
-                for i in 0..n {
-                    buf.push(((p[2].wrapping_offset(i as isize * s[2]) as *const T).read(), i as i64));
-                }
+                pairs_of(&mut buf, p[2], s[2], n);
                 // std::stable_sort keeps equal values in input order, as Rust's stable sort does
                 let want = if descending { Ordering::Greater } else { Ordering::Less };
                 if stable {
@@ -113,10 +129,7 @@ fn topk(c: &mut Call) -> KResult {
             let mut buf: Vec<(T, i64)> = vec![];
             for_each_line([&vals, &idxs, &a], d, |p, s, l| {
                 let n = l[2];
-                buf.clear();
-                for i in 0..n {
-                    buf.push(((p[2].wrapping_offset(i as isize * s[2]) as *const T).read(), i as i64));
-                }
+                pairs_of(&mut buf, p[2], s[2], n);
                 if k > 0 {
                     // upstream's comparators: NaN counts as the largest value (key_cmp's order)
                     let want = if largest { Ordering::Greater } else { Ordering::Less };
@@ -141,5 +154,53 @@ fn select_top<E: Copy>(buf: &mut [E], k: usize, sorted: bool, cmp: &impl Fn(&E, 
         if sorted {
             stdsort::sort(&mut buf[..k - 1], cmp);
         }
+    }
+}
+
+/// `mode(self, dim=-1, keepdim=False) -> (values, indices)`; the core has refused an empty dim.
+#[allow(clippy::bool_comparison)] // `<` on the generic value type, bool included
+fn mode(c: &mut Call) -> KResult {
+    let a = c.tensor(0)?;
+    let keepdim = c.bool(2)?;
+    let d = if a.ndim() == 0 {
+        None
+    } else {
+        Some(normalize_dims(&[c.int(1)?], a.ndim())?[0])
+    };
+    let (v, i) = (OwnedView::of(&c.out(0)?), OwnedView::of(&c.out(1)?));
+    // outputs without the reduced dim are walked as if it were there with size 1
+    let (v, i) = match d {
+        Some(d) if !keepdim => (v.unsqueeze(d), i.unsqueeze(d)),
+        _ => (v, i),
+    };
+    let (vals, idxs) = (v.view(), i.view());
+    idxs.check_dtype(TnDtype::Int64, "mode indices")?;
+    unsafe {
+        dispatch_all!(a.dtype, "mode", T => {
+            let mut buf: Vec<(T, i64)> = vec![];
+            for_each_line([&vals, &idxs, &a], d, |p, s, l| {
+                let n = l[2];
+                pairs_of(&mut buf, p[2], s[2], n);
+                // upstream's comparator is `<` on the values (NaNs are unordered, each its own run)
+                stdsort::sort(&mut buf, &|x: &(T, i64), y: &(T, i64)| x.0 < y.0);
+                let (mut best, mut run, mut longest) = (0usize, 0usize, 0usize);
+                for k in 0..n {
+                    run += 1;
+                    #[allow(clippy::float_cmp)]
+                    let ends = k == n - 1 || buf[k].0 != buf[k + 1].0;
+                    if ends {
+                        if run > longest {
+                            best = k;
+                            longest = run;
+                        }
+                        run = 0;
+                    }
+                }
+                if n > 0 {
+                    (p[0] as *mut T).write(buf[best].0);
+                    (p[1] as *mut i64).write(buf[best].1);
+                }
+            })
+        })
     }
 }

@@ -593,6 +593,9 @@ def gen_reduce():
             fam.case("%s_nan_%s" % (op, dn(dt)), op, [x.to(dt), L([1]), False])
         fam.case("max_all_nan_%s" % dn(dt), "max", [x.to(dt)])
         fam.case("min_all_%s" % dn(dt), "min", [x[1:].to(dt)])
+    for op in ["amax", "amin"]:  # an empty dim that is not reduced: an empty result, no error
+        fam.case("%s_empty_kept" % op, op, [torch.ones(5, 0, 5), L([0]), False])
+        fam.case("%s_empty_kept_keepdim" % op, op, [torch.ones(5, 0, 5), L([2]), True])
     ties = torch.tensor([[3, 1, 3, 1], [2, 2, 2, 2]], dtype=i64)
     for dt in [i64, i32, u8, i8]:
         for op in ["max.dim", "min.dim"]:
@@ -932,6 +935,21 @@ def gen_sort():
     fam.case("sort_0dim", "sort", [torch.tensor(2.0), 0, False])
     fam.case("topk_k0", "topk", [distinct(f32, (4,), 173), 0, 0, True, True])
     fam.case("topk_all", "topk", [distinct(f32, (2, 4), 174), 4, 1, False, True])
+    # mode: many ties, so the index is the one libstdc++'s introsort leaves last in the longest run
+    g = torch.Generator().manual_seed(175 + SEED_OFFSET)
+    for n in [1, 7, 16, 17, 40, 300, 3000]:
+        x = torch.randint(0, 6, (n,), generator=g)
+        for dt in [i64, f32, u8]:
+            fam.case("mode_%s_%d" % (dn(dt), n), "mode", [x.to(dt), 0, False])
+    grid = torch.randint(-3, 3, (5, 33, 4), generator=g)
+    for dt in [f64, i32, bf16, f16]:
+        for d in [0, 1, 2, -1]:
+            for keep in [False, True]:
+                fam.case("mode_%s_%d_%s" % (dn(dt), d, "k" if keep else "r"), "mode", [grid.to(dt), d, keep])
+        fam.case("mode_%s_t" % dn(dt), "mode", [grid.to(dt).permute(2, 0, 1), 1, False])
+    fam.case("mode_bool", "mode", [torch.tensor([True, False, True, False, False, True, True]), 0, False])
+    fam.case("mode_nan", "mode", [torch.tensor([NAN, 1., NAN, 2., 1., NAN, 2., 2.]), 0, False])
+    fam.case("mode_0dim", "mode", [torch.tensor(4.0), 0, False])
     return fam
 
 

@@ -11,15 +11,28 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 @impl("prelu")
 def prelu(self, weight):
+    """Upstream's checks, then its reshape of the weight to self's rank (a 0-dim input keeps its
+    shape with a one-element weight)."""
     import torch
 
+    from .elementwise import _type_name
+
+    if self.dtype != weight.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {_type_name(self.dtype)} and "
+                           f"{_type_name(weight.dtype)}")
     if weight.numel() != 1:
-        if self.dim() < 2 or weight.numel() != self.shape[1]:
+        if self.dim() == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = self.shape[1] if self.dim() > 1 else 1
+        if channels != weight.numel():
             raise RuntimeError(
                 f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {weight.numel()} and "
-                f"channel size = {self.shape[1] if self.dim() >= 2 else 1}."
+                f"channel size = {channels}."
             )
-        weight = weight.reshape([1, -1] + [1] * (self.dim() - 2))
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    if self.dim() != weight.dim():
+        weight = weight.reshape([1, weight.numel()] + [1] * (self.dim() - 2) if self.dim() > 1 else [1] * self.dim())
     return torch.where(self > 0, self, weight * self)
 
 

@@ -4,6 +4,8 @@ and the CPU decompositions that have the same results)."""
 
 from __future__ import annotations
 
+import math
+
 from . import base as B
 from . import impl
 
@@ -121,23 +123,41 @@ def vstack(tensors):
 
 @impl("meshgrid.indexing")
 def meshgrid(tensors, indexing="ij"):
+    """Upstream's: "xy" swaps the first two inputs, builds the "ij" grids and swaps the first two
+    outputs back (no transpose, so the grids are views with upstream's strides)."""
     ts = list(tensors)
-    if indexing == "xy" and len(ts) >= 2:
+    if not ts:
+        raise RuntimeError("torch.meshgrid expects a non-empty TensorList")
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:
         ts[0], ts[1] = ts[1], ts[0]
+    for t in ts:
+        if len(t._tn_sizes) > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
     shape = [B.numel(t._tn_sizes) for t in ts]
     out = []
     for i, t in enumerate(ts):
         view = [1] * len(ts)
         view[i] = -1
         out.append(D("expand", D("view", t, view), shape, False))
-    if indexing == "xy" and len(out) >= 2:
-        out = [D("transpose.int", o, 0, 1) for o in out]
+    if swap:
         out[0], out[1] = out[1], out[0]
     return out
 
 
+_MESHGRID_WARNED = []
+
+
 @impl("meshgrid")
 def meshgrid_default(tensors):
+    if not _MESHGRID_WARNED:  # upstream's TORCH_WARN_ONCE
+        import warnings
+
+        _MESHGRID_WARNED.append(True)
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+                      UserWarning, stacklevel=3)
     return meshgrid(tensors, "ij")
 
 
@@ -211,7 +231,17 @@ def nanmean(self, dim=None, keepdim=False, dtype=None):
 def aminmax(self, dim=None, keepdim=False):
     from torch.return_types import aminmax as t
 
-    dims = [] if dim is None else [dim]
+    sizes = list(self._tn_sizes)
+    if dim is None:
+        if not B.numel(sizes):
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                               "identity.")
+        dims = []
+    else:  # upstream's meta function: zero_numel_check_dims with its own name
+        d = B.wrap_dim(dim, len(sizes))
+        if sizes and sizes[d] == 0:
+            raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size.")
+        dims = [d]
     return t((D("amin", self, dims, keepdim), D("amax", self, dims, keepdim)))
 
 
@@ -252,6 +282,15 @@ def pad(self, pad, mode="constant", value=None):
 
 @impl("linalg_vector_norm")
 def vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
+    o = float(ord)
+    if not B.numel(list(self._tn_sizes)) and (o < 0 or o == math.inf):  # upstream's meta function
+        if not dim:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {o:g} norm on an empty tensor because the "
+                               "operation does not have an identity")
+        for dn in dim:
+            if self._tn_sizes[B.wrap_dim(dn, len(self._tn_sizes))] == 0:
+                raise RuntimeError(f"linalg.vector_norm cannot compute the {o:g} norm on the dimension {dn}because "
+                                   "this dimension is empty and the operation does not have an identity")
     x = D("abs", self if dtype is None else D("_to_copy", self, dtype, None, None, None, False, None))
     dims = None if dim is None else list(dim)
     if ord == float("inf"):
@@ -343,9 +382,18 @@ def median(self):
 
 @impl("logspace")
 def logspace(start, end, steps, base=10.0, dtype=None, layout=None, device=None, pin_memory=None):
+    start, end = _integral_bounds(start, end, dtype or B.default_dtype())
     exps = D("linspace", start, end, steps, B.F64, None, device, None)
     out = D("pow.Scalar", base, exps)
     return D("_to_copy", out, dtype or B.default_dtype(), None, None, None, False, None)
+
+
+def _integral_bounds(start, end, dtype):
+    """upstream's linspace and logspace kernels convert start and end to an integral output type
+    first (`Scalar::to<scalar_t>`: truncation), then step in double between those."""
+    if dtype.is_floating_point or dtype.is_complex or isinstance(start, complex) or isinstance(end, complex):
+        return start, end
+    return int(start), int(end)
 
 
 @impl("linspace.out")
@@ -353,6 +401,7 @@ def _linspace_out(start, end, steps, out):
     """upstream's LinspaceKernel: the first half counts up from start, the second half down
     from end, with step = (end - start) / (steps - 1) in the output's (or double's) type."""
     d = B.dtype_of(out)
+    start, end = _integral_bounds(start, end, d)
     work = d if d.is_floating_point else B.F64
     dev = B.device_of(out)
     if steps == 1:
@@ -1050,4 +1099,9 @@ def take_along_dim(self, indices, dim=None):
     idx_b = D("broadcast_to", indices, B.broadcast_shapes(self_sizes, indices._tn_sizes))
     idx_sizes[d] = self._tn_sizes[d]
     self_b = D("broadcast_to", self, B.broadcast_shapes(idx_sizes, self._tn_sizes))
+    # upstream wraps the indices along `dim` modulo its size (any value, not only -size..-1);
+    # the flattened form above does not
+    size = self_b._tn_sizes[d]
+    if size:
+        idx_b = D("remainder.Scalar", idx_b, size)
     return D("gather", self_b, d, idx_b, False)

@@ -54,6 +54,16 @@ def _matrix_norm_checks(A, dim, dtype, low_precision):
     return d
 
 
+def _empty_matrix_norm(A, d, dtype, keepdim):
+    """Upstream's matrix norms of an empty input for a positive order (and 'nuc'): zeros of the
+    reduced shape, where an amax over the empty dim would have no identity."""
+    torch = _torch()
+    shape = [n for i, n in enumerate(A.shape) if i not in d] if not keepdim else \
+        [1 if i in d else n for i, n in enumerate(A.shape)]
+    real = dtype or (A.dtype.to_real() if A.is_complex() else A.dtype)
+    return torch.zeros(shape, dtype=real, device=A.device)
+
+
 def _svd_reduce(A, d, dtype, keepdim, reduce):
     A_ = A if dtype is None else A.to(dtype)
     perm = _backshift(d[0], d[1], A_.dim())
@@ -69,6 +79,8 @@ def linalg_matrix_norm(A, ord, dim=(-2, -1), keepdim=False, dtype=None):
     if abs(o) not in (1.0, 2.0, math.inf):
         raise RuntimeError(f"linalg.matrix_norm: Order {_fmt(ord)} not supported.")
     d = _matrix_norm_checks(A, list(dim), dtype, abs(o) != 2.0)
+    if A.numel() == 0 and o > 0:  # a max of non-negative values: zero is its identity
+        return _empty_matrix_norm(A, d, dtype, keepdim)
 
     def max_min(t, dm):
         return t.amax(dm, keepdim) if o > 0 else t.amin(dm, keepdim)
@@ -93,6 +105,8 @@ def linalg_matrix_norm_str(A, ord="fro", dim=(-2, -1), keepdim=False, dtype=None
     d = _matrix_norm_checks(A, list(dim), dtype, ord != "nuc")
     if ord == "fro":
         return D("linalg_vector_norm", A, 2, list(dim), keepdim, dtype)
+    if A.numel() == 0:
+        return _empty_matrix_norm(A, d, dtype, keepdim)
     return _svd_reduce(A, d, dtype, keepdim, lambda s: s.sum(-1, keepdim))
 
 

@@ -444,6 +444,8 @@ def diff(self, n=1, dim=-1, prepend=None, append=None):
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
+    if n == 0:  # upstream returns a copy, and ignores prepend and append
+        return self.clone()
     x = self
     if prepend is not None or append is not None:
         parts = ([prepend] if prepend is not None else []) + [x] + ([append] if append is not None else [])

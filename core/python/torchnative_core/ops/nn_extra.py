@@ -7,6 +7,7 @@ linspace with tensor ends. Compositions of other operators, with upstream's defi
 
 from __future__ import annotations
 
+from . import base as B
 from . import impl
 
 
@@ -150,19 +151,43 @@ def bucketize_scalar(self, boundaries, out_int32=False, right=False):
 
 # --- the rest ----------------------------------------------------------------------------------
 
+def _masked_scatter_into(out, mask, source):
+    """upstream's masked_scatter_ on `out` (mask already of out's shape): its checks, then the
+    source's leading elements written, in row-major order, where the mask is set."""
+    import torch
+
+    from .elementwise import _type_name
+
+    if mask.dtype != torch.bool:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{_type_name(mask.dtype)}")
+    if out.dtype != source.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got"
+                           f"{_type_name(out.dtype)} and {_type_name(source.dtype)}")
+    idx = mask.reshape(-1).nonzero().reshape(-1)
+    if idx.numel() > source.numel():
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    if idx.numel():
+        flat = out.view(-1) if out.is_contiguous() else out.reshape(-1)
+        flat.index_put_((idx,), source.reshape(-1)[: idx.numel()])
+        if not out.is_contiguous():
+            out.copy_(flat.view(out.shape))
+    return out
+
+
 @impl("masked_scatter")
 def masked_scatter(self, mask, source):
-    m = mask.expand_as(self) if mask.shape != self.shape else mask
-    out = self.clone()
-    idx = m.reshape(-1).nonzero().reshape(-1)
-    if idx.numel():
-        out.view(-1).index_put_((idx,), source.reshape(-1)[: idx.numel()].to(self.dtype))
-    return out
+    """upstream: self and mask expanded to their common shape, a contiguous clone scattered into."""
+    import torch
+
+    shape = B.broadcast_shapes(list(mask._tn_sizes), list(self._tn_sizes))  # expand_outplace(mask, self)
+    out = self.expand(shape).clone(memory_format=torch.contiguous_format)
+    return _masked_scatter_into(out, mask.expand(shape), source)
 
 
 @impl("masked_scatter_")
 def masked_scatter_(self, mask, source):
-    return self.copy_(masked_scatter(self, mask, source))
+    return _masked_scatter_into(self, mask.expand_as(self), source)
 
 
 @impl("normal.float_float")

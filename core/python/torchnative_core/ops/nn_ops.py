@@ -102,6 +102,15 @@ def _bn_no_training(input, weight, bias, running_mean, running_var, momentum, ep
 @impl("batch_norm")
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
     # upstream: batch_norm -> _batch_norm_impl_index -> native_batch_norm on CPU
+    if not B.numel(list(input._tn_sizes)):
+        # _batch_norm_impl_index: a copy (not a view, so the gradient chain holds), scaled and
+        # shifted by the first weight and bias
+        out = _door("clone", input, None)
+        if weight is not None:
+            out = _door("mul.Tensor", out, _door("select.int", weight, 0, 0))
+        if bias is not None:
+            out = _door("add.Tensor", out, _door("select.int", bias, 0, 0), 1)
+        return out
     return _door("native_batch_norm", input, weight, bias, running_mean, running_var, training, momentum, eps)[0]
 
 
@@ -415,19 +424,35 @@ def _bool_mask_to_float(attn_mask, dtype):
     return _door("masked_fill.Scalar", zero, _door("logical_not", attn_mask), float("-inf"))
 
 
+def _flash_applies(q, k, v, attn_mask, dropout_p, enable_gqa):
+    """upstream's CPU backend choice (sdp_utils_cpp.cpp use_flash_attention_cpp): the fused kernel
+    for 4-d dense inputs with matching batch sizes and heads (GQA when enabled), equal head sizes,
+    non-empty sequences, unit last-dim strides, a 2-d or 4-d mask that broadcasts without needing
+    a gradient, and no dropout; the math composite otherwise."""
+    qs, ks, vs = q._tn_sizes, k._tn_sizes, v._tn_sizes
+    if dropout_p > 0.0 or not (len(qs) == len(ks) == len(vs) == 4):
+        return False
+    if not (qs[0] == ks[0] == vs[0]):
+        return False
+    if enable_gqa:
+        if ks[1] != vs[1] or not ks[1] or qs[1] % ks[1]:
+            return False
+    elif not (qs[1] == ks[1] == vs[1]):
+        return False
+    if not (qs[-1] == ks[-1] == vs[-1]) or not qs[-2] or not ks[-2]:
+        return False
+    if attn_mask is not None:
+        ms = attn_mask._tn_sizes
+        if attn_mask.requires_grad or len(ms) not in (2, 4) or ms[-2] not in (qs[2], 1) or ms[-1] not in (ks[2], 1):
+            return False
+        if len(ms) == 4 and (ms[0] not in (1, qs[0]) or ms[1] not in (1, qs[1])):
+            return False
+    return all(t._tn_strides[-1] == 1 for t in (q, k, v))
+
+
 @impl("scaled_dot_product_attention")
 def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
-    if len(query._tn_sizes) == 3 and len(key._tn_sizes) == 3 and len(value._tn_sizes) == 3:
-        # (heads, L, E) without a batch: the kernels take 4-d
-        one = lambda t: _door("unsqueeze", t, 0) if t is not None else None  # noqa: E731
-        mask = one(attn_mask) if attn_mask is not None and len(attn_mask._tn_sizes) == 3 else attn_mask
-        out = _door("scaled_dot_product_attention", one(query), one(key), one(value), mask, dropout_p, is_causal,
-                    scale, enable_gqa)
-        return _door("squeeze.dim", out, 0)
-    heads_differ = not (query._tn_sizes[-1] == key._tn_sizes[-1] == value._tn_sizes[-1])
-    if dropout_p > 0.0 or heads_differ:
-        # upstream's CPU backend choice: dropout, or a value head size unlike the query's
-        # (check_head_dim_size_cpp), takes the math path; the fused kernel does GQA
+    if not _flash_applies(query, key, value, attn_mask, dropout_p, enable_gqa):
         return _door("_scaled_dot_product_attention_math", query, key, value, attn_mask, dropout_p, is_causal, None,
                      scale, enable_gqa)[0]
     if attn_mask is not None and B.dtype_of(attn_mask) is B.BOOL:

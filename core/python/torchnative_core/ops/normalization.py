@@ -11,7 +11,7 @@ from . import impl
 def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     import torch
 
-    x = input.reshape(N, group, -1)
+    x = input.reshape(N, group, (C // group) * HxW)  # explicit: N may be 0
     var, mean = torch.var_mean(x, dim=2, correction=0)
     rstd = (var + eps).rsqrt()
     out = ((x - mean.unsqueeze(2)) * rstd.unsqueeze(2)).reshape(input.shape)

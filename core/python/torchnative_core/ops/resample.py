@@ -342,16 +342,63 @@ for _mode, _prefix in (("reflect", "reflection_pad"), ("replicate", "replication
 
 @impl("_pad_circular")
 def pad_circular(self, pad):
-    return _pad_mode(self, list(pad), "circular")
+    """upstream's _pad_circular_symint: negative pads crop first, and the wrapped borders are taken
+    from the cropped tensor (not from the input)."""
+    import torch
+
+    pad = list(pad)
+    k = len(pad) // 2
+    if self.dim() - k not in (1, 2):
+        raise RuntimeError(f"Invalid padding size, expected 1 or 2 non-padded dimensions, which would be equivalent "
+                           f"to padding of length {(self.dim() - 1) * 2} or {(self.dim() - 2) * 2} respectively but "
+                           f"got {len(pad)}")
+    for j in range(k):
+        n = self.shape[self.dim() - 1 - j]
+        lo, hi = pad[2 * j], pad[2 * j + 1]
+        if lo > n or hi > n:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if n + lo + hi < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
+    x = self
+    for j in range(k):
+        d = x.dim() - 1 - j
+        lo, hi = pad[2 * j], pad[2 * j + 1]
+        n = x.shape[d]
+        first, m = max(-lo, 0), n + min(lo, 0) + min(hi, 0)
+        if m <= 0:
+            x = x.narrow(d, 0, 0)
+            continue
+        if lo == 0 and hi == 0:
+            continue
+        x = x.index_select(d, torch.arange(-max(lo, 0), m + max(hi, 0)).remainder(m) + first)
+    return x
 
 
 def pad_with_mode(self, pad, mode, value=None):
-    """aten::pad's non-constant modes (PadNd.cpp _pad_enum), called by composites.pad."""
+    """aten::pad's non-constant modes (PadNd.cpp _pad_enum), called by composites.pad: upstream's
+    checks, then the operator for the padded rank (reflection_pad*, replication_pad*,
+    _pad_circular)."""
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    pad, nd = list(pad), self.dim()
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) > 2 * nd:
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {nd}")
     if value is not None and value != 0:
         raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
-    return _pad_mode(self, list(pad), mode)
+    k = len(pad) // 2
+    if k in (1, 2, 3) and nd in (k + 1, k + 2):
+        if mode == "circular":
+            return B.door("_pad_circular", self, pad)
+        return B.door(f"{'reflection' if mode == 'reflect' else 'replication'}_pad{k}d", self, pad)
+    raise NotImplementedError(
+        f"Padding size {len(pad)} is not supported for {nd}D input tensor.\n"
+        "Supported combinations for non-constant padding:\n"
+        "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+        "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+        "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
 
 
 @impl("_pad_enum")

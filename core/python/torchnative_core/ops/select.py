@@ -72,35 +72,6 @@ def kthvalue_lines(self, k, d):
     return values, indices
 
 
-def mode_lines(self, d):
-    """(values, indices) of the most frequent value along dim d. Upstream sorts (value, index)
-    pairs by value and keeps, for the first most frequent run in ascending order, the index of
-    the run's last pair: with libstdc++'s sort that is insertion sort for lines of up to 16
-    elements (stable), i.e. the largest index holding that value, which is what this returns
-    (longer lines: upstream's introsort may pick another index among equal values)."""
-    import torch
-
-    moved = self.movedim(d, -1)
-    n = moved.shape[-1]
-    rest = list(moved.shape[:-1])
-    lines = moved.reshape(-1, n).tolist() if moved.numel() else []
-    vs, ix = [], []
-    for line in lines:
-        counts, last = {}, {}
-        for i, v in enumerate(line):
-            counts[v] = counts.get(v, 0) + 1
-            last[v] = i
-        best = None
-        for v in sorted(counts):
-            if best is None or counts[v] > counts[best]:
-                best = v
-        vs.append(best)
-        ix.append(last[best])
-    values = torch.tensor(vs, dtype=self.dtype).reshape(rest) if lines else torch.empty(rest, dtype=self.dtype)
-    indices = torch.tensor(ix, dtype=torch.int64).reshape(rest) if lines else torch.empty(rest, dtype=torch.int64)
-    return values, indices
-
-
 def _register():
     from . import base as B
     from . import impl
@@ -112,11 +83,17 @@ def _register():
         if not self._tn_sizes:
             B.wrap_dim(dim, 0)
             return t((B.door("clone", self, None), B.door("zeros", [], B.I64, None, B.device_of(self), None)))
-        d = B.wrap_dim(dim, len(self._tn_sizes))
-        v, i = mode_lines(self, d)
-        if keepdim:
-            v, i = v.unsqueeze(d), i.unsqueeze(d)
-        return t((v, i))
+        sizes = list(self._tn_sizes)
+        d = B.wrap_dim(dim, len(sizes))
+        if sizes[d] == 0:
+            raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+        out = sizes[:d] + [1] * keepdim + sizes[d + 1:]
+        dev = B.device_of(self)
+        values, indices = B.empty(out, B.dtype_of(self), dev), B.empty(out, B.I64, dev)
+        if B.numel(out):
+            # the device's kernel: upstream's std::sort of (value, index) pairs (sort.rs)
+            B.launch("mode", (self, d, keepdim), (values, indices))
+        return t((values, indices))
 
 
 _register()

@@ -100,7 +100,10 @@ def gather(self, dim, index, sparse_grad=False):
         raise RuntimeError("gather(): Expected dtype int32/int64 for index")
     if B.dtype_of(index) is not B.I64:  # upstream accepts int32 indices; the kernel reads int64
         index = _door("_to_copy", index, B.I64, None, None, None, False, None)
-    B.launch("gather", (self, dim, index, sparse_grad), (out,))
+    src, idx, res = self, index, out
+    if len(self._tn_sizes) + len(index._tn_sizes) == 1:  # upstream's ensure_nonempty_dim: 0-dim is (1,)
+        src, idx, res = (_door("view", t, [1]) if not t._tn_sizes else t for t in (self, index, out))
+    B.launch("gather", (src, dim, idx, sparse_grad), (res,))
     return out
 
 
