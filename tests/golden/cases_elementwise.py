@@ -256,3 +256,23 @@ def float64_math():
 def int_math_promotes_to_float():
     i = torch.tensor([1, 4, 9])
     return torch.sqrt(i).dtype, torch.exp(i).dtype, torch.sigmoid(torch.tensor([True])).dtype
+
+
+@case(exact=True)
+def shifts_gcd_lcm_every_integer_dtype():
+    g = torch.Generator().manual_seed(11)
+    out = []
+    for dt in (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64):
+        info = torch.iinfo(dt)
+        a = torch.randint(info.min, info.max, (40,), generator=g, dtype=torch.int64).to(dt)
+        b = torch.randint(-3 if info.min < 0 else 0, 70, (40,), generator=g, dtype=torch.int64).to(dt)
+        out += [a << b, a >> b, torch.bitwise_left_shift(a, 3), torch.bitwise_right_shift(a, 100), torch.gcd(a, b),
+                torch.lcm(a, b)]
+    x = torch.tensor([12, 18])
+    x <<= 2
+    return out, x, 2 << torch.tensor([1, 2]), torch.clamp_min(torch.tensor([True, False]), torch.tensor([False, True]))
+
+
+@case
+def shift_of_float_tensor():
+    return torch.ones(2) << 1

@@ -263,3 +263,26 @@ def new_factories_follow_self():
 def linspace_logspace_integral_truncate_the_bounds_first():
     return (torch.linspace(4.3, -3, 50, dtype=torch.int64), torch.linspace(0, 10.5, 7, dtype=torch.int64),
             torch.logspace(0, 1.2, 5, dtype=torch.int64), torch.logspace(0.5, 3.3, 6, base=3, dtype=torch.int64))
+
+
+@exact
+def normal_with_tensor_mean_and_std():
+    torch.manual_seed(7)
+    m, sd = torch.arange(20.0).reshape(4, 5), torch.linspace(0.1, 2, 20).reshape(4, 5)
+    return (torch.normal(m, sd), torch.normal(m[:1], sd), torch.normal(m, 2.0), torch.normal(1.5, sd),
+            torch.normal(m[:1, :3], sd[:1, :3]), torch.normal(m.double(), 0.5))
+
+
+@case
+def normal_negative_std_tensor():
+    return torch.normal(torch.zeros(3), -torch.ones(3))
+
+
+@case
+def normal_integer_mean():
+    return torch.normal(torch.zeros(3, dtype=torch.long), 1.0)
+
+
+@case
+def uniform_on_integers():
+    return torch.empty(3, dtype=torch.long).uniform_()

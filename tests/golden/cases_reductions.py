@@ -211,3 +211,22 @@ def vector_norm_inf_over_empty_dim():
 @case
 def matrix_norm_minus_inf_of_empty():
     return torch.linalg.matrix_norm(torch.ones(0, 0), -float("inf"))
+
+
+@case(exact=True)
+def bincount_counts_and_weights():
+    g = torch.Generator().manual_seed(1)
+    x = torch.randint(0, 7, (500,), generator=g)
+    w = torch.randn(500, generator=g)
+    return (torch.bincount(x), torch.bincount(x, w), torch.bincount(x, w.double()), torch.bincount(x.int(), minlength=10),
+            torch.bincount(x.to(torch.uint8), w.half()), torch.bincount(torch.tensor([], dtype=torch.long), minlength=2))
+
+
+@case
+def bincount_negative_input():
+    return torch.bincount(torch.tensor([0, -3]))
+
+
+@case
+def bincount_float_input():
+    return torch.bincount(torch.tensor([0.0]))

@@ -38,6 +38,10 @@ kernels! {
     k_bitwise_and = "aten::bitwise_and.Tensor" => |c| bitwise(c, Bit::And);
     k_bitwise_or = "aten::bitwise_or.Tensor" => |c| bitwise(c, Bit::Or);
     k_bitwise_xor = "aten::bitwise_xor.Tensor" => |c| bitwise(c, Bit::Xor);
+    k_lshift = "aten::bitwise_left_shift.Tensor" => |c| int_op(c, IntOp::Shl);
+    k_rshift = "aten::bitwise_right_shift.Tensor" => |c| int_op(c, IntOp::Shr);
+    k_gcd = "aten::gcd" => |c| int_op(c, IntOp::Gcd);
+    k_lcm = "aten::lcm" => |c| int_op(c, IntOp::Lcm);
     k_logical_and = "aten::logical_and" => |c| logical(c, Bit::And);
     k_logical_or = "aten::logical_or" => |c| logical(c, Bit::Or);
     k_logical_xor = "aten::logical_xor" => |c| logical(c, Bit::Xor);
@@ -477,6 +481,87 @@ fn bitwise(c: &mut Call, k: Bit) -> KResult {
     }
 }
 
+/// The integer-only binary operators, as upstream's scalar kernels (BinaryOpsKernel.cpp) compute
+/// them: shift counts below zero or at least the width give 0 on the left and the sign fill (0
+/// for unsigned) on the right; gcd by Euclid on absolute values, lcm = |a / gcd * b|, both
+/// wrapping as two's complement does at the type's minimum.
+trait IntOps: Copy {
+    fn torch_shl(self, n: Self) -> Self;
+    fn torch_shr(self, n: Self) -> Self;
+    fn torch_gcd(self, b: Self) -> Self;
+    fn torch_lcm(self, b: Self) -> Self;
+}
+
+macro_rules! int_ops {
+    ($($t:ty, $u:ty, $s:ty, $p:ty, $signed:expr);*) => {$(
+        impl IntOps for $t {
+            #[inline]
+            fn torch_shl(self, n: $t) -> $t {
+                let m = n as $s; // upstream tests the count as the signed type of the same width
+                if m < 0 || m as i64 >= <$t>::BITS as i64 { 0 } else { ((self as $u) << m) as $t }
+            }
+            #[inline]
+            fn torch_shr(self, n: $t) -> $t {
+                let (m, max) = (n as $s, <$t>::BITS as i64 - $signed as i64);
+                if m < 0 || m as i64 >= max {
+                    if $signed { self >> (max as u32) } else { 0 }
+                } else {
+                    self >> m
+                }
+            }
+            #[inline]
+            #[allow(unused_comparisons)]
+            fn torch_gcd(self, b: $t) -> $t {
+                let abs = |v: $t| if v < 0 { (0 as $t).wrapping_sub(v) } else { v };
+                let (mut a, mut b) = (abs(self), abs(b));
+                while a != 0 {
+                    let c = a;
+                    a = b.wrapping_rem(a);
+                    b = c;
+                }
+                b
+            }
+            #[inline]
+            fn torch_lcm(self, b: $t) -> $t {
+                let g = self.torch_gcd(b);
+                if g == 0 {
+                    return 0;
+                }
+                // C++ computes `std::abs(a / g * b)` in the promoted type (int for the narrow ones)
+                ((self as $p).wrapping_div(g as $p).wrapping_mul(b as $p).wrapping_abs()) as $t
+            }
+        }
+    )*};
+}
+int_ops!(u8, u8, i8, i32, false; i8, u8, i8, i32, true; i16, u16, i16, i32, true; i32, u32, i32, i32, true;
+         i64, u64, i64, i64, true);
+
+#[derive(Copy, Clone)]
+enum IntOp {
+    Shl,
+    Shr,
+    Gcd,
+    Lcm,
+}
+
+fn int_op(c: &mut Call, k: IntOp) -> KResult {
+    let (out, a, b) = operands(c)?;
+    let name = match k {
+        IntOp::Shl => "lshift_cpu",
+        IntOp::Shr => "rshift_cpu",
+        IntOp::Gcd => "gcd_cpu",
+        IntOp::Lcm => "lcm_cpu",
+    };
+    unsafe {
+        dispatch_int!(out.dtype, name, T => match k {
+            IntOp::Shl => same_op(name, &out, &a, &b, |x: T, y: T| x.torch_shl(y)),
+            IntOp::Shr => same_op(name, &out, &a, &b, |x: T, y: T| x.torch_shr(y)),
+            IntOp::Gcd => same_op(name, &out, &a, &b, |x: T, y: T| x.torch_gcd(y)),
+            IntOp::Lcm => same_op(name, &out, &a, &b, |x: T, y: T| x.torch_lcm(y)),
+        })
+    }
+}
+
 /// `logical_*`: operands of the common dtype, truthiness `!= 0` (NaN is true); the output is
 /// bool for the functional overloads (any dtype for `out=`).
 fn logical(c: &mut Call, k: Bit) -> KResult {
@@ -678,6 +763,14 @@ fn clamp_tensor(c: &mut Call) -> KResult {
                 runtime,
                 "torch.clamp: At least one of 'min' or 'max' must not be None"
             ),
+            // upstream's clamp_min/clamp_max with a tensor bound are maximum/minimum, which take
+            // bool (or, and); clamp with both bounds does not
+            (Some(l), None) if out.dtype == TnDtype::Bool => {
+                map2(&out, &a, &l, |x: bool, l: bool| x | l)
+            }
+            (None, Some(h)) if out.dtype == TnDtype::Bool => {
+                map2(&out, &a, &h, |x: bool, h: bool| x & h)
+            }
             (Some(l), None) => match out.dtype {
                 dt if is_int(dt) => {
                     dispatch_int!(dt, "clamp_min_cpu", T => map2(&out, &a, &l, |x: T, l: T| x.max(l)))

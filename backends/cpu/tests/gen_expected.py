@@ -397,6 +397,26 @@ def gen_binary():
     for op in ["bitwise_and.Tensor", "bitwise_or.Tensor", "bitwise_xor.Tensor"]:
         each(op, INTS + [b8])
     fam.case("bitwise_and_float", "bitwise_and.Tensor", [a, a])
+    # shifts, gcd, lcm: every integer dtype, with counts out of range (negative, >= the width) and
+    # the type's extremes
+    g = torch.Generator().manual_seed(61 + SEED_OFFSET)
+    for dt in INTS:
+        info = torch.iinfo(dt)
+        x = torch.randint(info.min, info.max, (6, 8), generator=g, dtype=i64).to(dt)
+        x[0, :4] = torch.tensor([info.min, info.max, 0, -1 if info.min < 0 else 1]).to(dt)
+        n = torch.randint(-3 if info.min < 0 else 0, 70 if dt != u8 else 255, (6, 8), generator=g, dtype=i64).to(dt)
+        small = torch.randint(-40 if info.min < 0 else 0, 40, (6, 8), generator=g, dtype=i64).to(dt)
+        for op in ["bitwise_left_shift.Tensor", "bitwise_right_shift.Tensor"]:
+            fam.case("%s_%s" % (op.split(".")[0], dn(dt)), op, [x, n])
+            fam.case("%s_%s_t" % (op.split(".")[0], dn(dt)), op, [x.t(), n.t()])
+        for op in ["gcd", "lcm"]:
+            fam.case("%s_%s" % (op, dn(dt)), op, [x, small])
+            fam.case("%s_small_%s" % (op, dn(dt)), op, [small, small.flip(0)])
+    fam.case("lshift_float", "bitwise_left_shift.Tensor", [a, a])
+    fam.case("gcd_float", "gcd", [a, a])
+    bl = torch.tensor([True, False, True, False])
+    fam.case("clamp_Tensor_bool_min", "clamp.Tensor", [bl, torch.tensor([False, False, True, True]), None])
+    fam.case("clamp_Tensor_bool_max", "clamp.Tensor", [bl, None, torch.tensor([False, True, True, False])])
     for op in ["logical_and", "logical_or", "logical_xor"]:
         each(op, FLOATS + INTS + [b8])
     for op in ["eq.Tensor", "ne.Tensor", "lt.Tensor", "le.Tensor", "gt.Tensor", "ge.Tensor"]:

@@ -29,7 +29,7 @@ def install(C, autograd_handler=None) -> None:
 
     base.C = C
     from . import activations, elementwise, factories, composites, linalg, losses, math_extra, nn_ops, normalization, random_ops, reductions, rnn, shape_index, views  # noqa: F401  (registration by import)
-    from . import aliases, foreach, inplace, modes, moe, out_variants  # noqa: F401  (moe: registration by import)
+    from . import aliases, foreach, histogram, inplace, modes, moe, out_variants  # noqa: F401  (registration by import)
     from . import einsum, nn_extra, resample  # noqa: F401  (model sweep, issue 5 item 7: registration by import)
     from . import composites_extra, dropout_extra, elementwise_extra, linalg_composite, linalg_decomp, scatter_reduce, select, special  # noqa: F401  (registration by import)
     from . import losses_extra, opinfo_extra  # noqa: F401  (registration by import)

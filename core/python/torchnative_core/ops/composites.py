@@ -860,23 +860,6 @@ def kthvalue(self, k, dim=-1, keepdim=False):
     return t((v, i))
 
 
-# --- integer shifts: << and >> as multiplication / floor division by 2**n (identical bits for
-# in-range shift counts in two's complement, which is what upstream's shifts compute)
-
-def _shift_operand(other, self):
-    return other if isinstance(other, B.C.TensorBase) else _num(other)
-
-
-@impl("__lshift__.Scalar", "bitwise_left_shift.Tensor_Scalar")
-def lshift_scalar(self, other):
-    return D("mul.Tensor", self, _num(1 << int(other)))
-
-
-@impl("__rshift__.Scalar", "bitwise_right_shift.Tensor_Scalar")
-def rshift_scalar(self, other):
-    return D("div.Tensor_mode", self, _num(1 << int(other)), "floor")
-
-
 # --- pooling -----------------------------------------------------------------------------------
 
 @impl("avg_pool2d")

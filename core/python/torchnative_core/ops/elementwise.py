@@ -343,7 +343,8 @@ def pow_st(self, exponent):
     return binary("pow.Tensor_Tensor", B.C._tn_scalar_to_tensor(self), exponent)
 
 
-for _name in ("maximum", "minimum", "atan2", "bitwise_and.Tensor", "bitwise_or.Tensor", "bitwise_xor.Tensor"):
+for _name in ("maximum", "minimum", "atan2", "bitwise_and.Tensor", "bitwise_or.Tensor", "bitwise_xor.Tensor",
+              "bitwise_left_shift.Tensor", "bitwise_right_shift.Tensor", "gcd", "lcm"):
     def _mk(name):
         compute = _float_compute if name == "atan2" else None
 
@@ -380,6 +381,35 @@ for _name in ("__and__.Tensor", "__or__.Tensor", "__xor__.Tensor"):
         return fn
 
     impl(_name)(_mk_t(_name))
+
+
+# the shift operators and overloads: the shift kernels, a number wrapped as a 0-dim operand
+# (Scalar_Tensor's number is `self`, the left operand, as the arguments arrive)
+for _name in ("__lshift__.Tensor", "__lshift__.Scalar", "bitwise_left_shift.Tensor_Scalar",
+              "bitwise_left_shift.Scalar_Tensor", "__rshift__.Tensor", "__rshift__.Scalar",
+              "bitwise_right_shift.Tensor_Scalar", "bitwise_right_shift.Scalar_Tensor"):
+    def _mk_shift(kernel):
+        def wrap(v):
+            return v if isinstance(v, B.C.TensorBase) else B.C._tn_scalar_to_tensor(v)
+
+        def fn(self, other):
+            return binary(kernel, wrap(self), wrap(other))
+
+        return fn
+
+    impl(_name)(_mk_shift("bitwise_left_shift.Tensor" if "lshift" in _name or "left" in _name
+                          else "bitwise_right_shift.Tensor"))
+
+
+for _name in ("__ilshift__.Scalar", "__ilshift__.Tensor", "__irshift__.Scalar", "__irshift__.Tensor"):
+    def _mk_ishift(kernel):
+        def fn(self, other):
+            other = other if isinstance(other, B.C.TensorBase) else B.C._tn_scalar_to_tensor(other)
+            return binary_(kernel, self, other)
+
+        return fn
+
+    impl(_name)(_mk_ishift("bitwise_left_shift.Tensor" if "lshift" in _name else "bitwise_right_shift.Tensor"))
 
 
 for _name in ("logical_and", "logical_or", "logical_xor"):

@@ -70,3 +70,8 @@ def resize_(self, size, memory_format=None):
         raise RuntimeError("cannot resize variables that require grad")
     self._tn_resize([int(s) for s in size])
     return self
+
+
+@impl("resize_as_")
+def resize_as_(self, the_template, memory_format=None):
+    return B.door("resize_", self, list(the_template._tn_sizes), memory_format)

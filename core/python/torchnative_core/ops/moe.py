@@ -1,55 +1,14 @@
-"""Operators mixture-of-experts layers use (transformers' grouped_mm experts path): histc and
-_grouped_mm, composed through the door as upstream's CPU kernels compute them."""
+"""_grouped_mm, which mixture-of-experts layers use (transformers' grouped_mm experts path; its
+histc is in histogram.py), composed through the door as upstream's CPU kernel computes it."""
 
 from __future__ import annotations
 
-import math
 
 from . import base as B
 from . import impl
 
 D = B.door
 _GROUPED_MM_DTYPES = ("float32", "bfloat16", "float16")
-
-
-def _scalar(value, dtype, device):
-    return D("full", [], value, dtype, None, device, None)
-
-
-def _histc_range(x, lo, hi):
-    """upstream's select_outer_bin_edges: min == max means the data's range, widened by 1 if empty."""
-    if lo > hi:
-        raise RuntimeError("torch.histc: max must be larger than min")
-    if lo == hi and B.numel(x._tn_sizes):
-        lo, hi = D("min", x).item(), D("max", x).item()
-    if lo == hi:
-        lo, hi = lo - 1, hi + 1
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        raise RuntimeError(f"torch.histc: range of [{lo:g}, {hi:g}] is not finite")
-    return lo, hi
-
-
-@impl("histc")
-def histc(self, bins=100, min=0, max=0):
-    d, dev = B.dtype_of(self), B.device_of(self)
-    if not d.is_floating_point:
-        from .elementwise import _type_name
-
-        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_type_name(d)}'")
-    if bins <= 0:
-        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
-    x = D("reshape", self, [-1])
-    lo, hi = _histc_range(x, float(min), float(max))
-    # upstream's LINEAR_INTERPOLATION: pos = (elt - leftmost) * bins / (rightmost - leftmost), in the
-    # input's dtype, truncated; an element equal to the right edge goes to the last bin
-    left, right = _scalar(lo, d, dev), _scalar(hi, d, dev)
-    inside = D("logical_and", D("ge.Tensor", x, left), D("le.Tensor", x, right))
-    scaled = D("div.Tensor", D("mul.Scalar", D("sub.Tensor", x, left, 1), bins), D("sub.Tensor", right, left, 1))
-    pos = D("clamp", D("_to_copy", scaled, B.I64, None, None, None, False, None), None, bins - 1)
-    hist = D("full", [bins], 0, d, None, dev, None)
-    picked = D("masked_select", pos, inside)
-    ones = D("full", list(picked._tn_sizes), 1, d, None, dev, None)
-    return D("index_put_", hist, [picked], ones, True)
 
 
 def _check_strides(mat):

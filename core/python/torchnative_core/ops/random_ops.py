@@ -19,6 +19,19 @@ def _gen(generator):
 def _fill(self, kind, generator, **params):
     """Runs the fill on a CPU tensor; other devices draw on the host and copy (the generator is
     the CPU one, as upstream's default for a CPU generator)."""
+    d = B.dtype_of(self)
+    if kind in ("uniform", "normal", "exponential") and not d.is_floating_point:
+        # upstream's checks, in its order: uniform_ checks the dtype before anything else,
+        # exponential_ and normal_ only when there is something to draw
+        from .elementwise import _type_name
+
+        if kind == "uniform":
+            raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for '{_type_name(d)}'")
+        if kind == "exponential" and B.numel(self._tn_sizes):
+            raise RuntimeError("Exponential distribution is a continuous probability distribution. dtype must be a "
+                               f"floating point but you specified {_type_name(d)}")
+        if kind == "normal" and B.numel(self._tn_sizes):
+            raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for '{_type_name(d)}'")
     if not B.numel(self._tn_sizes) or self._tn_device_key == "meta":
         return self  # nothing to draw: a meta tensor holds no data (upstream draws none either)
     if self._tn_device_key == "cpu":
@@ -47,8 +60,40 @@ def uniform_(self, from_=0.0, to=1.0, generator=None):
 @impl("normal_")
 def normal_(self, mean=0.0, std=1.0, generator=None):
     if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {float(std):g}")
     return _fill(self, "normal", generator, a=float(mean), b=float(std))
+
+
+def _check_std_tensor(std):
+    if B.numel(list(std._tn_sizes)) and not bool(B.door("all", B.door("ge.Scalar", std, 0))):
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+
+
+# upstream's normal_out_impl (DistributionTemplates.h): standard normal draws into a contiguous
+# output, then `mul_(std).add_(mean)` (or `add_(mean)` after drawing with a number std)
+@impl("normal.Tensor_Tensor")
+def normal_tensor_tensor(mean, std, generator=None):
+    _check_std_tensor(std)
+    out = B.empty(B.broadcast_shapes(list(mean._tn_sizes), list(std._tn_sizes)), B.dtype_of(mean), B.device_of(mean))
+    normal_(out, 0.0, 1.0, generator)
+    return B.door("add_.Tensor", B.door("mul_.Tensor", out, std), mean, 1)
+
+
+@impl("normal.Tensor_float")
+def normal_tensor_float(mean, std=1.0, generator=None):
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {float(std):g}")
+    out = B.empty(list(mean._tn_sizes), B.dtype_of(mean), B.device_of(mean))
+    normal_(out, 0.0, std, generator)
+    return B.door("add_.Tensor", out, mean, 1)
+
+
+@impl("normal.float_Tensor")
+def normal_float_tensor(mean, std, generator=None):
+    _check_std_tensor(std)
+    out = B.empty(list(std._tn_sizes), B.dtype_of(std), B.device_of(std))
+    normal_(out, 0.0, 1.0, generator)
+    return B.door("add_.Scalar", B.door("mul_.Tensor", out, std), mean, 1)
 
 
 @impl("exponential_")
