@@ -152,6 +152,8 @@ fn fill_float<T: Float + Default + Copy>(
         "uniform" => rng::uniform_(g, &mut v, a, b).map_err(rng_err)?,
         "normal" => rng::normal_(g, &mut v, a, b, contiguous).map_err(rng_err)?,
         "exponential" => rng::exponential_(g, &mut v, a).map_err(rng_err)?,
+        "cauchy" => rng::cauchy_(g, &mut v, a, b).map_err(rng_err)?,
+        "log_normal" => rng::log_normal_(g, &mut v, a, b).map_err(rng_err)?,
         _ => return Ok(false),
     }
     unsafe { scatter(t, &v) };
@@ -171,6 +173,7 @@ fn fill_elem<T: Element + Default + Copy>(
         "random_from_to" => rng::random_from_to_(g, &mut v, ia, ib).map_err(rng_err)?,
         "random" => rng::random_(g, &mut v).map_err(rng_err)?,
         "bernoulli" => rng::bernoulli_scalar_(g, &mut v, a).map_err(rng_err)?,
+        "geometric" => rng::geometric_(g, &mut v, a).map_err(rng_err)?,
         _ => {
             return Err(PyTypeError::new_err(format!(
                 "unknown random fill '{kind}'"
@@ -182,7 +185,8 @@ fn fill_elem<T: Element + Default + Copy>(
 }
 
 /// Fills CPU tensor `t` in place: kind is uniform(a, b), normal(a=mean, b=std),
-/// exponential(a=lambda), random_from_to(ia, ib), random, or bernoulli(a=p).
+/// exponential(a=lambda), cauchy(a=median, b=sigma), log_normal(a=mean, b=std), random_from_to(ia,
+/// ib), random, bernoulli(a=p) or geometric(a=p).
 #[pyfunction]
 #[pyo3(signature = (gen, t, kind, a=0.0, b=0.0, ia=0, ib=None))]
 pub fn _tn_rng_fill(
@@ -202,7 +206,10 @@ pub fn _tn_rng_fill(
     let contiguous = crate::tensor::is_contiguous(&t.meta.sizes, &t.meta.strides);
     let mut g = gen.g.lock().unwrap();
     let g = &mut *g;
-    let float_kind = matches!(kind, "uniform" | "normal" | "exponential");
+    let float_kind = matches!(
+        kind,
+        "uniform" | "normal" | "exponential" | "cauchy" | "log_normal"
+    );
     use TnDtype::*;
     if float_kind {
         let done = match t.meta.dtype {

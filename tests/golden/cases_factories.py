@@ -286,3 +286,26 @@ def normal_integer_mean():
 @case
 def uniform_on_integers():
     return torch.empty(3, dtype=torch.long).uniform_()
+
+
+@exact
+def cauchy_log_normal_geometric_draws():
+    torch.manual_seed(3)
+    out = []
+    for dt in (torch.float32, torch.float64, torch.bfloat16):
+        out += [torch.empty(20, dtype=dt).cauchy_(0.5, 2.0), torch.empty(4, 5, dtype=dt).t().cauchy_(),
+                torch.empty(21, dtype=dt).log_normal_(0.1, 0.7), torch.empty(20, dtype=dt).geometric_(0.3)]
+    out += [torch.empty(20, dtype=dt).geometric_(0.05) for dt in (torch.int64, torch.uint8)]
+    # log_normal_ shares the generator's cached second normal sample with normal draws
+    out.append(torch.cat([torch.empty(3).log_normal_(), torch.randn(3), torch.empty(2).log_normal_()]))
+    return out
+
+
+@case
+def cauchy_on_integers():
+    return torch.empty(3, dtype=torch.long).cauchy_()
+
+
+@case
+def geometric_p_out_of_range():
+    return torch.empty(3).geometric_(1.0)

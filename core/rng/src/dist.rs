@@ -431,3 +431,73 @@ pub fn exponential_<T: Float>(
     }
     Ok(())
 }
+
+// ---------------------------------------------------------------- cauchy_, log_normal_, geometric_
+
+/// `Tensor.cauchy_(median, sigma)`: one `random64()` per element,
+/// `median + sigma * tan(pi * (u - 0.5))` in double (the product and sum fused, as upstream's
+/// build computes it), then cast.
+pub fn cauchy_<T: Float>(
+    gen: &mut CpuGenerator,
+    out: &mut [T],
+    median: f64,
+    sigma: f64,
+) -> Result<(), RngError> {
+    if !(sigma > 0.0) {
+        return err(format!(
+            "cauchy_ expects sigma > 0.0, but found sigma={}",
+            sigma
+        ));
+    }
+    for o in out.iter_mut() {
+        let u = uniform_f64(gen);
+        *o = T::from_f64(sigma.mul_add((std::f64::consts::PI * (u - 0.5)).tan(), median));
+    }
+    Ok(())
+}
+
+/// `Tensor.log_normal_(mean, std)`: `exp` of upstream's `normal_distribution<double>` draw (the
+/// generator's cached second Box-Muller value included), then cast.
+pub fn log_normal_<T: Float>(
+    gen: &mut CpuGenerator,
+    out: &mut [T],
+    mean: f64,
+    std: f64,
+) -> Result<(), RngError> {
+    if !(std > 0.0) {
+        return err(format!(
+            "log_normal_ expects std > 0.0, but found std={}",
+            std
+        ));
+    }
+    for o in out.iter_mut() {
+        *o = T::from_f64(normal_double_sample(gen, mean, std).exp());
+    }
+    Ok(())
+}
+
+/// `Tensor.geometric_(p)`: one `random64()` per element, `ceil(log(u) / log1p(-p))` in double,
+/// converted as x86's `cvttsd2si` does (every dtype but bool).
+pub fn geometric_<T: Element>(
+    gen: &mut CpuGenerator,
+    out: &mut [T],
+    p: f64,
+) -> Result<(), RngError> {
+    if !(p > 0.0 && p < 1.0) {
+        return err(format!(
+            "geometric_ expects p to be in (0, 1), but got p={}",
+            p
+        ));
+    }
+    let denom = (-p).ln_1p();
+    for o in out.iter_mut() {
+        let v = (uniform_f64(gen).ln() / denom).ceil();
+        let i = if (-9223372036854775808.0..9223372036854775808.0).contains(&v) {
+            v as i64
+        } else {
+            i64::MIN
+        };
+        *o = T::from_i64(i);
+    }
+    Ok(())
+}

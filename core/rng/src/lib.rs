@@ -23,8 +23,8 @@ pub mod order;
 pub mod sampling;
 
 pub use dist::{
-    bernoulli_scalar_, bernoulli_tensor_, exponential_, normal_, random_, random_from_to_,
-    random_from_to_kernel, uniform_,
+    bernoulli_scalar_, bernoulli_tensor_, cauchy_, exponential_, geometric_, log_normal_, normal_,
+    random_, random_from_to_, random_from_to_kernel, uniform_,
 };
 pub use elem::{bf16_from_f32, f16_from_f32, Element, Float, FloatKind, RangeKind};
 pub use generator::{nondeterministic_seed, CpuGenerator, DEFAULT_RNG_SEED, STATE_SIZE};

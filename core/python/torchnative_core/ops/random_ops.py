@@ -32,6 +32,11 @@ def _fill(self, kind, generator, **params):
                                f"floating point but you specified {_type_name(d)}")
         if kind == "normal" and B.numel(self._tn_sizes):
             raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for '{_type_name(d)}'")
+    if kind in ("cauchy", "log_normal", "geometric") and B.numel(self._tn_sizes) and (
+            d is B.BOOL or (kind == "log_normal" and not d.is_floating_point)):
+        from .elementwise import _type_name
+
+        raise NotImplementedError(f"\"{kind}_cpu\" not implemented for '{_type_name(d)}'")
     if not B.numel(self._tn_sizes) or self._tn_device_key == "meta":
         return self  # nothing to draw: a meta tensor holds no data (upstream draws none either)
     if self._tn_device_key == "cpu":
@@ -62,6 +67,36 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {float(std):g}")
     return _fill(self, "normal", generator, a=float(mean), b=float(std))
+
+
+# C++'s typeid names, which upstream's "continuous distribution" check prints for a dtype
+_CPP_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+              "bool": "bool"}
+
+
+@impl("cauchy_")
+def cauchy_(self, median=0.0, sigma=1.0, generator=None):
+    if sigma <= 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={float(sigma):g}")
+    d = B.dtype_of(self)
+    if not d.is_floating_point:
+        raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype must be a floating "
+                           f"point but you specified {_CPP_NAMES.get(d._tn_name, d._tn_name)}")
+    return _fill(self, "cauchy", generator, a=float(median), b=float(sigma))
+
+
+@impl("log_normal_")
+def log_normal_(self, mean=1.0, std=2.0, generator=None):
+    if std <= 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={float(std):g}")
+    return _fill(self, "log_normal", generator, a=float(mean), b=float(std))
+
+
+@impl("geometric_")
+def geometric_(self, p, generator=None):
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={float(p):g}")
+    return _fill(self, "geometric", generator, a=float(p))
 
 
 def _check_std_tensor(std):
