@@ -271,3 +271,32 @@ def sdpa_3d_query_4d_key_value_takes_the_math_path():
     q, k = torch.randn(4, 3, 8, generator=g), torch.randn(4, 4, 6, 8, generator=g)
     return (torch.nn.functional.scaled_dot_product_attention(q, k, k, is_causal=True),
             torch.nn.functional.scaled_dot_product_attention(q, q, q))
+
+
+@case(exact=True)
+def integer_conv_and_max_pool():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(-50, 50, (2, 4, 7, 6), generator=g)
+    w = torch.randint(-9, 9, (6, 2, 3, 2), generator=g)
+    b = torch.randint(-5, 5, (6,), generator=g)
+    return (F.conv2d(x, w, b, stride=(2, 1), padding=1, dilation=(1, 2), groups=2),
+            F.conv1d(x[:, :, 0], w[:, :, 0], b, padding=2, groups=2),
+            F.conv2d(x.to(torch.int8), w.to(torch.int8), groups=2),
+            F.max_pool2d(-torch.arange(1, 17).reshape(1, 1, 4, 4), 2, return_indices=True),
+            F.max_pool2d(x.to(torch.uint8), (3, 2), stride=(2, 1), padding=1, dilation=(1, 2), ceil_mode=True,
+                         return_indices=True))
+
+
+@case(exact=True)
+def max_unpool_places_values_at_their_indices():
+    g = torch.Generator().manual_seed(4)
+    y, i = F.max_pool2d(torch.randn(2, 3, 8, 8, generator=g), 2, return_indices=True)
+    i3 = torch.tensor([0, 3, 9, 14, 20, 31, 40, 63, 1, 2, 4, 8, 16, 32, 33, 62]).reshape(1, 2, 2, 2, 2)
+    return (F.max_unpool2d(y, i, 2), F.max_unpool2d(y, i, 2, output_size=(9, 9)),
+            F.max_unpool3d(torch.randn(1, 2, 2, 2, 2, generator=g), i3, 2),
+            torch.ops.aten.max_unpool2d(torch.tensor([[[1.0, 2.0]]]), torch.tensor([[[3, 3]]]), [2, 2]))
+
+
+@case
+def max_unpool_index_out_of_range():
+    return torch.ops.aten.max_unpool2d(torch.ones(1, 1, 2), torch.tensor([[[0, 9]]]), [2, 2])

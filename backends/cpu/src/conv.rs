@@ -7,7 +7,7 @@ use torchnative_abi::TnDtype;
 use crate::dtype::{Elem, FloatElem, Real};
 use crate::kernel::{Call, KResult};
 use crate::nn::{gather_vec, scatter_vec};
-use crate::{bail, dispatch_float, kernels};
+use crate::{bail, dispatch_float, dispatch_int, kernels};
 
 kernels! {
     k_convolution = "aten::convolution" => |c| convolution(c);
@@ -316,49 +316,105 @@ fn max_pool2d(c: &mut Call) -> KResult {
     let (h, w) = (x.size(nd - 2), x.size(nd - 1));
     let (oh, ow) = (out.size(nd - 2), out.size(nd - 1));
     let planes: usize = x.sizes[..nd - 2].iter().product::<i64>() as usize;
+    let geo = PoolGeometry {
+        h,
+        w,
+        oh,
+        ow,
+        k: [k[0], k[1]],
+        st: [st[0], st[1]],
+        pd: [pd[0], pd[1]],
+        dl: [dl[0], dl[1]],
+    };
+    let mut iv: Vec<i64> = Vec::with_capacity(planes * oh * ow);
     unsafe {
-        dispatch_float!(x.dtype, "max_pool2d", T, A => {
-            let xv: Vec<T> = gather_vec(&x, |v: T| v)?;
-            let mut yv: Vec<T> = Vec::with_capacity(planes * oh * ow);
-            let mut iv: Vec<i64> = Vec::with_capacity(planes * oh * ow);
-            for p in 0..planes {
-                let plane = &xv[p * h * w..(p + 1) * h * w];
-                for y in 0..oh {
-                    for xo in 0..ow {
-                        let mut h0 = y as i64 * st[0] - pd[0];
-                        let mut w0 = xo as i64 * st[1] - pd[1];
-                        let h1 = (h0 + (k[0] - 1) * dl[0] + 1).min(h as i64);
-                        let w1 = (w0 + (k[1] - 1) * dl[1] + 1).min(w as i64);
-                        while h0 < 0 {
-                            h0 += dl[0];
-                        }
-                        while w0 < 0 {
-                            w0 += dl[1];
-                        }
-                        let mut mi = h0 * w as i64 + w0;
-                        let mut mv = -A::INFINITY;
-                        let mut ih = h0;
-                        while ih < h1 {
-                            let mut iw = w0;
-                            while iw < w1 {
-                                let idx = ih * w as i64 + iw;
-                                let v = plane[idx as usize].to_acc();
-                                if v > mv || v.is_nan() {
-                                    mv = v;
-                                    mi = idx;
-                                }
-                                iw += dl[1];
-                            }
-                            ih += dl[0];
-                        }
-                        yv.push(T::from_acc(mv));
-                        iv.push(mi);
-                    }
+        if crate::dtype::is_int(x.dtype) {
+            // upstream's integer windows start at the type's lowest value
+            dispatch_int!(x.dtype, "max_pool2d", T => {
+                let xv: Vec<T> = gather_vec(&x, |v: T| v)?;
+                let mut yv: Vec<T> = Vec::with_capacity(planes * oh * ow);
+                for p in 0..planes {
+                    geo.scan(&xv[p * h * w..(p + 1) * h * w], T::MIN, |_| false, &mut yv, &mut iv);
                 }
+                scatter_vec(&out, &yv)?;
+            })
+        } else {
+            dispatch_float!(x.dtype, "max_pool2d", T, A => {
+                let xv: Vec<A> = gather_vec(&x, |v: T| v.to_acc())?;
+                let mut yv: Vec<A> = Vec::with_capacity(planes * oh * ow);
+                for p in 0..planes {
+                    geo.scan(&xv[p * h * w..(p + 1) * h * w], -A::INFINITY, |v: A| v.is_nan(), &mut yv, &mut iv);
+                }
+                let yt: Vec<T> = yv.into_iter().map(T::from_acc).collect();
+                scatter_vec(&out, &yt)?;
+            })
+        }
+        scatter_vec(&ind, &iv)
+    }
+}
+
+/// The windows of a 2-d max pool over one `h x w` plane.
+struct PoolGeometry {
+    h: usize,
+    w: usize,
+    oh: usize,
+    ow: usize,
+    k: [i64; 2],
+    st: [i64; 2],
+    pd: [i64; 2],
+    dl: [i64; 2],
+}
+
+impl PoolGeometry {
+    /// Appends each window's maximum and its flat index, scanning as upstream's `val > max ||
+    /// isnan(val)` loop does from `lowest` (so NaN wins, the last NaN).
+    fn scan<V: Copy + PartialOrd>(
+        &self,
+        plane: &[V],
+        lowest: V,
+        is_nan: impl Fn(V) -> bool,
+        yv: &mut Vec<V>,
+        iv: &mut Vec<i64>,
+    ) {
+        let (h, w, k, st, pd, dl) = (
+            self.h as i64,
+            self.w as i64,
+            self.k,
+            self.st,
+            self.pd,
+            self.dl,
+        );
+        for y in 0..self.oh as i64 {
+            for xo in 0..self.ow as i64 {
+                let mut h0 = y * st[0] - pd[0];
+                let mut w0 = xo * st[1] - pd[1];
+                let h1 = (h0 + (k[0] - 1) * dl[0] + 1).min(h);
+                let w1 = (w0 + (k[1] - 1) * dl[1] + 1).min(w);
+                while h0 < 0 {
+                    h0 += dl[0];
+                }
+                while w0 < 0 {
+                    w0 += dl[1];
+                }
+                let (mut mi, mut mv) = (h0 * w + w0, lowest);
+                let mut ih = h0;
+                while ih < h1 {
+                    let mut iw = w0;
+                    while iw < w1 {
+                        let idx = ih * w + iw;
+                        let v = plane[idx as usize];
+                        if v > mv || is_nan(v) {
+                            mv = v;
+                            mi = idx;
+                        }
+                        iw += dl[1];
+                    }
+                    ih += dl[0];
+                }
+                yv.push(mv);
+                iv.push(mi);
             }
-            scatter_vec(&out, &yv)?;
-            scatter_vec(&ind, &iv)
-        })
+        }
     }
 }
 

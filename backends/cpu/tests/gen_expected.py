@@ -1018,6 +1018,13 @@ def gen_conv():
         fam.case("max_pool2d_3d_nc_%s" % dn(dt), "max_pool2d_with_indices", [nc(x[0]), L([2, 2]), L([2, 1]), L([1, 0]), L([1, 1]), False])
     y = torch.tensor([[[[1., NAN, 2.], [NAN, 0., INF], [-INF, 3., 3.]]]])
     fam.case("max_pool2d_nan", "max_pool2d_with_indices", [y, L([2, 2]), L([1, 1]), L([0, 0]), L([1, 1]), False])
+    gi = torch.Generator().manual_seed(1021 + SEED_OFFSET)
+    xi = torch.randint(-100, 100, (2, 3, 7, 6), generator=gi)
+    for dt in INTS:  # integer windows start at the type's lowest value
+        fam.case("max_pool2d_int_%s" % dn(dt), "max_pool2d_with_indices",
+                 [xi.to(dt), L([3, 2]), L([2, 1]), L([1, 1]), L([1, 2]), True])
+        fam.case("max_pool2d_int_neg_%s" % dn(dt), "max_pool2d_with_indices",
+                 [(-torch.arange(1, 17).reshape(1, 1, 4, 4)).to(dt), L([2, 2]), L([2, 2]), L([1, 1]), L([1, 1]), False])
     return fam
 
 # --------------------------------------------------------------------------------------------

@@ -382,6 +382,62 @@ def max_pool1d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_m
     return _door("max_pool1d_with_indices", self, kernel_size, stride, padding, dilation, ceil_mode)[0]
 
 
+def _max_unpool(self, indices, output_size, nd, name):
+    """upstream's max_unpooling kernels (MaxUnpooling.cpp): each plane's values written at the
+    positions its indices name in a zeroed output (in order, so a repeated index keeps the last
+    value); an index outside the output plane is refused."""
+    from .elementwise import _type_name
+
+    sizes = list(self._tn_sizes)
+    if B.dtype_of(indices) is not B.I64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: {_type_name(B.dtype_of(indices))}")
+    words = {2: "two elements (height, width)", 3: "three elements (depth, height, width)"}[nd]
+    if len(output_size) != nd:
+        raise RuntimeError(f"There should be exactly {words} in output_size, but got {len(output_size)} elements.")
+    if len(sizes) not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Input to max_unpooling{nd}d should be a {nd + 1}d or {nd + 2}d Tensor, but got a tensor "
+                           f"with {len(sizes)} dimensions.")
+    if sizes != list(indices._tn_sizes):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({sizes}) but got "
+                           f"indices tensor with shape: {list(indices._tn_sizes)}")
+    for i in range(1, len(sizes)):
+        if sizes[i] <= 0:
+            raise RuntimeError(f"{name}: Expected input to have non-zero size for non-batch dimensions, but got "
+                               f"{sizes} with dimension {i} being empty.")
+    out_sp = [int(v) for v in output_size]
+    total, lead = B.numel(out_sp), sizes[:-nd]
+    rows = B.numel(lead)
+    flat = _door("reshape", self, [rows, -1])
+    idx = _door("reshape", indices, [rows, -1])
+    bad = _door("logical_or", _door("lt.Scalar", idx, 0), _door("ge.Scalar", idx, total))
+    if B.numel(sizes) and bool(_door("any", bad)):
+        first = _door("masked_select", idx, bad)[0].item()
+        # (upstream's planes run in parallel, so which invalid index it names may vary; the first here)
+        raise RuntimeError(f"Found an invalid max index: {first} (output volumes are of size "
+                           f"{'x'.join(map(str, out_sp))})")
+    out = _door("zeros", [rows, total], B.dtype_of(self), None, B.device_of(self), None)
+    _door("scatter_.src", out, 1, idx, flat)
+    return _door("reshape", out, lead + out_sp)
+
+
+@impl("max_unpool2d")
+def max_unpool2d(self, indices, output_size):
+    return _max_unpool(self, indices, output_size, 2, "max_unpooling2d_forward_out_cpu()")
+
+
+@impl("max_unpool3d")
+def max_unpool3d(self, indices, output_size, stride, padding):
+    if len(stride) != 3:
+        raise RuntimeError(f"There should be exactly three elements (depth, height, width) in stride, but got: "
+                           f"{len(stride)} elements.")
+    if len(padding) != 3:
+        raise RuntimeError(f"There should be exactly three elements (depth, height, width) in padding, but got: "
+                           f"{len(padding)} elements.")
+    if min(stride) <= 0:
+        raise RuntimeError(f"strides should be greater than zero, but got stride: {list(stride)}")
+    return _max_unpool(self, indices, output_size, 3, "max_unpooling3d_forward_out_cpu()")
+
+
 @impl("max_pool2d")
 def max_pool2d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     return _door("max_pool2d_with_indices", self, kernel_size, stride, padding, dilation, ceil_mode)[0]

@@ -236,9 +236,10 @@ def convolution(general):
     slow path too (upstream's only one for them; exact, so any order agrees)."""
 
     def impl(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-        if not transposed and weight.dim() == 5 and input.dim() == 5 and _all_integer(input, weight, bias) \
+        if not transposed and weight.dim() == input.dim() and input.dim() in (3, 4, 5) \
+                and _all_integer(input, weight, bias) \
                 and input.shape[1] == weight.shape[1] * groups and weight.shape[0] % groups == 0:
-            return _conv3d_integer(input, weight, bias, stride, padding, dilation, groups)
+            return _conv_integer(input, weight, bias, stride, padding, dilation, groups)
         dt = _reduced(input, weight, bias)
         integral = transposed and _all_int64(input, weight, bias)
         if integral:
@@ -260,21 +261,24 @@ def convolution(general):
 
 
 def _all_integer(*tensors):
-    """slow_conv3d (vol2col + gemm) dispatches every integer type but bool (measured upstream)."""
+    """slow_conv2d and slow_conv3d (im2col/vol2col + gemm) dispatch every integer type but bool
+    (measured upstream)."""
     dts = {t.dtype for t in tensors if t is not None}
     return len(dts) == 1 and str(next(iter(dts))) in (
         "torch.int64", "torch.int32", "torch.int16", "torch.int8", "torch.uint8")
 
 
-def _conv3d_integer(x, w, bias, stride, padding, dilation, groups):
-    """An integer 3-d convolution (upstream's slow_conv3d; the general path refuses integers as
-    upstream's 2-d slow_conv2d does): exact, in int64, wrapped to the type at the end as the
-    type's own modular arithmetic would give."""
+def _conv_integer(x, w, bias, stride, padding, dilation, groups):
+    """An integer 1-, 2- or 3-d convolution (upstream's slow_conv2d/slow_conv3d, 1-d as 2-d):
+    exact, in int64, wrapped to the type at the end as the type's own modular arithmetic would
+    give."""
     import itertools
 
     import torch
 
-    ex = lambda v: list(v) * 3 if len(v) == 1 else list(v)  # noqa: E731
+    nsp = w.dim() - 2
+    sp = "dhw"[-nsp:]
+    ex = lambda v: list(v) * nsp if len(v) == 1 else list(v)  # noqa: E731
     stride, padding, dilation = ex(stride), ex(padding), ex(dilation)
     dt = x.dtype
     xl = torch.nn.functional.pad(x.to(torch.int64), [p for q in reversed(padding) for p in (q, q)])
@@ -295,11 +299,11 @@ def _conv3d_integer(x, w, bias, stride, padding, dilation, groups):
                 slice(o * d, o * d + st * (m - 1) + 1, st) for o, d, st, m in zip(off, dilation, stride, outs))
             patch = xg[sl]                                                       # n, cin_g, *outs
             wk = wl[(slice(g * cout_g, (g + 1) * cout_g), slice(None)) + off]    # cout_g, cin_g
-            acc = acc + torch.einsum("oc,ncdhw->nodhw", wk, patch)
+            acc = acc + torch.einsum(f"oc,nc{sp}->no{sp}", wk, patch)
         parts.append(acc)
     out = torch.cat(parts, 1) if groups > 1 else parts[0]
     if bias is not None:
-        out = out + bias.to(torch.int64).view(1, -1, 1, 1, 1)
+        out = out + bias.to(torch.int64).view([1, -1] + [1] * nsp)
     return out.to(dt)
 
 
