@@ -252,3 +252,23 @@ def simple_backward():
     w = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
     (w * w).sum().backward()
     return w.grad
+
+
+@case
+def custom_op_runs_and_its_aliasing_check_holds():
+    @torch.library.custom_op("tn_golden::twice", mutates_args=())
+    def twice(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    x = torch.ones(3)
+    return (twice(x), torch._C._any_output_is_alias_to_input_or_output(([x],), {}, (x[:1],)),
+            torch._C._any_output_is_alias_to_input_or_output((x,), {}, (x.clone(),)))
+
+
+@case
+def custom_op_returning_its_input_is_refused():
+    @torch.library.custom_op("tn_golden::same", mutates_args=())
+    def same(x: torch.Tensor) -> torch.Tensor:
+        return x
+
+    return same(torch.ones(3))

@@ -389,7 +389,31 @@ def install(C_) -> None:
             fs.name = fs._s.name
         return fs
 
+    def _any_output_is_alias_to_input_or_output(args, kwargs, outputs):
+        """torch.library's custom-op aliasing check (upstream's python_dispatch.cpp): whether an
+        output shares a storage with a tensor argument (or one in a list argument) or with an
+        earlier output. Tensors without a storage are skipped, as upstream skips them."""
+        import torch
+
+        def storages(values):
+            for v in values:
+                items = v if isinstance(v, (list, tuple)) else (v,)
+                for t in items:
+                    if isinstance(t, torch.Tensor):
+                        try:
+                            yield t._tn_storage_id
+                        except (RuntimeError, AttributeError):
+                            continue
+
+        seen = set(storages(list(args) + list((kwargs or {}).values())))
+        for key in storages(outputs):
+            if key in seen:
+                return True
+            seen.add(key)
+        return False
+
     for fn in (_jit_get_operation, _get_operation_overload, _get_schema, _dispatch_library,
+               _any_output_is_alias_to_input_or_output,
                _dispatch_has_kernel_for_dispatch_key, _dispatch_has_kernel, _dispatch_find_dangling_impls,
                _dispatch_kernel_for_dispatch_key_is_fallthrough, _dispatch_has_backend_fallback,
                _dispatch_is_alias_key, _dispatch_get_backend_keyset_from_autograd,
