@@ -57,6 +57,26 @@ def test_missing_kernel_refuses_by_name():
     assert "(installed backends: cpu" in line
 
 
+DECOMP_PROGRAM = r"""
+import torch
+from torchnative_core.ops import IMPLS
+before = "pdist" in IMPLS
+y = torch.nn.functional.pdist(torch.arange(6.0).reshape(3, 2))
+print(before, "pdist" in IMPLS, y.tolist())
+try:
+    torch.nn.functional.adaptive_max_pool3d(torch.ones(1, 1, 4, 4, 4), 3)  # the decomposition declines
+except NotImplementedError as e:
+    print(str(e).split(",")[0])
+"""
+
+
+def test_upstream_decomposition_runs_where_the_core_has_no_implementation():
+    # pdist: the core has no implementation; upstream's torch._decomp entry runs, and is kept
+    first, declined = _run(OURS, DECOMP_PROGRAM)
+    assert first == "False True " + str([2.8284270763397217, 5.656854152679443, 2.8284270763397217])
+    assert declined == "aten.adaptive_max_pool3d has no kernel for these arguments"
+
+
 @pytest.mark.runtime
 def test_unknown_operator_is_not_an_attribute():
     program = "import torch\nprint(hasattr(torch.ops.aten, 'definitely_not_an_op'), hasattr(torch.ops.aten, 'add'))"

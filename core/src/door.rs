@@ -224,10 +224,21 @@ pub fn _tn_call_impl(
             }
             Ok(f.call(args, kwargs)?.unbind())
         }
-        None => Err(refuse(
-            &crate::launch::display_name(&format!("aten::{}", op.to_str()?)),
-            &first_device(args),
-        )),
+        None => {
+            // no implementation in the core: upstream's own Python decomposition, when
+            // torch._decomp has one (installed into the table so the lookup runs once)
+            let found = py
+                .import("torchnative_core.ops.upstream_decompositions")?
+                .call_method1("lookup", (op,))?;
+            if !found.is_none() {
+                st.impls.bind(py).set_item(op, &found)?;
+                return Ok(found.call(args, kwargs)?.unbind());
+            }
+            Err(refuse(
+                &crate::launch::display_name(&format!("aten::{}", op.to_str()?)),
+                &first_device(args),
+            ))
+        }
     }
 }
 

@@ -272,3 +272,18 @@ def custom_op_returning_its_input_is_refused():
         return x
 
     return same(torch.ones(3))
+
+
+@case
+def upstream_decompositions_run_where_the_core_has_no_implementation():
+    g = torch.Generator().manual_seed(9)
+    x = torch.randn(5, 4, generator=g)
+    return (torch._chunk_cat([torch.randn(3, 5, generator=g), torch.randn(3, 2, generator=g)], 1, 2),
+            torch.nn.functional.pdist(x), torch.nn.functional.pdist(x, p=1.5),
+            torch.nn.functional.multi_margin_loss(x, torch.tensor([0, 3, 1, 2, 2])),
+            torch.nn.functional.adaptive_max_pool3d(torch.randn(1, 2, 4, 4, 6, generator=g), (2, 2, 3), True))
+
+
+@case
+def upstream_decomposition_checks_hold():
+    return torch._chunk_cat([torch.randn(3, 5), torch.randn(2, 2)], 1, 2)

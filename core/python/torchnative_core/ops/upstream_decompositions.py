@@ -1,0 +1,60 @@
+"""The last step of the door's lookup: an aten overload the core has no implementation of runs
+upstream's own Python decomposition (torch._decomp's table: reference implementations written
+with other aten operators, which then enter the door themselves), when upstream has one.
+Without one the door refuses by name, as before.
+
+Looked up on the first call of such an overload (importing torch._decomp costs about 1.5 s, paid
+only by a program that needs it); the door then keeps the result in its table.
+"""
+
+from __future__ import annotations
+
+_MISSES: set[str] = set()
+_ACTIVE: set[str] = set()
+
+
+def lookup(name: str):
+    """A callable running upstream's decomposition of `aten::<name>` with the door's arguments
+    (every argument positional, in schema order), or None."""
+    if name in _MISSES:
+        return None
+    base, _, overload = name.partition(".")
+    try:
+        import torch
+        from torch._decomp import decomposition_table
+
+        op = getattr(getattr(torch.ops.aten, base), overload or "default")
+        fn = decomposition_table.get(op)
+    except (AttributeError, ImportError, RuntimeError):
+        fn = None
+    if fn is None:
+        _MISSES.add(name)
+        return None
+    # the door passes kwarg-only arguments positionally; the decompositions take them by name
+    kwarg_only = [a.kwarg_only for a in op._schema.arguments]
+
+    def decomposed(*args, **kwargs):
+        if name in _ACTIVE:  # a decomposition that calls its own operator: refuse, not recurse
+            raise NotImplementedError(f"aten.{name}: upstream's decomposition calls the operator itself and the "
+                                      "core has no kernel for it")
+        pos = [a for a, kw in zip(args, kwarg_only) if not kw]
+        kw = {spec.name: a for spec, a in zip(op._schema.arguments, args) if spec.kwarg_only}
+        _ACTIVE.add(name)
+        try:
+            out = fn(*pos, **kw, **kwargs)
+        finally:
+            _ACTIVE.discard(name)
+        if out is NotImplemented:  # upstream's decomposition declines these arguments
+            raise NotImplementedError(f"aten.{name} has no kernel for these arguments, and upstream's decomposition "
+                                      "does not cover them")
+        if isinstance(out, tuple) and type(out) is not tuple:
+            # the reference wrappers return their own namedtuples; the operator returns
+            # torch.return_types' when its schema names the results, a plain tuple otherwise
+            import torch.return_types as rt
+
+            named = getattr(rt, base, None)
+            out = named(tuple(out)) if named is not None and type(out).__name__.endswith(base) else tuple(out)
+        return out
+
+    decomposed.__name__ = f"upstream_decomposition_{base}"
+    return decomposed
