@@ -1,7 +1,9 @@
 """The last step of the door's lookup: an aten overload the core has no implementation of runs
 upstream's own Python decomposition (torch._decomp's table: reference implementations written
 with other aten operators, which then enter the door themselves), when upstream has one.
-Without one the door refuses by name, as before.
+Without one the door refuses by name, as before; so it does when an input requires grad, since
+upstream differentiates these operators with derivative formulas the decomposition's parts need
+not reproduce.
 
 Looked up on the first call of such an overload (importing torch._decomp costs about 1.5 s, paid
 only by a program that needs it); the door then keeps the result in its table.
@@ -11,6 +13,13 @@ from __future__ import annotations
 
 _MISSES: set[str] = set()
 _ACTIVE: set[str] = set()
+
+
+def _requires_grad(value) -> bool:
+    import torch
+
+    items = value if isinstance(value, (list, tuple)) else (value,)
+    return any(isinstance(t, torch.Tensor) and t.requires_grad for t in items)
 
 
 def lookup(name: str):
@@ -37,6 +46,11 @@ def lookup(name: str):
         if name in _ACTIVE:  # a decomposition that calls its own operator: refuse, not recurse
             raise NotImplementedError(f"aten.{name}: upstream's decomposition calls the operator itself and the "
                                       "core has no kernel for it")
+        if torch.is_grad_enabled() and any(_requires_grad(a) for a in (*args, *kwargs.values())):
+            # upstream differentiates these operators with their own derivative formulas; through
+            # the decomposition's parts the gradient can differ (pdist's at coincident rows is NaN)
+            raise NotImplementedError(f"aten.{name} has no kernel or derivative in torchnative; upstream's "
+                                      "decomposition runs only for inputs that do not require grad")
         pos = [a for a, kw in zip(args, kwarg_only) if not kw]
         kw = {spec.name: a for spec, a in zip(op._schema.arguments, args) if spec.kwarg_only}
         _ACTIVE.add(name)
