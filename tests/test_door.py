@@ -67,14 +67,19 @@ try:
     torch.nn.functional.adaptive_max_pool3d(torch.ones(1, 1, 4, 4, 4), 3)  # the decomposition declines
 except NotImplementedError as e:
     print(str(e).split(",")[0])
+try:
+    torch.nn.functional.pdist(torch.ones(3, 2, requires_grad=True))  # no derivative of ours
+except NotImplementedError as e:
+    print(str(e).split(";")[0])
 """
 
 
 def test_upstream_decomposition_runs_where_the_core_has_no_implementation():
     # pdist: the core has no implementation; upstream's torch._decomp entry runs, and is kept
-    first, declined = _run(OURS, DECOMP_PROGRAM)
+    first, declined, with_grad = _run(OURS, DECOMP_PROGRAM)
     assert first == "False True " + str([2.8284270763397217, 5.656854152679443, 2.8284270763397217])
     assert declined == "aten.adaptive_max_pool3d has no kernel for these arguments"
+    assert with_grad == "aten.pdist has no kernel or derivative in torchnative"
 
 
 @pytest.mark.runtime
