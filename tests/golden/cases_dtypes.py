@@ -141,3 +141,10 @@ def reduced_precision_scalar_mul_div():
     hh = h.clone()
     hh *= 0.1
     return (h * 0.1, h / 3.3, b * 0.1, b / 3.3, torch.div(b, 0.3, rounding_mode="floor"), hh, h + 0.1)
+
+
+@case(exact=True)
+def python_scalar_types_name_dtypes():
+    x = torch.ones(2)
+    return (torch.tensor(0, dtype=int), torch.tensor(1.5, dtype=float), torch.tensor([1, 0], dtype=bool),
+            x.to(int), x.to(float), x.to("cpu", int), x.to(dtype=int), torch.zeros(2, dtype=int))

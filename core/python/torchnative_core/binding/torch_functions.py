@@ -93,6 +93,9 @@ def _convert(v, dtype):
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     from ..ops.factories import from_python_values
+    from .functions import _to_dtype
+
+    dtype = _to_dtype(dtype)  # a Python scalar type (dtype=int) names a dtype, as upstream's parser reads it
 
     if isinstance(data, C.TensorBase):
         import warnings
