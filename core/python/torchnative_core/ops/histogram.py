@@ -33,8 +33,6 @@ def _histc_range(x, lo, hi):
 def histc(self, bins=100, min=0, max=0):
     d, dev = B.dtype_of(self), B.device_of(self)
     if not d.is_floating_point:
-        from .elementwise import _type_name
-
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_type_name(d)}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from . import base as B
 from . import impl
+from .elementwise import _type_name
 
 
 _door = B.door
@@ -23,8 +24,6 @@ def _fill(self, kind, generator, **params):
     if kind in ("uniform", "normal", "exponential") and not d.is_floating_point:
         # upstream's checks, in its order: uniform_ checks the dtype before anything else,
         # exponential_ and normal_ only when there is something to draw
-        from .elementwise import _type_name
-
         if kind == "uniform":
             raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for '{_type_name(d)}'")
         if kind == "exponential" and B.numel(self._tn_sizes):
@@ -34,8 +33,6 @@ def _fill(self, kind, generator, **params):
             raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for '{_type_name(d)}'")
     if kind in ("cauchy", "log_normal", "geometric") and B.numel(self._tn_sizes) and (
             d is B.BOOL or (kind == "log_normal" and not d.is_floating_point)):
-        from .elementwise import _type_name
-
         raise NotImplementedError(f"\"{kind}_cpu\" not implemented for '{_type_name(d)}'")
     if not B.numel(self._tn_sizes) or self._tn_device_key == "meta":
         return self  # nothing to draw: a meta tensor holds no data (upstream draws none either)
