@@ -384,8 +384,8 @@ def max_pool1d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_m
 
 def _max_unpool(self, indices, output_size, nd, name):
     """upstream's max_unpooling kernels (MaxUnpooling.cpp): each plane's values written at the
-    positions its indices name in a zeroed output (in order, so a repeated index keeps the last
-    value); an index outside the output plane is refused."""
+    positions its indices name in a zeroed output (a repeated index keeps the last value here;
+    upstream's choice varies from run to run); an index outside the output plane is refused."""
     from .elementwise import _type_name
 
     sizes = list(self._tn_sizes)
