@@ -378,8 +378,18 @@ unsafe fn block_impl<const W: usize>(p: &Problem, bufs: &mut Bufs, bi: usize, hi
         };
         let sum = if bufs.sum[r] == 0.0 { 1.0 } else { bufs.sum[r] };
         let recip = 1.0 / sum;
-        for d in 0..e {
-            *at(p.o.0, &p.o.1, m + r, d) = bufs.dst[r * e + d] * recip;
+        let acc = &bufs.dst[r * e..(r + 1) * e];
+        let o = at(p.o.0, &p.o.1, m + r, 0);
+        if p.o.1[3] == 1 {
+            // SAFETY: a row of `e` contiguous output elements
+            let o = std::slice::from_raw_parts_mut(o, e);
+            for (o, a) in o.iter_mut().zip(acc) {
+                *o = a * recip;
+            }
+        } else {
+            for (d, a) in acc.iter().enumerate() {
+                *o.wrapping_offset(d as isize * p.o.1[3]) = a * recip;
+            }
         }
         let lp = (p.lse.0 as *mut f32).offset(
             bi as isize * p.lse.1[0] + hi as isize * p.lse.1[1] + (m + r) as isize * p.lse.1[2],

@@ -509,106 +509,6 @@ pub fn contiguous_strides(sizes: &[i64]) -> Vec<i64> {
     st
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn visit(sizes: &[i64], strides: &[i64]) -> Vec<isize> {
-        let plan = Plan::<1>::new(sizes, [strides], [1]).unwrap();
-        let mut seen = vec![];
-        unsafe {
-            plan.run(
-                [std::ptr::null_mut::<u8>().wrapping_add(1000)],
-                |p, s, n| {
-                    for i in 0..n as isize {
-                        seen.push(p[0] as isize - 1000 + i * s[0]);
-                    }
-                },
-            )
-        };
-        seen
-    }
-
-    #[test]
-    fn coalesces_contiguous_dims() {
-        let plan = Plan::<2>::new(&[2, 3, 4], [&[12, 4, 1], &[12, 4, 1]], [4, 4]).unwrap();
-        assert_eq!(plan.ndim, 1);
-        assert_eq!(plan.sizes[0], 24);
-        assert_eq!(visit(&[2, 3, 4], &[12, 4, 1]), (0..24).collect::<Vec<_>>());
-    }
-
-    #[test]
-    fn walks_transposed_and_broadcast_views() {
-        // A transposed 2x3 view of a contiguous 3x2 buffer is walked in memory order.
-        // A transposed 2x3 view of a contiguous 3x2 buffer is walked in memory order (and
-        // coalesces to one run).
-        assert_eq!(visit(&[2, 3], &[1, 2]), (0..6).collect::<Vec<_>>());
-        let plan = Plan::<1>::new(&[2, 3], [&[1, 2]], [1]).unwrap();
-        assert_eq!(plan.ndim, 1);
-        // A slice with a gap is not coalesced.
-        assert_eq!(visit(&[2, 2], &[3, 1]), vec![0, 1, 3, 4]);
-        let mut v = visit(&[3, 2], &[0, 1]);
-        v.sort();
-        assert_eq!(v, vec![0, 0, 0, 1, 1, 1]);
-        assert_eq!(visit(&[], &[]), vec![0]);
-        assert_eq!(visit(&[2, 0], &[1, 1]), Vec::<isize>::new());
-    }
-
-    #[test]
-    fn large_loops_split_across_threads_and_agree() {
-        // 300 x 400: above GRAIN_SIZE; `b` is a transposed view, `c` a broadcast row.
-        let (r, c) = (300usize, 400usize);
-        let a: Vec<f32> = (0..r * c).map(|i| i as f32 * 0.5).collect();
-        let bt: Vec<f32> = (0..r * c).map(|i| (i % 7) as f32).collect(); // stored [c, r]
-        let row: Vec<f32> = (0..c).map(|j| j as f32).collect();
-        let mut out = vec![0f32; r * c];
-        let sizes = [r as i64, c as i64];
-        let (cs, ts, bs) = ([c as i64, 1], [1i64, r as i64], [0i64, 1]);
-        let t = |p: *const f32, st: &'static [i64]| Tensor {
-            data: p as *mut u8,
-            dtype: torchnative_abi::TnDtype::Float32,
-            sizes: Box::leak(Box::new(sizes)),
-            strides: st,
-        };
-        let cs: &'static [i64] = Box::leak(Box::new(cs));
-        let ts: &'static [i64] = Box::leak(Box::new(ts));
-        let bs: &'static [i64] = Box::leak(Box::new(bs));
-        unsafe {
-            map3(
-                &t(out.as_mut_ptr(), cs),
-                &t(a.as_ptr(), cs),
-                &t(bt.as_ptr(), ts),
-                &t(row.as_ptr(), bs),
-                |x: f32, y: f32, z: f32| x + y * z,
-            )
-            .unwrap();
-        }
-        for i in 0..r {
-            for j in 0..c {
-                assert_eq!(
-                    out[i * c + j],
-                    a[i * c + j] + bt[j * r + i] * row[j],
-                    "({i}, {j})"
-                );
-            }
-        }
-        let mut o2 = vec![0u8; r * c];
-        unsafe {
-            fill(
-                &Tensor {
-                    data: o2.as_mut_ptr(),
-                    dtype: torchnative_abi::TnDtype::UInt8,
-                    sizes: Box::leak(Box::new(sizes)),
-                    strides: ts,
-                },
-                7u8,
-            )
-            .unwrap()
-        };
-        assert!(o2.iter().all(|&v| v == 7));
-    }
-}
-
 /// [`zip_fma`] over tensors: when `out` and every input are contiguous views of `out`'s shape
 /// and of `T`'s dtype (the optimizers' state and parameters, same-shape operands). Returns
 /// `false`, having done nothing, otherwise or under the default capability.
@@ -712,5 +612,105 @@ pub unsafe fn zip_fma<T: Copy + Send + Sync, const N: usize>(
     {
         let _ = (out, ins, n, f, wide);
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn visit(sizes: &[i64], strides: &[i64]) -> Vec<isize> {
+        let plan = Plan::<1>::new(sizes, [strides], [1]).unwrap();
+        let mut seen = vec![];
+        unsafe {
+            plan.run(
+                [std::ptr::null_mut::<u8>().wrapping_add(1000)],
+                |p, s, n| {
+                    for i in 0..n as isize {
+                        seen.push(p[0] as isize - 1000 + i * s[0]);
+                    }
+                },
+            )
+        };
+        seen
+    }
+
+    #[test]
+    fn coalesces_contiguous_dims() {
+        let plan = Plan::<2>::new(&[2, 3, 4], [&[12, 4, 1], &[12, 4, 1]], [4, 4]).unwrap();
+        assert_eq!(plan.ndim, 1);
+        assert_eq!(plan.sizes[0], 24);
+        assert_eq!(visit(&[2, 3, 4], &[12, 4, 1]), (0..24).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn walks_transposed_and_broadcast_views() {
+        // A transposed 2x3 view of a contiguous 3x2 buffer is walked in memory order.
+        // A transposed 2x3 view of a contiguous 3x2 buffer is walked in memory order (and
+        // coalesces to one run).
+        assert_eq!(visit(&[2, 3], &[1, 2]), (0..6).collect::<Vec<_>>());
+        let plan = Plan::<1>::new(&[2, 3], [&[1, 2]], [1]).unwrap();
+        assert_eq!(plan.ndim, 1);
+        // A slice with a gap is not coalesced.
+        assert_eq!(visit(&[2, 2], &[3, 1]), vec![0, 1, 3, 4]);
+        let mut v = visit(&[3, 2], &[0, 1]);
+        v.sort();
+        assert_eq!(v, vec![0, 0, 0, 1, 1, 1]);
+        assert_eq!(visit(&[], &[]), vec![0]);
+        assert_eq!(visit(&[2, 0], &[1, 1]), Vec::<isize>::new());
+    }
+
+    #[test]
+    fn large_loops_split_across_threads_and_agree() {
+        // 300 x 400: above GRAIN_SIZE; `b` is a transposed view, `c` a broadcast row.
+        let (r, c) = (300usize, 400usize);
+        let a: Vec<f32> = (0..r * c).map(|i| i as f32 * 0.5).collect();
+        let bt: Vec<f32> = (0..r * c).map(|i| (i % 7) as f32).collect(); // stored [c, r]
+        let row: Vec<f32> = (0..c).map(|j| j as f32).collect();
+        let mut out = vec![0f32; r * c];
+        let sizes = [r as i64, c as i64];
+        let (cs, ts, bs) = ([c as i64, 1], [1i64, r as i64], [0i64, 1]);
+        let t = |p: *const f32, st: &'static [i64]| Tensor {
+            data: p as *mut u8,
+            dtype: torchnative_abi::TnDtype::Float32,
+            sizes: Box::leak(Box::new(sizes)),
+            strides: st,
+        };
+        let cs: &'static [i64] = Box::leak(Box::new(cs));
+        let ts: &'static [i64] = Box::leak(Box::new(ts));
+        let bs: &'static [i64] = Box::leak(Box::new(bs));
+        unsafe {
+            map3(
+                &t(out.as_mut_ptr(), cs),
+                &t(a.as_ptr(), cs),
+                &t(bt.as_ptr(), ts),
+                &t(row.as_ptr(), bs),
+                |x: f32, y: f32, z: f32| x + y * z,
+            )
+            .unwrap();
+        }
+        for i in 0..r {
+            for j in 0..c {
+                assert_eq!(
+                    out[i * c + j],
+                    a[i * c + j] + bt[j * r + i] * row[j],
+                    "({i}, {j})"
+                );
+            }
+        }
+        let mut o2 = vec![0u8; r * c];
+        unsafe {
+            fill(
+                &Tensor {
+                    data: o2.as_mut_ptr(),
+                    dtype: torchnative_abi::TnDtype::UInt8,
+                    sizes: Box::leak(Box::new(sizes)),
+                    strides: ts,
+                },
+                7u8,
+            )
+            .unwrap()
+        };
+        assert!(o2.iter().all(|&v| v == 7));
     }
 }

@@ -389,4 +389,75 @@ mod tests {
         }
         assert_eq!(total.load(Ordering::Relaxed), 2000 * 12);
     }
+
+    /// Products whose operands are stored row- or column-major all give the same bits: the
+    /// panels of a transposed operand are packed through the patched gemm-common's tile
+    /// transposes (third_party/gemm-common), the others by plain copies, and packing only moves
+    /// values. `F.linear`'s `x @ W^T` is the (row-major, column-major) case.
+    #[test]
+    fn operand_layouts_pack_to_the_same_products() {
+        fn check<T: Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static>(
+            from: fn(usize) -> T,
+            one: T,
+            zero: T,
+        ) {
+            for &(m, n, k) in &[
+                (64, 48, 37),
+                (130, 70, 64),
+                (17, 33, 129),
+                (128, 256, 48),
+                (5, 300, 16),
+            ] {
+                let a: Vec<T> = (0..m * k).map(|i| from(i * 7919 % 211)).collect();
+                let b: Vec<T> = (0..k * n).map(|i| from(i * 104_729 % 199)).collect();
+                let transposed = |x: &[T], rows: usize, cols: usize| {
+                    let mut t = vec![zero; rows * cols];
+                    for i in 0..rows {
+                        for j in 0..cols {
+                            t[j * rows + i] = x[i * cols + j];
+                        }
+                    }
+                    t
+                };
+                let (a_cm, b_cm) = (transposed(&a, m, k), transposed(&b, k, n));
+                // (data, column stride, row stride) of each layout
+                let a_layouts = [(&a, 1, k as isize), (&a_cm, m as isize, 1)];
+                let b_layouts = [(&b, 1, n as isize), (&b_cm, k as isize, 1)];
+                let mut want: Option<Vec<T>> = None;
+                for (ad, acs, ars) in a_layouts {
+                    for &(bd, bcs, brs) in &b_layouts {
+                        let mut got = vec![zero; m * n];
+                        // SAFETY: every operand is a valid matrix of the sizes given.
+                        unsafe {
+                            gemm(
+                                m,
+                                n,
+                                k,
+                                got.as_mut_ptr(),
+                                1,
+                                n as isize,
+                                false,
+                                ad.as_ptr(),
+                                acs,
+                                ars,
+                                bd.as_ptr(),
+                                bcs,
+                                brs,
+                                zero,
+                                one,
+                            );
+                        }
+                        match &want {
+                            None => want = Some(got),
+                            Some(w) => {
+                                assert_eq!(&got, w, "{m}x{n}x{k} a({acs},{ars}) b({bcs},{brs})")
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        check::<f32>(|i| i as f32 / 64.0 - 1.5, 1.0, 0.0);
+        check::<f64>(|i| i as f64 / 64.0 - 1.5, 1.0, 0.0);
+    }
 }

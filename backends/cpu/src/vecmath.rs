@@ -297,29 +297,27 @@ pub fn reduce_lanes<const W: usize>(f: impl Fn(f32, f32) -> f32, mut acc: [f32; 
 }
 
 /// The NaN-propagating maximum of `xs`: what `vec::maximum` folds give in any order, up to the
-/// sign of a zero maximum, which neither `x - max` nor `max + log(sum)` can see. One select per
-/// lane (`x > m || x is NaN`; a NaN, once taken, is never replaced), so the loop vectorises.
+/// sign of a zero maximum, which neither `x - max` nor `max + log(sum)` can see. Each lane keeps
+/// its maximum and whether it saw a NaN apart (a compare-and-select and an or), so the loop
+/// vectorises; one NaN anywhere makes the result NaN.
 #[inline(always)]
 pub fn max_nan<const W: usize>(xs: &[f32]) -> f32 {
-    #[inline(always)]
-    fn step(m: f32, x: f32) -> f32 {
-        if x > m || x.is_nan() {
-            x
-        } else {
-            m
-        }
-    }
-    let mut vm = [f32::NEG_INFINITY; W];
+    let (mut vm, mut nan) = ([f32::NEG_INFINITY; W], [false; W]);
     let mut chunks = xs.chunks_exact(W);
     for c in &mut chunks {
         for l in 0..W {
-            vm[l] = step(vm[l], c[l]);
+            vm[l] = if c[l] > vm[l] { c[l] } else { vm[l] };
+            nan[l] |= c[l].is_nan();
         }
     }
     for (l, &x) in chunks.remainder().iter().enumerate() {
-        vm[l] = step(vm[l], x);
+        vm[l] = if x > vm[l] { x } else { vm[l] };
+        nan[l] |= x.is_nan();
     }
-    reduce_lanes::<W>(step, vm)
+    if nan.iter().any(|&n| n) {
+        return f32::NAN;
+    }
+    reduce_lanes::<W>(|a, b| if b > a { b } else { a }, vm)
 }
 
 // ----------------------------------------------------------------------------------------------
