@@ -50,6 +50,13 @@ const GEMM_SPLIT_MIN: usize = 96 * 96 * 96;
 const SKINNY_SPLIT_MIN: usize = 256 * 128;
 const SKINNY_ROWS: usize = 16;
 
+/// The gemm crate copies a column-major left operand into packed panels when the product has
+/// more than this many microkernel columns (6 on AVX-512; the crate's default is 8). Small
+/// products (`mm` 64) skip the copy at 11: their operands arrive cache-cold from Python, and
+/// the copy cost 0.3-0.5 us of a 64^3 product's 3.5-4.5 (a probe program against the crate, the
+/// operands evicted from L1 between calls; `benchmarks/llama_ops.py`'s `mm 64`).
+const LHS_PACK_MIN_PANELS: usize = 11;
+
 /// `dst = beta * dst + alpha * lhs @ rhs` (`read_dst == false`: `dst = alpha * lhs @ rhs`) for an
 /// `m x k` by `k x n` product, strides in elements as `gemm::gemm` takes them (column stride
 /// first). From [`GEMM_SPLIT_MIN`] multiply-adds on, the output is cut along its longer side into
@@ -84,6 +91,8 @@ pub unsafe fn gemm<T>(
 ) where
     T: Copy + Send + Sync + 'static,
 {
+    static TUNED: std::sync::Once = std::sync::Once::new();
+    TUNED.call_once(|| gemm::set_lhs_packing_threshold_single_thread(LHS_PACK_MIN_PANELS));
     // one single-threaded call on the block of `rows x cols` whose first output element is
     // `first` rows or columns in (raw pointers as usize: the closure runs on the pool)
     let (dst_a, lhs_a, rhs_a) = (dst as usize, lhs as usize, rhs as usize);
