@@ -207,3 +207,24 @@ def can_cast(frm, to):
     if frm is not BOOL and to is BOOL:
         return False
     return True
+
+
+# c10::ScalarType names, as upstream's messages print a dtype ("expected Float but got Long")
+SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+                     "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                     "bool": "Bool", "complex32": "ComplexHalf", "complex64": "ComplexFloat",
+                     "complex128": "ComplexDouble"}
+# C++ type names (caffe2::TypeMeta, typeid), which a few of upstream's checks print instead
+CPP_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+                  "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+                  "uint8": "unsigned char", "bool": "bool"}
+
+
+def scalar_type_name(d) -> str:
+    """A dtype's c10::ScalarType name (`Float`, `Long`, ...)."""
+    return SCALAR_TYPE_NAMES.get(d._tn_name, d._tn_name)
+
+
+def cpp_type_name(d) -> str:
+    """A dtype's C++ type name (`float`, `long int`, ...)."""
+    return CPP_TYPE_NAMES.get(d._tn_name, d._tn_name)

@@ -12,12 +12,6 @@ from . import impl
 
 _REAL = {"complex32": "float16", "complex64": "float32", "complex128": "float64"}
 _COMPLEX = {v: k for k, v in _REAL.items()}
-# c10::ScalarType names, as upstream's messages print them
-_TYPE_NAMES = {"uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool",
-               "float16": "Half", "float32": "Float", "float64": "Double", "bfloat16": "BFloat16",
-               "complex32": "ComplexHalf", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-
-
 @impl("view_as_real")
 def view_as_real(self):
     dt = B.dtype_of(self)
@@ -33,7 +27,7 @@ def view_as_real(self):
 def view_as_complex(self):
     dt = B.dtype_of(self)
     if dt._tn_name not in _COMPLEX:
-        name = _TYPE_NAMES.get(dt._tn_name, dt._tn_name)
+        name = B.scalar_type_name(dt)
         raise RuntimeError(
             f"view_as_complex is only supported for half, float and double tensors, but got a tensor of scalar type: {name}")
     sizes, strides = list(self._tn_sizes), list(self._tn_strides)

@@ -200,13 +200,8 @@ def binary_(kernel, self, other, *extra, compute=None):
     return copy_(self, binary(kernel, self, other, *extra, compute=compute))
 
 
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
-               "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-               "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-
-
 def _type_name(d):
-    return _TYPE_NAMES.get(d._tn_name, d._tn_name)
+    return B.scalar_type_name(d)
 
 
 def _float_compute(common):

@@ -42,8 +42,7 @@ def _check_float(A, name):
 
 
 def _tname(d):
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool", "float16": "Half",
-            "bfloat16": "BFloat16", "uint8": "Byte", "int8": "Char", "int16": "Short"}.get(str(d).replace("torch.", ""), str(d))
+    return B.scalar_type_name(d)
 
 
 def _check_matrix(A, name, square=False):

@@ -66,11 +66,6 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
     return _fill(self, "normal", generator, a=float(mean), b=float(std))
 
 
-# C++'s typeid names, which upstream's "continuous distribution" check prints for a dtype
-_CPP_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-              "bool": "bool"}
-
-
 @impl("cauchy_")
 def cauchy_(self, median=0.0, sigma=1.0, generator=None):
     if sigma <= 0:
@@ -78,7 +73,7 @@ def cauchy_(self, median=0.0, sigma=1.0, generator=None):
     d = B.dtype_of(self)
     if not d.is_floating_point:
         raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype must be a floating "
-                           f"point but you specified {_CPP_NAMES.get(d._tn_name, d._tn_name)}")
+                           f"point but you specified {B.cpp_type_name(d)}")
     return _fill(self, "cauchy", generator, a=float(median), b=float(sigma))
 
 

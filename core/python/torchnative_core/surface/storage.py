@@ -278,10 +278,10 @@ for _name in REFUSED:
 
 
 # --- Tensor side ------------------------------------------------------------------------------
-# The C++ type names upstream's set_ prints for the tensor's dtype (caffe2::TypeMeta names).
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-              "uint8": "unsigned char", "bool": "bool"}
+def _cpp_name(dtype) -> str:
+    from ..ops.base import cpp_type_name
+
+    return cpp_type_name(dtype)
 
 
 def _scalar_name(dtype) -> str:
@@ -306,7 +306,7 @@ def set_from_storage(self, source, storage_offset=0, size=None, stride=None):
     dtype = self.dtype
     if not isinstance(source, StorageBase):  # a TypedStorage
         if source.dtype != dtype:
-            raise RuntimeError(f"Expected a Storage of type {_CPP_NAMES.get(dtype._tn_name, dtype._tn_name)} or an "
+            raise RuntimeError(f"Expected a Storage of type {_cpp_name(dtype)} or an "
                                f"UntypedStorage, but got type {_scalar_name(source.dtype)} for argument 1 'storage'")
         source = source._untyped_storage
     if source.device != self.device:
