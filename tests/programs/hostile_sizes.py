@@ -17,6 +17,9 @@ CASES = [
     "torch.zeros(3).as_strided((2**40,), (1,))", "torch.zeros(2**35)", "torch.zeros(3).view(2**62, 0)",
     "torch.zeros(3).diag(2**62)", "torch.randint(0, 2, (2**62,))", "torch.zeros(3).unfold(0, 2**40, 1)",
     "torch.zeros(3)[2**62]", "torch.zeros(3).narrow(0, 2**62, 1)",
+    # too few sizes: upstream names a dtype without a legacy tensor class by dispatch key and type
+    "torch.zeros(3, dtype=torch.bool).expand(())", "torch.zeros(3, dtype=torch.bfloat16).expand(())",
+    "torch.zeros(3, dtype=torch.int16).expand(())",
 ]
 out = {}
 for c in CASES:

@@ -110,12 +110,25 @@ def reshape(self, shape):
     return _door("_unsafe_view", _door("clone", self, None), new)
 
 
+# the dtypes with a legacy tensor class (torch.FloatTensor, ...), which upstream's messages name
+_LEGACY = {"Byte", "Char", "Short", "Int", "Long", "Half", "Float", "Double"}
+
+
+def _type_string(t):
+    """What upstream's `Tensor::toString()` prints: the legacy class where the dtype has one,
+    otherwise the dispatch key and scalar type (`CPUBoolType`)."""
+    name = B.scalar_type_name(B.dtype_of(t))
+    if name in _LEGACY or t._tn_device_key != "cpu":
+        return t.type()
+    return f"CPU{name}Type"
+
+
 @impl("expand")
 def expand(self, size, implicit=False):
     sizes, strides = self._tn_sizes, self._tn_strides
     if len(size) < len(sizes):
         raise RuntimeError(
-            f"expand({self.type()}{{{list(sizes)}}}, size={list(size)}): the number of sizes provided ({len(size)}) must be "
+            f"expand({_type_string(self)}{{{list(sizes)}}}, size={list(size)}): the number of sizes provided ({len(size)}) must be "
             f"greater or equal to the number of dimensions in the tensor ({len(sizes)})"
         )
     nd = len(size)
