@@ -350,8 +350,12 @@ for _name, _target in (("special_digamma", "digamma"), ("special_psi", "digamma"
 # upstream evaluates them) ---------------------------------------------------------------------------
 
 def _recur(p, q, n, step):
+    # upstream's loops stop once q is NaN (`k <= n && !std::isnan(q)`), so a huge n with an
+    # overflowing x returns NaN at once instead of running n steps
     r = q
     for k in range(2, n + 1):
+        if q != q:
+            break
         r = step(k, p, q)
         p, q = q, r
     return r
@@ -457,6 +461,8 @@ def hermite_h(x, n):
         return x + x
     p, q, r = 1.0, x + x, 0.0
     for k in range(2, n + n, 2):
+        if q != q:
+            break
         r = (x + x) * q - k * p
         p, q = q, r
     return r
@@ -471,6 +477,8 @@ def hermite_he(x, n):
         return x
     p, q, r = 1.0, x, 0.0
     for k in range(1, n):
+        if q != q:
+            break
         r = x * q - k * p
         p, q = q, r
     return r
@@ -489,6 +497,8 @@ def hermite_he_f32(x, n):
         return x
     p, q, res = 1.0, x, 0.0
     for k in range(1, n):
+        if q != q:
+            break
         res = r(x * q - r(k * p))
         p, q = q, res
     return res
@@ -503,6 +513,8 @@ def laguerre_l(x, n):
         return 1.0 - x
     p, q, r = 1.0, 1.0 - x, 0.0
     for k in range(1, n):
+        if q != q:
+            break
         r = (((k + k) + (1.0 - x)) * q - k * p) / (k + 1)
         p, q = q, r
     return r
@@ -519,6 +531,8 @@ def legendre_p(x, n):
         return x
     p, q, r = 1.0, x, 0.0
     for k in range(1, n):
+        if q != q:
+            break
         r = ((k + k + 1) * x * q - k * p) / (k + 1)
         p, q = q, r
     return r
