@@ -8,6 +8,8 @@ and refuses by name otherwise."""
 
 from __future__ import annotations
 
+import re
+
 from ..binding.schema import Arg, all_schemas, overloads_by_name
 from ..binding.schema import parse_schema as parse_schema_text
 
@@ -161,7 +163,33 @@ def bind_schema(schema, args, kwargs):
     if used != len(kwargs):
         unknown = [k for k in kwargs if k not in {a.name for a in schema.args}]
         raise RuntimeError(f"Unknown keyword argument '{unknown[0]}' for operator '{name}'. Schema: {full}{schema.text[len(schema.qualified):]}")
+    for i, (a, v) in enumerate(zip(schema.args, values)):
+        if isinstance(v, str) and a.base_type.rstrip("?") == "Device":
+            from ..binding.functions import _to_device
+
+            values[i] = _to_device(v)  # the JIT reads a device from its string, as torch.device does
+        elif isinstance(v, str) and _NEVER_A_STRING.match(a.base_type):
+            raise RuntimeError(f"{name}() Expected a value of type '{_jit_type_name(a.base_type)}' for argument "
+                               f"'{a.name}' but instead found type 'str'.\nPosition: {i}\nValue: {v!r}\n{decl}")
     return values
+
+
+# Argument types no string converts to (upstream's schema matching refuses a str for them with
+# RuntimeError; a str reaching our kernels' argument readers raised ValueError or TypeError).
+# Device, ScalarType, str and the like take strings, so they are left out.
+_NEVER_A_STRING = re.compile(r"^(Tensor|SymInt|int|float|bool|Scalar)(\[\d*\])?\??$")
+
+
+def _jit_type_name(t):
+    """A schema type as the JIT's messages print it: `int[1]?` -> `Optional[List[int]]`."""
+    opt = t.endswith("?")
+    base = t.rstrip("?")
+    lst = base.endswith("]")
+    base = re.sub(r"\[\d*\]$", "", base)
+    base = {"SymInt": "int", "Scalar": "number"}.get(base, base)
+    if lst:
+        base = f"List[{base}]"
+    return f"Optional[{base}]" if opt else base
 
 
 def _aten_overload_fn(schema):
@@ -176,18 +204,20 @@ def _aten_overload_fn(schema):
 
 def _aten_packet_fn(name):
     def op(*args, **kwargs):
-        last = None
+        errors = []
         for ov in overloads_by_name()[name]:
             schema = all_schemas()[name + ("." + ov if ov else "")]
             try:
                 values = bind_schema(schema, args, kwargs)
             except RuntimeError as e:
-                last = e
+                errors.append(str(e))
                 continue
             if not _types_plausible(schema, values):
                 continue
             return C._aten_dispatch(schema.qualified, *values)
-        raise last or RuntimeError(f"aten::{name}: no overload matches")
+        # upstream's message: every overload's reason, one after another
+        raise RuntimeError("Overloaded torch operator invoked from Python failed to match any schema:\n"
+                           + "\n\n".join(errors or [f"aten::{name}: no overload matches"]))
 
     op.__name__ = name
     return op
