@@ -148,3 +148,8 @@ def python_scalar_types_name_dtypes():
     x = torch.ones(2)
     return (torch.tensor(0, dtype=int), torch.tensor(1.5, dtype=float), torch.tensor([1, 0], dtype=bool),
             x.to(int), x.to(float), x.to("cpu", int), x.to(dtype=int), torch.zeros(2, dtype=int))
+
+
+@case
+def tensor_dtype_must_be_a_dtype():
+    return torch.tensor(1, dtype="float32")

@@ -37,6 +37,12 @@ def _to_dtype(x):
     return {float: BY_NAME["float64"], int: BY_NAME["int64"], bool: BY_NAME["bool"], complex: BY_NAME["complex128"]}[x]
 
 
+def _python_type_as_dtype(x):
+    """`x` itself, or the dtype a Python scalar type names (`int` -> int64, as upstream's argument
+    parser reads `dtype=int`); compared by identity, so a tensor's __eq__ is never called."""
+    return _to_dtype(x) if any(x is t for t in (float, int, bool, complex)) else x
+
+
 def _to_device(x):
     from ..surface.types import device
 

@@ -334,15 +334,12 @@ def _parse_to(self, args, kwargs):
     memory_format = kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    from .functions import _to_dtype
+    from .functions import _python_type_as_dtype
 
-    rest = list(args)
-    if dtype in (float, int, bool, complex):  # Python's scalar types name dtypes, as upstream's parser reads them
-        dtype = _to_dtype(dtype)
-    if rest and rest[0] in (float, int, bool, complex):
-        rest[0] = _to_dtype(rest[0])
-    if len(rest) > 1 and rest[1] in (float, int, bool, complex):
-        rest[1] = _to_dtype(rest[1])
+    # a Python scalar type names a dtype as the keyword or in either of the first two positions
+    # (to(int), to(device, int))
+    dtype = _python_type_as_dtype(dtype)
+    rest = [_python_type_as_dtype(a) for a in args[:2]] + list(args[2:])
     if rest and isinstance(rest[0], C.TensorBase):
         other = rest.pop(0)
         dtype, device = T.BY_CODE[other._tn_dtype_code], other.device

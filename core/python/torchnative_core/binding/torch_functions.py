@@ -93,9 +93,12 @@ def _convert(v, dtype):
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     from ..ops.factories import from_python_values
-    from .functions import _to_dtype
+    from ..surface.types import dtype as dtype_type
+    from .functions import _python_type_as_dtype
 
-    dtype = _to_dtype(dtype)  # a Python scalar type (dtype=int) names a dtype, as upstream's parser reads it
+    dtype = _python_type_as_dtype(dtype)
+    if dtype is not None and not isinstance(dtype, dtype_type):
+        raise TypeError(f"tensor(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
 
     if isinstance(data, C.TensorBase):
         import warnings
