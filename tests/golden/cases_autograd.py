@@ -562,3 +562,20 @@ def anomaly_mode_nan_gradient():
         a = torch.tensor([0.0, 1.0], requires_grad=True)
         (a.sqrt() * 0).sum().backward()
     return a.grad
+
+
+@case
+def pow_gradient_edges():
+    # upstream's pow_backward: exponent 0 gives zeros whatever the incoming gradient holds (a
+    # product with it would give NaN for inf and NaN); pow(0, e) has gradient 0 for e >= 0 and
+    # result * log(0) below; Tensor ** Tensor is 0 where the exponent is 0
+    g = torch.tensor([float("inf"), float("nan"), 1.0, -2.0, 0.5])
+    x = _leaf(5, offset=0.3)
+    (a,) = torch.autograd.grad(x.pow(0), x, g)
+    e = torch.tensor([-1.0, 0.0, 0.5, 2.0, 3.0], requires_grad=True)
+    (b,) = torch.autograd.grad(torch.pow(0.0, e), e, torch.ones(5))
+    p = _leaf(5, offset=1.2)
+    et = torch.tensor([0.0, 0.0, 1.0, 2.0, 0.5], requires_grad=True)
+    c, d = torch.autograd.grad(p.pow(et), (p, et), g)
+    (f,) = torch.autograd.grad(p.pow(3), p, g[2:].repeat(2)[:5])
+    return a, b, c, d, f

@@ -142,6 +142,53 @@ struct Problem {
     kv_split: usize,
 }
 
+impl Problem {
+    /// One call's operands; query blocks of 32, 64 or 256 rows by query length and key blocks
+    /// of 512, as upstream's `flash_attention_kernel_impl` and its backward choose them.
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        q: &Tensor,
+        k: &Tensor,
+        v: &Tensor,
+        out: &Tensor,
+        lse: &Tensor,
+        group: usize,
+        mask: Option<(&Tensor, [isize; 4])>,
+        causal: bool,
+        scale: f32,
+    ) -> Problem {
+        let (l, s) = (q.size(2), k.size(2));
+        let q_block = if l >= 768 {
+            256
+        } else if l >= 192 {
+            64
+        } else {
+            32
+        };
+        Problem {
+            b: q.size(0),
+            h: q.size(1),
+            l,
+            s,
+            e: q.size(3),
+            group,
+            q: (q.data as usize, strides4(q)),
+            k: (k.data as usize, strides4(k)),
+            v: (v.data as usize, strides4(v)),
+            o: (out.data as usize, strides4(out)),
+            lse: (
+                lse.data as usize,
+                [lse.stride(0), lse.stride(1), lse.stride(2)],
+            ),
+            mask: mask.map(|(m, st)| (m.data as usize, st)),
+            causal,
+            scale,
+            q_split: q_block.min(l.max(1)),
+            kv_split: 512.min(s.max(1)),
+        }
+    }
+}
+
 fn strides4(t: &Tensor) -> [isize; 4] {
     [t.stride(0), t.stride(1), t.stride(2), t.stride(3)]
 }
@@ -161,36 +208,7 @@ pub fn sdpa_f32(
     out: &Tensor,
     lse: &Tensor,
 ) -> KResult {
-    let (l, s) = (q.size(2), k.size(2));
-    // flash_attention_kernel_impl's block sizes (forward)
-    let q_block = if l >= 768 {
-        256
-    } else if l >= 192 {
-        64
-    } else {
-        32
-    };
-    let p = Problem {
-        b: q.size(0),
-        h: q.size(1),
-        l,
-        s,
-        e: q.size(3),
-        group,
-        q: (q.data as usize, strides4(q)),
-        k: (k.data as usize, strides4(k)),
-        v: (v.data as usize, strides4(v)),
-        o: (out.data as usize, strides4(out)),
-        lse: (
-            lse.data as usize,
-            [lse.stride(0), lse.stride(1), lse.stride(2)],
-        ),
-        mask: mask.map(|(m, st)| (m.data as usize, st)),
-        causal,
-        scale,
-        q_split: q_block.min(l),
-        kv_split: 512.min(s),
-    };
+    let p = Problem::new(q, k, v, out, lse, group, mask, causal, scale);
     if p.b * p.h * p.l == 0 {
         return Ok(());
     }
@@ -201,9 +219,15 @@ pub fn sdpa_f32(
         // SAFETY: the views are valid for the call and each task writes its own rows.
         unsafe { block(&p, bufs, bh / p.h, bh % p.h, qs * p.q_split) }
     };
-    // upstream splits every (batch, head, query block) across its threads; a decode step's
-    // handful of one-row blocks is less work than handing it over, so it stays on this thread
-    // (which thread computes a block does not change its values)
+    // upstream splits every (batch, head, query block) across its threads
+    run_tasks(&p, tasks, run);
+    Ok(())
+}
+
+/// Runs `tasks` tasks on the pool, or on this thread where the problem is smaller than a
+/// hand-over (a decode step's handful of one-row blocks). Which thread runs a task does not
+/// change its values.
+fn run_tasks(p: &Problem, tasks: usize, run: impl Fn(&mut Bufs, usize) + Sync) {
     if tasks > 1 && p.b * p.h * p.l * p.s * p.e >= 1 << 16 {
         crate::threads::parallel_for(tasks, Bufs::default, run);
     } else {
@@ -212,7 +236,6 @@ pub fn sdpa_f32(
             run(&mut bufs, z);
         }
     }
-    Ok(())
 }
 
 #[derive(Default)]
@@ -396,6 +419,317 @@ unsafe fn block_impl<const W: usize>(p: &Problem, bufs: &mut Bufs, bi: usize, hi
         );
         *lp = mx + sum.ln();
     }
+}
+
+/// The operands of one backward call (pointers as usize and strides in elements, so tasks on the
+/// pool can share it): the forward's `q`, `k`, `v`, `out`, `lse` and mask, the incoming
+/// `go`, and the three gradients written.
+#[derive(Clone, Copy)]
+struct BackwardProblem {
+    fwd: Problem,
+    go: (usize, [isize; 4]),
+    gq: (usize, [isize; 4]),
+    gk: (usize, [isize; 4]),
+    gv: (usize, [isize; 4]),
+}
+
+/// float32 backward of [`sdpa_f32`] in the order of upstream's `cpu_flash_attention_backward`:
+/// per query block `dsum = rowsum(go * out)`, then per key block `attn = exp(scale q k^T (+ mask)
+/// - lse)` (Sleef's exp, as `Vectorized::exp`), the causal tail zeroed, `gv += attn^T go`,
+/// `gattn = attn * (go v^T - dsum)`, `gq += scale gattn k`, `gk += scale gattn^T q`.
+/// Grouped-query attention: one task per (batch, key/value head) runs its query heads in order,
+/// so a key/value head's gradient accumulates over its query heads without a race. Shapes as
+/// [`sdpa_f32`]; `gq`, `gk`, `gv` have the shapes of `q`, `k`, `v` and are overwritten.
+#[allow(clippy::too_many_arguments)]
+pub fn sdpa_backward_f32(
+    go: &Tensor,
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    out: &Tensor,
+    lse: &Tensor,
+    group: usize,
+    mask: Option<(&Tensor, [isize; 4])>,
+    causal: bool,
+    scale: f32,
+    gq: &Tensor,
+    gk: &Tensor,
+    gv: &Tensor,
+) -> KResult {
+    let fwd = Problem::new(q, k, v, out, lse, group, mask, causal, scale);
+    let p = BackwardProblem {
+        fwd,
+        go: (go.data as usize, strides4(go)),
+        gq: (gq.data as usize, strides4(gq)),
+        gk: (gk.data as usize, strides4(gk)),
+        gv: (gv.data as usize, strides4(gv)),
+    };
+    let kv_heads = fwd.h.checked_div(group).unwrap_or(0);
+    let tasks = fwd.b * kv_heads;
+    if tasks == 0 {
+        return Ok(());
+    }
+    let run = move |bufs: &mut Bufs, z: usize| {
+        // SAFETY: the views are valid for the call; task z writes the gradients of its own
+        // (batch, key/value head) and of the query heads that head serves.
+        unsafe { backward_task(&p, bufs, z / kv_heads, z % kv_heads) }
+    };
+    run_tasks(&fwd, tasks, run);
+    Ok(())
+}
+
+/// Pointer to element `[bi, hi, r, c]` of a 4-d view.
+#[inline(always)]
+fn at4((base, st): (usize, [isize; 4]), bi: usize, hi: usize, r: usize, c: usize) -> *mut f32 {
+    let off = bi as isize * st[0] + hi as isize * st[1] + r as isize * st[2] + c as isize * st[3];
+    (base as *mut f32).wrapping_offset(off)
+}
+
+/// `rows x cols` elements of a 4-d view's `[bi, hi]` matrix set to zero.
+unsafe fn zero_matrix(t: (usize, [isize; 4]), bi: usize, hi: usize, rows: usize, cols: usize) {
+    for r in 0..rows {
+        let row = at4(t, bi, hi, r, 0);
+        if t.1[3] == 1 {
+            std::slice::from_raw_parts_mut(row, cols).fill(0.0);
+        } else {
+            for c in 0..cols {
+                *row.wrapping_offset(c as isize * t.1[3]) = 0.0;
+            }
+        }
+    }
+}
+
+unsafe fn backward_task(p: &BackwardProblem, bufs: &mut Bufs, bi: usize, kh: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use crate::vecmath::{capability, Cap};
+        match capability() {
+            Cap::Avx512 => return backward_task_avx512(p, bufs, bi, kh),
+            Cap::Avx2 => return backward_task_avx2(p, bufs, bi, kh),
+            Cap::Default => {}
+        }
+    }
+    backward_task_impl::<8>(p, bufs, bi, kh)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
+unsafe fn backward_task_avx512(p: &BackwardProblem, bufs: &mut Bufs, bi: usize, kh: usize) {
+    backward_task_impl::<16>(p, bufs, bi, kh)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn backward_task_avx2(p: &BackwardProblem, bufs: &mut Bufs, bi: usize, kh: usize) {
+    backward_task_impl::<8>(p, bufs, bi, kh)
+}
+
+/// `vec::map2_reduce_all(x * y, +)` over a row: lane sums (the first vector's products, then
+/// fused multiply-adds), the tail folded into the first lanes, then the shuffle tree; shorter
+/// rows than a vector fold their products into lane 0 in order.
+#[inline(always)]
+unsafe fn dot_row<const W: usize>(
+    x: *const f32,
+    xs: isize,
+    y: *const f32,
+    ys: isize,
+    n: usize,
+) -> f32 {
+    let get = |p: *const f32, st: isize, i: usize| *p.wrapping_offset(i as isize * st);
+    if n < W {
+        if n == 0 {
+            return 0.0;
+        }
+        let mut a = get(x, xs, 0) * get(y, ys, 0);
+        for i in 1..n {
+            a += get(x, xs, i) * get(y, ys, i);
+        }
+        return a;
+    }
+    let mut acc = [0f32; W];
+    for (l, a) in acc.iter_mut().enumerate() {
+        *a = get(x, xs, l) * get(y, ys, l);
+    }
+    let mut d = W;
+    while d + W <= n {
+        for (l, a) in acc.iter_mut().enumerate() {
+            *a = get(x, xs, d + l).mul_add(get(y, ys, d + l), *a);
+        }
+        d += W;
+    }
+    for (l, a) in acc.iter_mut().enumerate().take(n - d) {
+        *a = get(x, xs, d + l).mul_add(get(y, ys, d + l), *a);
+    }
+    reduce_lanes::<W>(|a, b| a + b, acc)
+}
+
+#[inline(always)]
+unsafe fn backward_task_impl<const W: usize>(
+    p: &BackwardProblem,
+    bufs: &mut Bufs,
+    bi: usize,
+    kh: usize,
+) {
+    let f = &p.fwd;
+    let (e, s, sc) = (f.e, f.s, f.scale);
+    zero_matrix(p.gk, bi, kh, s, e);
+    zero_matrix(p.gv, bi, kh, s, e);
+    bufs.qk.resize(f.q_split * f.kv_split, 0.0);
+    bufs.dst.resize(f.q_split * f.kv_split, 0.0);
+    bufs.sum.resize(f.q_split, 0.0);
+    for hi in kh * f.group..(kh + 1) * f.group {
+        zero_matrix(p.gq, bi, hi, f.l, e);
+        let mut m = 0;
+        while m < f.l {
+            let qb = f.q_split.min(f.l - m);
+            for r in 0..qb {
+                bufs.sum[r] = dot_row::<W>(
+                    at4(p.go, bi, hi, m + r, 0),
+                    p.go.1[3],
+                    at4(f.o, bi, hi, m + r, 0),
+                    f.o.1[3],
+                    e,
+                );
+            }
+            let num_keys = if f.causal { (m + qb).min(s) } else { s };
+            let mut n = 0;
+            while n < num_keys {
+                let kvb = f.kv_split.min(s - n);
+                let attn = &mut bufs.qk[..qb * kvb];
+                let gattn = &mut bufs.dst[..qb * kvb];
+                let q_blk = at4(f.q, bi, hi, m, 0);
+                let k_blk = at4(f.k, bi, kh, n, 0);
+                let v_blk = at4(f.v, bi, kh, n, 0);
+                let go_blk = at4(p.go, bi, hi, m, 0);
+                // attn = scale * q k^T
+                scaled_product(
+                    (qb, kvb, e),
+                    (attn.as_mut_ptr(), 1, kvb as isize),
+                    false,
+                    (q_blk, f.q.1[3], f.q.1[2]),
+                    (k_blk, f.k.1[2], f.k.1[3]),
+                    sc,
+                );
+                for r in 0..qb {
+                    let row = &mut attn[r * kvb..(r + 1) * kvb];
+                    if let Some(mk) = f.mask {
+                        let mrow = at4(mk, bi, hi, m + r, n);
+                        for (j, a) in row.iter_mut().enumerate() {
+                            // `a * 1 + mask`, one exact fma
+                            *a += *mrow.wrapping_offset(j as isize * mk.1[3]);
+                        }
+                    }
+                    let lp = (f.lse.0 as *const f32).offset(
+                        bi as isize * f.lse.1[0]
+                            + hi as isize * f.lse.1[1]
+                            + (m + r) as isize * f.lse.1[2],
+                    );
+                    let norm = *lp;
+                    for a in row.iter_mut() {
+                        *a = crate::vecmath::sleef_expf(*a - norm);
+                    }
+                    if f.causal && num_keys - n <= f.kv_split {
+                        let from = ((m + r) as isize - n as isize + 1).max(0) as usize;
+                        if from < kvb {
+                            row[from..].fill(0.0);
+                        }
+                    }
+                }
+                // gv[n..] += attn^T go
+                scaled_product(
+                    (kvb, e, qb),
+                    (at4(p.gv, bi, kh, n, 0), p.gv.1[3], p.gv.1[2]),
+                    true,
+                    (attn.as_ptr(), kvb as isize, 1),
+                    (go_blk, p.go.1[3], p.go.1[2]),
+                    1.0,
+                );
+                // gattn = go v^T, then attn * (gattn - dsum)
+                scaled_product(
+                    (qb, kvb, e),
+                    (gattn.as_mut_ptr(), 1, kvb as isize),
+                    false,
+                    (go_blk, p.go.1[3], p.go.1[2]),
+                    (v_blk, f.v.1[2], f.v.1[3]),
+                    1.0,
+                );
+                for r in 0..qb {
+                    let d = bufs.sum[r];
+                    let (a, g) = (
+                        &attn[r * kvb..(r + 1) * kvb],
+                        &mut gattn[r * kvb..(r + 1) * kvb],
+                    );
+                    for (g, a) in g.iter_mut().zip(a) {
+                        *g = a * (*g - d);
+                    }
+                }
+                // gq[m..] += scale * gattn k ; gk[n..] += scale * gattn^T q
+                scaled_product(
+                    (qb, e, kvb),
+                    (at4(p.gq, bi, hi, m, 0), p.gq.1[3], p.gq.1[2]),
+                    true,
+                    (gattn.as_ptr(), 1, kvb as isize),
+                    (k_blk, f.k.1[3], f.k.1[2]),
+                    sc,
+                );
+                scaled_product(
+                    (kvb, e, qb),
+                    (at4(p.gk, bi, kh, n, 0), p.gk.1[3], p.gk.1[2]),
+                    true,
+                    (gattn.as_ptr(), kvb as isize, 1),
+                    (q_blk, f.q.1[3], f.q.1[2]),
+                    sc,
+                );
+                n += f.kv_split;
+            }
+            m += f.q_split;
+        }
+    }
+}
+
+/// `dst = alpha * lhs @ rhs`, or `dst += alpha * lhs @ rhs` with `accumulate`, for `(m, n, k)`;
+/// every matrix as (pointer, column stride, row stride) in elements. On the calling thread.
+#[inline(always)]
+unsafe fn scaled_product(
+    (m, n, k): (usize, usize, usize),
+    dst: (*mut f32, isize, isize),
+    accumulate: bool,
+    lhs: (*const f32, isize, isize),
+    rhs: (*const f32, isize, isize),
+    alpha: f32,
+) {
+    if k == 0 {
+        if !accumulate {
+            for r in 0..m {
+                for c in 0..n {
+                    *dst.0
+                        .wrapping_offset(r as isize * dst.2 + c as isize * dst.1) = 0.0;
+                }
+            }
+        }
+        return;
+    }
+    gemm::gemm(
+        m,
+        n,
+        k,
+        dst.0,
+        dst.1,
+        dst.2,
+        accumulate,
+        lhs.0,
+        lhs.1,
+        lhs.2,
+        rhs.0,
+        rhs.1,
+        rhs.2,
+        1.0,
+        alpha,
+        false,
+        false,
+        false,
+        gemm::Parallelism::None,
+    )
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ kernels! {
     k_batch_norm_eval = "aten::_native_batch_norm_legit_no_training" => |c| batch_norm_eval(c);
     k_batch_norm_train = "aten::native_batch_norm" => |c| batch_norm_train(c);
     k_sdpa_flash_cpu = "aten::_scaled_dot_product_flash_attention_for_cpu" => |c| sdpa(c);
+    k_sdpa_flash_cpu_backward = "aten::_scaled_dot_product_flash_attention_for_cpu_backward" => |c| sdpa_backward(c);
 }
 
 /// Copies a view into a contiguous `Vec` (logical order), converting each element with `conv`.
@@ -627,6 +628,87 @@ fn batch_norm_train(c: &mut Call) -> KResult {
 // ----------------------------------------------------------------------------------------------
 // scaled dot-product attention (the CPU flash overload)
 
+/// The strides that read an attention mask right-aligned to `full` (`[B, H, L, S]`), 0 on the
+/// dims it broadcasts along.
+fn mask_strides(m: &Tensor, full: [usize; 4]) -> [isize; 4] {
+    let nd = m.ndim();
+    let mut st = [0isize; 4];
+    for d in 0..nd.min(4) {
+        let fd = 4 - nd.min(4) + d;
+        let md = nd - nd.min(4) + d;
+        st[fd] = if m.size(md) == 1 && full[fd] != 1 {
+            0
+        } else {
+            m.stride(md)
+        };
+    }
+    st
+}
+
+/// `_scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out,
+/// logsumexp, dropout_p, is_causal, *, attn_mask=None, scale=None) -> (grad_query, grad_key,
+/// grad_value)`: float32 without dropout (flash.rs, upstream's blocked backward); the core
+/// composes the other dtypes. Key/value may have fewer heads than the query (grouped-query
+/// attention, as the forward reads them).
+fn sdpa_backward(c: &mut Call) -> KResult {
+    let (gq, gk, gv) = (c.out(0)?, c.out(1)?, c.out(2)?);
+    let (go, q, k, v) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?, c.tensor(3)?);
+    let (o, lse) = (c.tensor(4)?, c.tensor(5)?);
+    let dropout = c.float(6)?;
+    let causal = c.bool(7)?;
+    let mask = c.opt_tensor(8)?;
+    let scale = c.opt_float(9)?;
+    if dropout > 0.0 {
+        bail!(not_implemented, "_scaled_dot_product_flash_attention_for_cpu_backward: dropout_p > 0 is not implemented by the cpu backend");
+    }
+    let four = [&go, &q, &k, &v, &o, &gq, &gk, &gv]
+        .iter()
+        .all(|t| t.ndim() == 4);
+    if !four || lse.ndim() != 3 {
+        bail!(runtime, "_scaled_dot_product_flash_attention_for_cpu_backward: expected 4-d query, key, value, out and grad_out and 3-d logsumexp");
+    }
+    let (bn, hn, ln, e) = (q.size(0), q.size(1), q.size(2), q.size(3));
+    let (kh, sn) = (k.size(1), k.size(2));
+    let same = |t: &Tensor, s: [usize; 4]| (0..4).all(|d| t.size(d) == s[d]);
+    if kh == 0
+        || hn % kh != 0
+        || !same(&k, [bn, kh, sn, e])
+        || !same(&v, [bn, kh, sn, e])
+        || !same(&o, [bn, hn, ln, e])
+        || !same(&go, [bn, hn, ln, e])
+        || !(0..3).all(|d| lse.size(d) == [bn, hn, ln][d])
+    {
+        bail!(runtime, "_scaled_dot_product_flash_attention_for_cpu_backward: the shapes of grad_out, query, key, value, out and logsumexp do not agree");
+    }
+    let all_f32 = [
+        go.dtype, q.dtype, k.dtype, v.dtype, o.dtype, lse.dtype, gq.dtype, gk.dtype, gv.dtype,
+    ]
+    .iter()
+    .all(|&d| d == TnDtype::Float32);
+    if !all_f32 || mask.as_ref().is_some_and(|m| m.dtype != TnDtype::Float32) {
+        bail!(not_implemented, "_scaled_dot_product_flash_attention_for_cpu_backward: the cpu backend's kernel takes float32 operands and mask");
+    }
+    let sc = scale.unwrap_or(1.0 / (e as f64).sqrt());
+    let m = mask
+        .as_ref()
+        .map(|m| (m, mask_strides(m, [bn, hn, ln, sn])));
+    crate::flash::sdpa_backward_f32(
+        &go,
+        &q,
+        &k,
+        &v,
+        &o,
+        &lse,
+        hn / kh,
+        m,
+        causal,
+        sc as f32,
+        &gq,
+        &gk,
+        &gv,
+    )
+}
+
 /// `_scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0,
 /// is_causal=False, *, attn_mask=None, scale=None) -> (output, logsumexp)`.
 /// q `[B, H, L, E]`, k `[B, H, S, E]`, v `[B, H, S, Ev]`; per query row: scores `q·k * scale`
@@ -681,18 +763,7 @@ fn sdpa(c: &mut Call) -> KResult {
     let sc = scale.unwrap_or(1.0 / (e as f64).sqrt());
     // The mask, right-aligned to [B, H, L, S] with stride 0 on broadcast dims.
     let mask_view = mask.map(|m| {
-        let nd = m.ndim();
-        let full = [bn, hn, ln, sn];
-        let mut st = [0isize; 4];
-        for d in 0..nd.min(4) {
-            let fd = 4 - nd.min(4) + d;
-            let md = nd - nd.min(4) + d;
-            st[fd] = if m.size(md) == 1 && full[fd] != 1 {
-                0
-            } else {
-                m.stride(md)
-            };
-        }
+        let st = mask_strides(&m, [bn, hn, ln, sn]);
         (m, st)
     });
     let all_f32 = [q.dtype, k.dtype, v.dtype, o.dtype, lse.dtype]

@@ -461,6 +461,53 @@ def sdpa_flash_cpu(query, key, value, dropout_p=0.0, is_causal=False, attn_mask=
     return out, lse
 
 
+@impl("_scaled_dot_product_flash_attention_for_cpu_backward")
+def sdpa_flash_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask=None,
+                            scale=None):
+    if dropout_p > 0.0:
+        raise NotImplementedError("torchnative: the derivative of scaled_dot_product_attention with dropout is not "
+                                  "implemented yet")
+    operands = (grad_out, query, key, value, out, logsumexp) + ((attn_mask,) if attn_mask is not None else ())
+    if query._tn_device_key != "cpu" or any(B.dtype_of(t) is not B.F32 for t in operands):
+        # the cpu backend's kernel is float32; other dtypes and devices compose the gradient
+        return tuple(sdpa_backward_math(grad_out, query, key, value, attn_mask, is_causal, scale))
+    grads = tuple(B.empty(list(t._tn_sizes), B.F32, B.device_of(t)) for t in (query, key, value))
+    B.launch("_scaled_dot_product_flash_attention_for_cpu_backward",
+             (grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale), grads)
+    return grads
+
+
+def sdpa_backward_math(grad, query, key, value, attn_mask, is_causal, scale):
+    """The gradients of attention `softmax(q k^T * scale + mask) v` (key/value heads serving
+    several query heads, as the forward reads them) as a composition of operators: the backward
+    of every dtype and device without a fused kernel, and the one that records a graph under
+    `create_graph`."""
+    import torch
+
+    q, k0, v0 = query, key, value
+    groups = q.shape[-3] // k0.shape[-3] if q.dim() >= 3 and k0.dim() >= 3 else 1
+    k = k0.repeat_interleave(groups, -3) if groups > 1 else k0  # grouped-query attention
+    v = v0.repeat_interleave(groups, -3) if groups > 1 else v0
+    sc = scale if scale is not None else 1.0 / math.sqrt(q.shape[-1])
+    a = q.matmul(k.transpose(-2, -1)) * sc
+    L, S = q.shape[-2], k.shape[-2]
+    if is_causal:
+        a = a.masked_fill(torch.ones(L, S, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
+    if attn_mask is not None:
+        a = a + attn_mask
+    p = a.softmax(-1)
+    p = p.masked_fill(p != p, 0)  # rows masked entirely attend to nothing (the kernel outputs zeros)
+    dv = p.transpose(-2, -1).matmul(grad)
+    dp = grad.matmul(v.transpose(-2, -1))
+    da = p * (dp - (dp * p).sum(-1, keepdim=True))
+    dq = da.matmul(k) * sc
+    dk = da.transpose(-2, -1).matmul(q) * sc
+    if groups > 1:  # each key/value head's gradient is the sum over the query heads it served
+        shape = list(k0.shape[:-3]) + [k0.shape[-3], groups] + list(k0.shape[-2:])
+        dk, dv = dk.reshape(shape).sum(-3), dv.reshape(shape[:-1] + [v0.shape[-1]]).sum(-3)
+    return dq, dk, dv
+
+
 def gqa_expand(query, kv):
     """Grouped-query attention: each key/value head serves query_heads / kv_heads query heads
     (upstream's fused CPU kernel takes the smaller tensors as they are; ours sees them repeated)."""

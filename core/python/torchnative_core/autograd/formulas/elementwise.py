@@ -123,28 +123,35 @@ def _(s, g):
 
 @formula("pow.Tensor_Scalar", "pow_.Scalar", save=("self",))
 def _(s, g):
+    # upstream's pow_backward: zeros (whatever the gradient holds) for exponent 0, else
+    # grad * (exponent * self^(exponent - 1)), multiplied in that order
     e = s.exponent
     if e == 0:
-        return g * 0
-    return g * e * s.self.pow(e - 1)
+        return torch.zeros_like(s.self)
+    return g * (e * s.self.pow(e - 1))
 
 
 @formula("pow.Tensor_Tensor", "pow_.Tensor", save=("self", "exponent", "result"))
 def _(s, g):
     self, e = s.self, s.exponent
-    gs = g * e * self.pow(e - 1) if s.needs(0) else None
+    gs = None
+    if s.needs(0):  # pow_backward_self
+        gs = torch.where(e == 0, torch.zeros((), dtype=g.dtype, device=g.device), g * (e * self.pow(e - 1)))
     ge = None
     if s.needs(1):
         ge = g * torch.where((self == 0) & (e >= 0), torch.zeros_like(self), s.result * self.log())
     return gs, ge
 
 
-@formula("pow.Scalar", save=("result",))
+@formula("pow.Scalar", save=("exponent", "result"))
 def _(s, g):
+    # upstream's pow_backward_exponent: grad * (result * log(base)), 0 where base == 0 and the
+    # exponent is non-negative
     base = s.self
+    log = math.log(base) if base > 0 else (float("-inf") if base == 0 else math.nan)
     if base == 0:
-        return g * torch.where(s.exponent >= 0, torch.zeros_like(s.result), s.result * math.log(base) if base > 0 else s.result)
-    return g * s.result * math.log(base)
+        return g * torch.where(s.exponent >= 0, torch.zeros_like(s.result), s.result * log)
+    return g * (s.result * log)
 
 
 @formula("abs", save=("self",))

@@ -5,10 +5,10 @@ backward kernel from the backend."""
 
 from __future__ import annotations
 
-import math
 
 import torch
 
+from ...ops.nn_ops import sdpa_backward_math
 from ..formula import formula
 
 
@@ -271,32 +271,18 @@ def _(s, g):
     return (gd if s.needs(0) else None), (-gd if s.needs(1) else None)
 
 
-@formula("_scaled_dot_product_flash_attention_for_cpu", save=("query", "key", "value", "attn_mask"), multi=True)
+@formula("_scaled_dot_product_flash_attention_for_cpu", save=("query", "key", "value", "attn_mask", "result0", "result1"),
+         multi=True)
 def _(s, grads):
     g = grads[0]
     if g is None:
         return None, None, None
     if s.dropout_p > 0:
         raise NotImplementedError("torchnative: the derivative of scaled_dot_product_attention with dropout is not implemented yet")
-    q, k0, v0 = s.query, s.key, s.value
-    groups = q.shape[-3] // k0.shape[-3] if q.dim() >= 3 and k0.dim() >= 3 else 1
-    k = k0.repeat_interleave(groups, -3) if groups > 1 else k0  # grouped-query attention
-    v = v0.repeat_interleave(groups, -3) if groups > 1 else v0
-    sc = s.scale if s.scale is not None else 1.0 / math.sqrt(q.shape[-1])
-    a = q.matmul(k.transpose(-2, -1)) * sc
-    L, S = q.shape[-2], k.shape[-2]
-    if s.is_causal:
-        a = a.masked_fill(torch.ones(L, S, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
-    if s.attn_mask is not None:
-        a = a + s.attn_mask
-    p = a.softmax(-1)
-    p = p.masked_fill(p != p, 0)  # rows masked entirely attend to nothing (the kernel outputs zeros)
-    dv = p.transpose(-2, -1).matmul(g)
-    dp = g.matmul(v.transpose(-2, -1))
-    da = p * (dp - (dp * p).sum(-1, keepdim=True))
-    dq = da.matmul(k) * sc
-    dk = da.transpose(-2, -1).matmul(q) * sc
-    if groups > 1:  # each key/value head's gradient is the sum over the query heads it served
-        shape = list(k0.shape[:-3]) + [k0.shape[-3], groups] + list(k0.shape[-2:])
-        dk, dv = dk.reshape(shape).sum(-3), dv.reshape(shape[:-1] + [v0.shape[-1]]).sum(-3)
-    return dq, dk, dv
+    q, k, v, mask = s.query, s.key, s.value, s.attn_mask
+    if torch.is_grad_enabled():
+        # create_graph: a composition, so the gradients have a graph of their own (upstream's
+        # backward kernel has none: double backward through it refuses there)
+        return sdpa_backward_math(g, q, k, v, mask, s.is_causal, s.scale)
+    return torch._C._aten_dispatch("_scaled_dot_product_flash_attention_for_cpu_backward", g, q, k, v, s.result0,
+                                   s.result1, 0.0, s.is_causal, mask, s.scale)
