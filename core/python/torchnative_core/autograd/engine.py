@@ -17,6 +17,8 @@ import threading
 from ..ops import base as B
 from . import graph as G
 
+_DTYPES = B.T.BY_CODE  # dtype code -> torch.dtype (B.dtype_of without the call)
+
 C = None  # torch._C, set by install
 
 _local = threading.local()
@@ -150,44 +152,48 @@ def _execute(task, roots, targets, accumulate_grad, inputs):
     buffers: dict = {}
     nodes: dict = {}
     ready = []
+    heappush, heappop = heapq.heappush, heapq.heappop
 
-    def add(node, nr, g):
-        if needed is not None and id(node) not in needed:
-            return
-        buf = buffers.get(id(node))
-        if buf is None:
-            buf = buffers[id(node)] = [None] * max(len(node._tn_out_meta), 1)
-            nodes[id(node)] = node
-        if g is not None:
-            buf[nr] = g if buf[nr] is None else _accumulate(buf[nr], g)
-
-    def arrived(node):
+    def deliver(node, nr, g):
+        """One incoming gradient for `node`'s output `nr` (summed with those already there);
+        the node is ready once every edge into it has delivered."""
         k = id(node)
-        deps[k] = deps.get(k, 0) - 1
-        if deps[k] <= 0 and (needed is None or k in needed):
+        if needed is not None and k not in needed:
+            return
+        buf = buffers.get(k)
+        if buf is None:
+            buf = buffers[k] = [None] * (len(node._tn_out_meta) or 1)
             nodes[k] = node
-            buffers.setdefault(k, [None] * max(len(node._tn_out_meta), 1))
-            heapq.heappush(ready, (-node._tn_seq, k))
+        if g is not None:
+            old = buf[nr]
+            buf[nr] = g if old is None else _accumulate(old, g)
+        left = deps.get(k, 0) - 1
+        deps[k] = left
+        if left <= 0:
+            heappush(ready, (-node._tn_seq, k))
 
     for (node, nr), g in roots:
-        add(node, nr, g)
         deps[id(node)] = deps.get(id(node), 0) + 1
     for (node, nr), g in roots:
-        arrived(node)
+        deliver(node, nr, g)
 
     captured: dict = {}
     prev_grad = C.is_grad_enabled()
     try:
         C._set_grad_enabled(task.create_graph)
         while ready:
-            _, k = heapq.heappop(ready)
+            _, k = heappop(ready)
             node = nodes.pop(k)
             grads = buffers.pop(k)
             task.current_node = node
-            grads = _tensor_pre_hooks(node, grads)
-            for nr, i in captures.get(k, ()):
-                captured[i] = grads[nr]
-            if isinstance(node, G.AccumulateGrad):
+            nd = node.__dict__
+            accumulator = isinstance(node, G.AccumulateGrad)
+            if accumulator or "_tn_tensor_hooks" in nd or "_tn_retain_grad" in nd:
+                grads = _tensor_pre_hooks(node, grads)
+            if captures:
+                for nr, i in captures.get(k, ()):
+                    captured[i] = grads[nr]
+            if accumulator:
                 if accumulate_grad:
                     g0 = grads[0]
                     grads = None  # the accumulator may steal g0 only if nothing else holds it
@@ -198,19 +204,16 @@ def _execute(task, roots, targets, accumulate_grad, inputs):
                 nxt is not None and id(nxt) in needed for nxt, _ in node._tn_edges
             ):
                 continue  # a target reached: nothing below it is needed
-            grads = _pre_hooks(node, grads)
-            outs = node._tn_apply(list(grads))
-            outs = _validate(node, outs)
-            outs = _post_hooks(node, outs, grads)
+            if "_tn_pre_hooks" in nd:
+                grads = _pre_hooks(node, grads)
+            outs = _validate(node, node._tn_apply(list(grads)))
+            if "_tn_post_hooks" in nd:
+                outs = _post_hooks(node, outs, grads)
             if not task.keep_graph:
                 node._tn_release()
             for (nxt, nr), g in zip(node._tn_edges, outs):
-                if nxt is None:
-                    continue
-                if needed is not None and id(nxt) not in needed:
-                    continue
-                add(nxt, nr, g)
-                arrived(nxt)
+                if nxt is not None:
+                    deliver(nxt, nr, g)
             outs = g = None  # drop this frame's references before the next node runs
     finally:
         C._set_grad_enabled(prev_grad)
@@ -309,25 +312,28 @@ def _validate(node, outs):
     edges = node._tn_edges
     if len(outs) != len(edges):
         raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients (expected {len(edges)}, got {len(outs)})")
-    res = list(outs)
+    res = outs if isinstance(outs, list) else list(outs)
     check_nan = ANOMALY["enabled"] and ANOMALY["check_nan"]
-    for i, ((nxt, nr), g) in enumerate(zip(edges, outs)):
+    for i, (nxt, nr) in enumerate(edges):
+        g = res[i]
         if g is None or nxt is None:
             continue
         if check_nan and bool(g.isnan().any()):
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
-        meta = nxt._tn_out_meta[nr] if nr < len(nxt._tn_out_meta) else None
+        metas = nxt._tn_out_meta
+        meta = metas[nr] if nr < len(metas) else None
         if meta is None:
             continue
-        shape, dtype, device = meta
-        if tuple(g._tn_sizes) != shape:
-            if not _expandable(shape, g._tn_sizes):
+        shape, dtype, _ = meta
+        sizes = g._tn_sizes
+        if len(sizes) != len(shape) or tuple(sizes) != shape:
+            if not _expandable(shape, sizes):
                 raise RuntimeError(
-                    f"Function {node.name()} returned an invalid gradient at index {i} - got {list(g._tn_sizes)} "
+                    f"Function {node.name()} returned an invalid gradient at index {i} - got {list(sizes)} "
                     f"but expected shape compatible with {list(shape)}"
                 )
             g = g.sum_to_size(list(shape))
-        if B.dtype_of(g) is not dtype:
+        if _DTYPES[g._tn_dtype_code] is not dtype:
             g = g.to(dtype)
         res[i] = g
     return res

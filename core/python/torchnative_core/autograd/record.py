@@ -24,6 +24,7 @@ from . import graph as G
 from .formula import FORMULAS
 
 C = None  # torch._C, set by install
+_DTYPES = B.T.BY_CODE  # dtype code -> torch.dtype (B.dtype_of without the call)
 _TABLE = None
 _DONT_REQUIRE = frozenset()
 # Not differentiable, handled by hand upstream (VariableTypeManual.cpp).
@@ -183,32 +184,31 @@ def _record(f, op, args, kwargs):
         _check_inplace(self_t)
 
     # edges, one per differentiable input tensor (list arguments flattened)
+    TensorBase = C.TensorBase
     edges, argmeta = [], {}
     for name in inputs:
         v = bound.get(name)
         if isinstance(v, (list, tuple)):
             for x in v:
-                edges.append(G.gradient_edge(x) if isinstance(x, C.TensorBase) else (None, 0))
+                edges.append(G.gradient_edge(x) if isinstance(x, TensorBase) else (None, 0))
         else:
-            edges.append(G.gradient_edge(v) if isinstance(v, C.TensorBase) else (None, 0))
-    for name, v in bound.items():
-        if isinstance(v, C.TensorBase):
-            argmeta[name] = G.tensor_meta(v)
-        elif isinstance(v, (list, tuple)) and v and isinstance(v[0], C.TensorBase):
-            argmeta[name] = [G.tensor_meta(x) if isinstance(x, C.TensorBase) else None for x in v]
-
+            edges.append(G.gradient_edge(v) if isinstance(v, TensorBase) else (None, 0))
+    # metadata of every tensor argument; saved: the tensors the formula reads and every
+    # non-tensor argument
+    save = plan.save
     saved = {}
     for name, v in bound.items():
-        if name in plan.save:
-            if isinstance(v, C.TensorBase):
+        if isinstance(v, TensorBase):
+            argmeta[name] = (tuple(v._tn_sizes), _DTYPES[v._tn_dtype_code], B.device_of(v))
+            if name in save:
                 if inplace and v is self_t:
                     v = C._aten_dispatch("clone", v, None)  # upstream saves original_self
                 saved[name] = G.SavedTensor(v)
-            elif isinstance(v, (list, tuple)) and v and isinstance(v[0], C.TensorBase):
+        elif isinstance(v, (list, tuple)) and v and isinstance(v[0], TensorBase):
+            argmeta[name] = [G.tensor_meta(x) if isinstance(x, TensorBase) else None for x in v]
+            if name in save:
                 saved[name] = [G.SavedTensor(x) for x in v]
-            else:
-                saved[name] = v
-        elif not isinstance(v, C.TensorBase) and not (isinstance(v, (list, tuple)) and v and isinstance(v[0], C.TensorBase)):
+        else:
             saved[name] = v
 
     prev = C.is_grad_enabled()
