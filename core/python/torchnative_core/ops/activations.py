@@ -108,13 +108,23 @@ def threshold_backward(grad_output, self, threshold):
     return torch.where(self <= threshold, torch.zeros((), dtype=grad_output.dtype), grad_output)
 
 
-@impl("xlogy.Tensor")
-def xlogy(self, other):
-    """x * log(y), 0 where x == 0 (unless y is NaN, which propagates)."""
+def x_times_log(self, other, log1p=False):
+    """upstream's xlogy and xlog1py kernels: NaN where y is NaN, 0 where x == 0, else x * log(y)
+    (log1p(y)), all in the operands' common dtype (integers compute in the default float dtype),
+    so a wrapped number is rounded to that dtype first, as TensorIterator casts it."""
     import torch
 
-    out = torch.where(self == 0, torch.zeros((), dtype=torch.result_type(self, other)), self * other.log())
-    return out.masked_fill(other.isnan(), float("nan")) if out.is_floating_point() else out
+    dt = torch.result_type(self, other)
+    if not (dt.is_floating_point or dt.is_complex):
+        dt = torch.get_default_dtype()
+    x, y = self.to(dt), other.to(dt)
+    out = torch.where(x == 0, torch.zeros((), dtype=dt), x * (y.log1p() if log1p else y.log()))
+    return out.masked_fill(y.isnan(), float("nan"))
+
+
+@impl("xlogy.Tensor")
+def xlogy(self, other):
+    return x_times_log(self, other)
 
 
 @impl("xlogy.Scalar_Other")

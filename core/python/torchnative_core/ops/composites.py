@@ -365,10 +365,11 @@ def tensor_split(self, sections, dim=0):
 
 @impl("tensor_split.indices")
 def tensor_split_indices(self, indices, dim=0):
+    # upstream: slice(start, index) per index, each start the previous index as given, so a
+    # negative index counts from the end as slice reads it
     d = B.wrap_dim(dim, len(self._tn_sizes))
-    n = self._tn_sizes[d]
-    bounds = [0] + [min(max(i, 0), n) for i in indices] + [n]
-    return [D("slice.Tensor", self, d, a, max(a, b), 1) for a, b in zip(bounds, bounds[1:])]
+    bounds = [0] + list(indices) + [self._tn_sizes[d]]
+    return [D("slice.Tensor", self, d, a, b, 1) for a, b in zip(bounds, bounds[1:])]
 
 
 @impl("median")

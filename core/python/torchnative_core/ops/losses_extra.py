@@ -30,7 +30,8 @@ def hinge_embedding_loss(self, target, margin=1.0, reduction=MEAN):
     import torch
 
     zeros = torch.zeros_like(self)
-    margin_clamp = (margin - self).clamp_min(0)
+    # upstream's C++ `margin - self` is empty_like(self).fill_(margin).sub_(self): self's dtype
+    margin_clamp = torch.empty_like(self).fill_(margin).sub_(self).clamp_min_(0)
     output_margin = torch.where(target != 1, margin_clamp, zeros)
     output_self = torch.where(target != -1, self, zeros)
     return _reduce(output_margin + output_self, reduction)

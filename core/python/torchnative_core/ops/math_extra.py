@@ -103,10 +103,9 @@ def heaviside(self, values):
 
 @impl("xlog1py.Tensor")
 def xlog1py(self, other):
-    import torch
+    from .activations import x_times_log
 
-    out = torch.where(self == 0, torch.zeros((), dtype=torch.result_type(self, other)), self * other.log1p())
-    return out.masked_fill(other.isnan(), float("nan")) if out.is_floating_point() else out
+    return x_times_log(self, other, log1p=True)
 
 
 @impl("conj")

@@ -540,15 +540,15 @@ def legendre_p(x, n):
 
 def _poly(fn):
     def f(x, n):
-        if math.isnan(x) or math.isnan(n):
-            return _NAN
-        try:
-            k = int(n)
-        except OverflowError:
-            return _NAN
-        # upstream's static_cast<int64_t>(n): out of range gives INT64_MIN on x86 (so 0 below),
-        # where a Python int would loop for ever
-        return fn(x, k if -(2**63) <= k < 2**63 else -(2**63))
+        # upstream's static_cast<int64_t>(n): NaN, the infinities and values out of range give
+        # INT64_MIN on x86 (so 0, as for every negative degree), where a Python int would loop
+        # for ever
+        k = -(2**63) if math.isnan(n) or math.isinf(n) else int(n)
+        if not -(2**63) <= k < 2**63:
+            k = -(2**63)
+        if math.isnan(x) and k > 0:
+            return _NAN  # a recurrence of degree >= 1 is NaN at NaN
+        return fn(x, k)
     return f
 
 
