@@ -47,6 +47,8 @@ SKIP_SUBSTR = ("cuda", "cudnn", "miopen", "mkldnn", "mps", "xpu", "vulkan", "fbg
                "gru", "rnn", "_foreach", "segment_reduce", "nnpack", "xnnpack", "copy_sparse",
                "_fused", "cufft", "pin_memory", "is_pinned", "record_stream", "_local_scalar",
                "item", "set_", "storage", "share_memory", "align", "refine_names", "rename")
+# Operators whose results are uninitialized memory: compared by shape and dtype only.
+UNINITIALIZED = ("empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided")
 SUPPORTED = {"Tensor", "Tensor?", "Tensor[]", "Tensor?[]", "int", "int?", "int[]", "int[]?",
              "SymInt", "SymInt?", "SymInt[]", "SymInt[]?", "int[1]", "int[2]", "int[3]",
              "SymInt[1]", "SymInt[2]", "SymInt[3]", "int[1]?", "float", "float?", "float[]?",
@@ -250,17 +252,17 @@ def worker():
     def num(v):
         return v if math.isfinite(v) else str(v)  # JSON has no nan/inf
 
-    def encode(out):
+    def encode(out, values=True):
         if isinstance(out, torch.Tensor):
             d = {"shape": list(out.shape), "dtype": str(out.dtype).removeprefix("torch.")}
-            if out.device.type != "meta" and out.numel() <= 4096 and out.layout == torch.strided:
+            if values and out.device.type != "meta" and out.numel() <= 4096 and out.layout == torch.strided:
                 x = out.detach()
                 if x.is_complex():
                     x = torch.view_as_real(x.resolve_conj())
                 d["values"] = [num(v) for v in x.to(torch.float64).flatten().tolist()]
             return d
         if isinstance(out, (tuple, list)):
-            return [encode(o) for o in out]
+            return [encode(o, values) for o in out]
         if isinstance(out, float):
             return num(out)
         if isinstance(out, (int, float, bool, str)) or out is None:
@@ -287,7 +289,7 @@ def worker():
             res = {"setup": type(e).__name__}
         else:
             try:
-                res = {"ok": encode(fn(*args, **kwargs))}
+                res = {"ok": encode(fn(*args, **kwargs), values=name not in UNINITIALIZED)}
             except Exception as e:  # noqa: BLE001 - the outcome is the exception's type
                 res = {"exc": type(e).__name__, "msg": str(e)[:200]}
         try:

@@ -385,8 +385,9 @@ fn leaky_relu(c: &mut Call) -> KResult {
     }
 }
 
-/// `elu(self, alpha=1, scale=1, input_scale=1)`:
-/// `x <= 0 ? (exp(x * input_scale) - 1) * (alpha * scale) : x * scale` (upstream's order).
+/// `elu(self, alpha, scale, input_scale)`: upstream's `elu_kernel`, `expm1(x * input_scale) *
+/// alpha * scale` for `x <= 0` (not `exp(...) - 1`, which loses a small argument: celu with a
+/// large alpha gave 0), `x * scale` above; reduced floats in float32.
 fn elu(c: &mut Call) -> KResult {
     let (out, a) = io(c, "elu")?;
     let (alpha, scale, input_scale) = (c.scalar(1)?, c.scalar(2)?, c.scalar(3)?);
@@ -397,7 +398,7 @@ fn elu(c: &mut Call) -> KResult {
             let inp: A = input_scale.checked::<A>()?;
             map1(&out, &a, |x: T| {
                 let v = x.to_acc();
-                T::from_acc(if v <= A::ZERO { ((v * inp).exp() - A::ONE) * neg } else { v * pos })
+                T::from_acc(if v <= A::ZERO { (v * inp).expm1() * neg } else { v * pos })
             })
         })
     }

@@ -187,6 +187,29 @@ def arange_start(start, end, dtype=None, layout=None, device=None, pin_memory=No
     return arange_start_step(start, end, 1, dtype, layout, device, pin_memory)
 
 
+@impl("arange.start_out")
+def arange_start_out(start, end, step=1, out=None):
+    """upstream's arange_out: the values in out's dtype, written in order into out, which is
+    resized only when its number of elements differs (a 0-dim out of one element stays 0-dim)."""
+    vals = B.door("arange.start_step", start, end, step, B.dtype_of(out), None, B.device_of(out), None)
+    n, have = B.numel(vals._tn_sizes), B.numel(out._tn_sizes)
+    if have != n:
+        if have:
+            import warnings
+
+            warnings.warn(f"The number of elements in the out tensor of shape {list(out._tn_sizes)} is {have} which "
+                          f"does not match the computed number of elements {n}. Note that this may occur as a result "
+                          f"of rounding error. The out tensor will be resized to a tensor of shape ({n},).")
+        B.door("resize_", out, [n], None)
+    B.door("copy_", out, B.door("reshape", vals, list(out._tn_sizes)), False)
+    return out
+
+
+@impl("arange.out")
+def arange_out(end, out=None):
+    return arange_start_out(0, end, 1, out=out)
+
+
 @impl("linspace")
 def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):
     if steps < 0:

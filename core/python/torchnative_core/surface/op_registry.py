@@ -192,11 +192,21 @@ def _jit_type_name(t):
     return f"Optional[{base}]" if opt else base
 
 
+def _returns_scalar_type(schema):
+    """The JIT hands a ScalarType result to Python as its enum value (torch.ops.aten.promote_types
+    gives 6, not torch.float32); torch.promote_types and torch.result_type give dtypes."""
+    return [r.type for r in schema.returns] == ["ScalarType"]
+
+
 def _aten_overload_fn(schema):
     qual = schema.qualified
+    if _returns_scalar_type(schema):
+        def op(*args, **kwargs):
+            return C._aten_dispatch(qual, *bind_schema(schema, args, kwargs))._tn_code
 
-    def op(*args, **kwargs):
-        return C._aten_dispatch(qual, *bind_schema(schema, args, kwargs))
+    else:
+        def op(*args, **kwargs):
+            return C._aten_dispatch(qual, *bind_schema(schema, args, kwargs))
 
     op.__name__ = qual
     return op
@@ -214,7 +224,8 @@ def _aten_packet_fn(name):
                 continue
             if not _types_plausible(schema, values):
                 continue
-            return C._aten_dispatch(schema.qualified, *values)
+            out = C._aten_dispatch(schema.qualified, *values)
+            return out._tn_code if _returns_scalar_type(schema) else out
         # upstream's message: every overload's reason, one after another
         raise RuntimeError("Overloaded torch operator invoked from Python failed to match any schema:\n"
                            + "\n\n".join(errors or [f"aten::{name}: no overload matches"]))
