@@ -230,3 +230,13 @@ def bincount_negative_input():
 @case
 def bincount_float_input():
     return torch.bincount(torch.tensor([0.0]))
+
+
+@case(exact=True)
+def var_mean_is_one_welford_pass():
+    # upstream's std_var_mean_out: variance and mean from one Welford reduction in float64, so
+    # the mean is not mean()'s float32 sum (and is NaN once the data meet an infinity)
+    x = ((torch.arange(7000, dtype=torch.float32) * 0.37) % 5.3 - 2.1).view(7, 1000)
+    inf = torch.tensor([float("inf"), float("inf"), 1.0])
+    return (torch.var_mean(x), torch.var_mean(x, 1), torch.std_mean(x, 0, correction=0, keepdim=True),
+            torch.var_mean(inf), torch.std_mean(x.double(), 1), torch.var_mean(torch.ones(0, 3), 0))

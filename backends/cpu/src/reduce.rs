@@ -34,8 +34,10 @@ kernels! {
     k_min_all = "aten::min" => |c| amax_amin(c, false);
     k_argmax = "aten::argmax" => |c| argmax_argmin(c, true);
     k_argmin = "aten::argmin" => |c| argmax_argmin(c, false);
-    k_var = "aten::var.correction" => |c| var_std(c, false);
-    k_std = "aten::std.correction" => |c| var_std(c, true);
+    k_var = "aten::var.correction" => |c| var_std(c, false, false);
+    k_std = "aten::std.correction" => |c| var_std(c, true, false);
+    k_var_mean = "aten::var_mean.correction" => |c| var_std(c, false, true);
+    k_std_mean = "aten::std_mean.correction" => |c| var_std(c, true, true);
     k_all_dims = "aten::all.dims" => |c| all_any(c, true);
     k_any_dims = "aten::any.dims" => |c| all_any(c, false);
     k_all_dim = "aten::all.dim" => |c| all_any(c, true);
@@ -511,8 +513,11 @@ fn argmax_argmin(c: &mut Call, is_max: bool) -> KResult {
 /// `var.correction(self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False)` and
 /// `std.correction`. As upstream's CPU path: a reduction to a single output of f32/f64 is two-pass
 /// (mean in the input dtype, then the sum of squared deviations in f64); otherwise Welford in f64.
-/// The divisor is `max(0, n - correction)`.
-fn var_std(c: &mut Call, take_sqrt: bool) -> KResult {
+/// The divisor is `max(0, n - correction)`. `var_mean.correction`/`std_mean.correction`
+/// (`with_mean`, the mean as output 1) are Welford whatever the shape, as upstream's
+/// `std_var_mean_out`: their mean is Welford's running mean in f64, rounded once (not
+/// `mean()`'s sum in the input dtype), and NaN once it meets an infinity.
+fn var_std(c: &mut Call, take_sqrt: bool, with_mean: bool) -> KResult {
     let out = c.out(0)?;
     let a = c.tensor(0)?;
     let dims = dims_arg(c, 1, a.ndim())?;
@@ -530,9 +535,12 @@ fn var_std(c: &mut Call, take_sqrt: bool) -> KResult {
     unsafe {
         dispatch_float!(a.dtype, "std_var_cpu", T, A => {
             if r.red_numel == 0 {
+                if with_mean {
+                    r.write(&c.out(1)?, |_| T::from_f64(f64::NAN))?;
+                }
                 return r.write(&out, |_| T::from_f64(f64::NAN));
             }
-            if r.out_numel == 1 && matches!(a.dtype, TnDtype::Float32 | TnDtype::Float64) {
+            if !with_mean && r.out_numel == 1 && matches!(a.dtype, TnDtype::Float32 | TnDtype::Float64) {
                 // Upstream's `std_var_all_cpu`: mean = self.mean() (in T), then the f64 sum of
                 // (x - mean)^2 in the input's iteration order, one partial sum per 2-d block.
                 let total = r.fold(0f64, |acc: &mut f64, x: T, _| *acc += x.to_f64())?[0];
@@ -570,6 +578,9 @@ fn var_std(c: &mut Call, take_sqrt: bool) -> KResult {
                 let delta2 = x - mean;
                 *acc = (mean, acc.1 + delta * delta2, n);
             })?;
+            if with_mean {
+                r.write(&c.out(1)?, |j| T::from_f64(accs[j].0))?;
+            }
             r.write(&out, |j| T::from_f64(finish(accs[j].1, accs[j].2 as f64)))
         })
     }

@@ -205,16 +205,6 @@ def baddbmm(self, batch1, batch2, beta=1, alpha=1):
     return D("add.Tensor", prod, base, 1)
 
 
-@impl("var_mean.correction")
-def var_mean(self, dim=None, correction=None, keepdim=False):
-    return D("var.correction", self, dim, correction, keepdim), D("mean.dim", self, dim, keepdim, None)
-
-
-@impl("std_mean.correction")
-def std_mean(self, dim=None, correction=None, keepdim=False):
-    return D("std.correction", self, dim, correction, keepdim), D("mean.dim", self, dim, keepdim, None)
-
-
 @impl("nansum")
 def nansum(self, dim=None, keepdim=False, dtype=None):
     clean = D("where.self", D("isnan", self), D("zeros_like", self, None, None, None, None, None), self)

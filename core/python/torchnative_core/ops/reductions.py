@@ -201,14 +201,16 @@ def argmin(self, dim=None, keepdim=False):
     return _arg("argmin", self, dim, keepdim)
 
 
-def _var_std(kernel, self, dim, correction, keepdim):
+def _var_std(kernel, self, dim, correction, keepdim, with_mean=False):
     d = B.dtype_of(self)
     if not (d.is_floating_point or d.is_complex):
-        raise RuntimeError("std and var only support floating point and complex dtypes")
+        who = kernel.split(".")[0] if with_mean else "std and var"
+        raise RuntimeError(f"{who} only support floating point and complex dtypes")
     dims = norm_dims(dim, len(self._tn_sizes))
-    out = B.empty(reduced_shape(list(self._tn_sizes), dims, keepdim), d, B.device_of(self))
-    B.launch(kernel, (self, dims, correction, keepdim), (out,))
-    return out
+    shape = reduced_shape(list(self._tn_sizes), dims, keepdim)
+    outs = tuple(B.empty(shape, d, B.device_of(self)) for _ in range(2 if with_mean else 1))
+    B.launch(kernel, (self, dims, correction, keepdim), outs)
+    return outs if with_mean else outs[0]
 
 
 @impl("var.correction")
@@ -219,6 +221,16 @@ def var(self, dim=None, correction=None, keepdim=False):
 @impl("std.correction")
 def std(self, dim=None, correction=None, keepdim=False):
     return _var_std("std.correction", self, dim, correction, keepdim)
+
+
+@impl("var_mean.correction")
+def var_mean(self, dim=None, correction=None, keepdim=False):
+    return _var_std("var_mean.correction", self, dim, correction, keepdim, with_mean=True)
+
+
+@impl("std_mean.correction")
+def std_mean(self, dim=None, correction=None, keepdim=False):
+    return _var_std("std_mean.correction", self, dim, correction, keepdim, with_mean=True)
 
 
 def _unbiased_overloads(name):

@@ -51,11 +51,14 @@ def _(s, g):
     return g.expand(sizes) / max(_numel(sizes, range(len(sizes))), 1)
 
 
+def _mean_grad(g, sizes, dim, keepdim):
+    dims = _dims(dim, len(sizes))
+    return _unsqueeze_to(g, dims, len(sizes), keepdim).expand(sizes) / _numel(sizes, dims)
+
+
 @formula("mean.dim")
 def _(s, g):
-    sizes = s.self_sizes
-    dims = _dims(s.dim, len(sizes))
-    return _unsqueeze_to(g, dims, len(sizes), s.keepdim).expand(sizes) / _numel(sizes, dims)
+    return _mean_grad(g, s.self_sizes, s.dim, s.keepdim)
 
 
 def _evenly(g, x, result, dims, keepdim):
@@ -112,24 +115,52 @@ def _(s, grads):
     return torch.zeros(s.self_sizes, dtype=g.dtype, device=g.device).scatter_add(s.dim, s.result1, g)
 
 
+def _var_grad(x, g, dim, correction, keepdim):
+    dims = _dims(dim, x.dim())
+    corr = 1 if correction is None else correction
+    n = _numel(list(x.shape), dims)
+    gg = _unsqueeze_to(g, dims, x.dim(), keepdim)
+    return gg * 2 * (x - x.mean(dims, keepdim=True)) / max(n - corr, 0)
+
+
+def _std_grad(x, g, result, dim, correction, keepdim):
+    dims = _dims(dim, x.dim())
+    corr = 1 if correction is None else correction
+    n = _numel(list(x.shape), dims)
+    gg = _unsqueeze_to(g / (2 * result), dims, x.dim(), keepdim)
+    return gg.masked_fill(_unsqueeze_to(result, dims, x.dim(), keepdim) == 0, 0) * 2 * (x - x.mean(dims, keepdim=True)) / max(n - corr, 0)
+
+
 @formula("var.correction", save=("self",))
 def _(s, g):
-    x = s.self
-    dims = _dims(s.dim, x.dim())
-    corr = 1 if s.correction is None else s.correction
-    n = _numel(list(x.shape), dims)
-    gg = _unsqueeze_to(g, dims, x.dim(), s.keepdim)
-    return gg * 2 * (x - x.mean(dims, keepdim=True)) / max(n - corr, 0)
+    return _var_grad(s.self, g, s.dim, s.correction, s.keepdim)
 
 
 @formula("std.correction", save=("self", "result"))
 def _(s, g):
-    x = s.self
-    dims = _dims(s.dim, x.dim())
-    corr = 1 if s.correction is None else s.correction
-    n = _numel(list(x.shape), dims)
-    gg = _unsqueeze_to(g / (2 * s.result), dims, x.dim(), s.keepdim)
-    return gg.masked_fill(_unsqueeze_to(s.result, dims, x.dim(), s.keepdim) == 0, 0) * 2 * (x - x.mean(dims, keepdim=True)) / max(n - corr, 0)
+    return _std_grad(s.self, g, s.result, s.dim, s.correction, s.keepdim)
+
+
+def _with_mean_grad(grad, gmean, x, dim, keepdim):
+    """upstream's var_mean_backward/std_mean_backward: the spread's gradient plus the mean's."""
+    if gmean is None:
+        return grad
+    aux = _mean_grad(gmean, list(x.shape), dim, keepdim)
+    return aux if grad is None else grad + aux
+
+
+@formula("var_mean.correction", save=("self",), multi=True)
+def _(s, grads):
+    x, (gv, gm) = s.self, grads
+    gself = _var_grad(x, gv, s.dim, s.correction, s.keepdim) if gv is not None else None
+    return _with_mean_grad(gself, gm, x, s.dim, s.keepdim)
+
+
+@formula("std_mean.correction", save=("self", "result0"), multi=True)
+def _(s, grads):
+    x, (gs, gm) = s.self, grads
+    gself = _std_grad(x, gs, s.result0, s.dim, s.correction, s.keepdim) if gs is not None else None
+    return _with_mean_grad(gself, gm, x, s.dim, s.keepdim)
 
 
 @formula("logsumexp", save=("self", "result"))
