@@ -332,11 +332,23 @@ def _validate(node, outs):
                     f"Function {node.name()} returned an invalid gradient at index {i} - got {list(sizes)} "
                     f"but expected shape compatible with {list(shape)}"
                 )
-            g = g.sum_to_size(list(shape))
+            g = _sum_to(g, shape, sizes)
         if _DTYPES[g._tn_dtype_code] is not dtype:
             g = g.to(dtype)
         res[i] = g
     return res
+
+
+def _sum_to(g, shape, sizes):
+    """at::sum_to, which upstream's validate_outputs calls: the leading dimensions and those
+    `shape` keeps as 1 summed with keepdim, then a view without the leading ones (the door's
+    sum and view directly, not sum_to_size's composite)."""
+    lead = len(sizes) - len(shape)
+    dims = list(range(lead)) + [lead + i for i, n in enumerate(shape) if n == 1 and sizes[lead + i] != 1]
+    if not dims:
+        return g
+    out = C._aten_dispatch("sum.dim_IntList", g, dims, True, None)
+    return C._aten_dispatch("view", out, list(shape)) if lead else out
 
 
 def _expandable(shape, to):
