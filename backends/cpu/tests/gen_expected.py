@@ -668,6 +668,12 @@ def gen_reduce():
             fam.case("%s_corr_gt_n_%s" % (op.split(".")[0], dn(dt)), op, [vals(dt, (2, 3), 86), L([1]), 5, False], tol=vtol(dt, False))
             fam.case("%s_one_elem_%s" % (op.split(".")[0], dn(dt)), op, [vals(dt, (1,), 87), L([0]), None, False], tol=vtol(dt, True))
             fam.case("%s_long_%s" % (op.split(".")[0], dn(dt)), op, [vals(dt, (2000,), 88) + 100, L([0]), None, False], tol=vtol(dt, True))
+        # var_mean / std_mean: one Welford pass for every shape (upstream's std_var_mean_out)
+        for op in ["var_mean.correction", "std_mean.correction"]:
+            for lay, x in red_inputs(dt, 83):
+                for dims, corr in [([2], None), ([0, 1, 2], 0)]:
+                    tag = "%s_%s_%s_%s" % (op.split(".")[0], dn(dt), lay, "".join(map(str, dims)))
+                    fam.case(tag, op, [x, L(dims), corr, False], tol=vtol(dt, False))
     # all / any: every dtype; uint8 gives uint8.
     for dt in FLOATS + INTS + [b8]:
         x = vals(dt, (3, 4), 89)
@@ -819,6 +825,17 @@ def gen_nn():
         qg = vals(dt, (2, 6, 5, 8), 186, "finite")
         fam.case("sdpa_gqa_%s" % dn(dt), "_scaled_dot_product_flash_attention_for_cpu", [qg, k[:, :2], v[:, 1:], 0.0, False, None, None], tol=close)
         fam.case("sdpa_gqa_causal_%s" % dn(dt), "_scaled_dot_product_flash_attention_for_cpu", [qg, k[:, :2], v[:, :2], 0.0, True, None, None], tol=close)
+    # attention backward, float32 (the cpu kernel's dtype): the forward's out and logsumexp as
+    # upstream's forward gives them
+    q, k, v = vals(f32, (2, 3, 5, 8), 135, "finite"), vals(f32, (2, 3, 6, 8), 136, "finite"), vals(f32, (2, 3, 6, 8), 137, "finite")
+    qg = vals(f32, (2, 6, 5, 8), 186, "finite")
+    for tag, qq, kk, vv, causal, mask in [("", q, k, v, False, None), ("_causal", q, k, v, True, None),
+                                          ("_floatmask", q, k, v, False, vals(f32, (2, 1, 5, 6), 139, "finite")),
+                                          ("_gqa_causal", qg, k[:, :2], v[:, :2], True, None)]:
+        o, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(qq, kk, vv, 0.0, causal, attn_mask=mask)[:2]
+        go = vals(f32, tuple(qq.shape), 187, "finite")
+        fam.case("sdpa_backward%s_f32" % tag, "_scaled_dot_product_flash_attention_for_cpu_backward",
+                 [go, qq, kk, vv, o, lse, 0.0, causal, mask, None], tol=("close", 1e-5, 1e-5))
     return fam
 
 
