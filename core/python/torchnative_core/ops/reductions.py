@@ -223,14 +223,21 @@ def std(self, dim=None, correction=None, keepdim=False):
     return _var_std("std.correction", self, dim, correction, keepdim)
 
 
+def _spread_and_mean(op, spread, self, dim, correction, keepdim):
+    """One Welford kernel where the device has it; elsewhere the spread and the mean apart."""
+    if B.C._tn_has_kernel(op, self._tn_device_key):
+        return _var_std(op, self, dim, correction, keepdim, with_mean=True)
+    return _var_std(spread, self, dim, correction, keepdim), B.door("mean.dim", self, dim, keepdim, None)
+
+
 @impl("var_mean.correction")
 def var_mean(self, dim=None, correction=None, keepdim=False):
-    return _var_std("var_mean.correction", self, dim, correction, keepdim, with_mean=True)
+    return _spread_and_mean("var_mean.correction", "var.correction", self, dim, correction, keepdim)
 
 
 @impl("std_mean.correction")
 def std_mean(self, dim=None, correction=None, keepdim=False):
-    return _var_std("std_mean.correction", self, dim, correction, keepdim, with_mean=True)
+    return _spread_and_mean("std_mean.correction", "std.correction", self, dim, correction, keepdim)
 
 
 def _unbiased_overloads(name):
