@@ -275,40 +275,6 @@ unsafe fn block_avx2(p: &Problem, bufs: &mut Bufs, bi: usize, hi: usize, m: usiz
     block_impl::<8>(p, bufs, bi, hi, m)
 }
 
-/// `dst = lhs @ rhs`, or `dst += lhs @ rhs` with `accumulate`, for `(m, n, k)`: `dst` row-major
-/// `m x n`, operands as (pointer, column stride, row stride) in elements. On the calling thread:
-/// the query blocks are what runs in parallel.
-#[inline(always)]
-unsafe fn product(
-    (m, n, k): (usize, usize, usize),
-    dst: *mut f32,
-    accumulate: bool,
-    lhs: (*const f32, isize, isize),
-    rhs: (*const f32, isize, isize),
-) {
-    gemm::gemm(
-        m,
-        n,
-        k,
-        dst,
-        1,
-        n as isize,
-        accumulate,
-        lhs.0,
-        lhs.1,
-        lhs.2,
-        rhs.0,
-        rhs.1,
-        rhs.2,
-        1.0,
-        1.0,
-        false,
-        false,
-        false,
-        gemm::Parallelism::None,
-    )
-}
-
 #[inline(always)]
 unsafe fn block_impl<const W: usize>(p: &Problem, bufs: &mut Bufs, bi: usize, hi: usize, m: usize) {
     let (e, s) = (p.e, p.s);
@@ -338,17 +304,14 @@ unsafe fn block_impl<const W: usize>(p: &Problem, bufs: &mut Bufs, bi: usize, hi
         let kvb = p.kv_split.min(s - n);
         let qk = &mut bufs.qk[..qb * kvb];
         // qk = q[m.., :] @ k[n.., :]^T
-        if e > 0 {
-            product(
-                (qb, kvb, e),
-                qk.as_mut_ptr(),
-                false,
-                (at(p.q.0, &p.q.1, m, 0), p.q.1[3], p.q.1[2]),
-                (at_kv(p.k.0, &p.k.1, n, 0), p.k.1[2], p.k.1[3]),
-            );
-        } else {
-            qk.fill(0.0);
-        }
+        scaled_product(
+            (qb, kvb, e),
+            (qk.as_mut_ptr(), 1, kvb as isize),
+            false,
+            (at(p.q.0, &p.q.1, m, 0), p.q.1[3], p.q.1[2]),
+            (at_kv(p.k.0, &p.k.1, n, 0), p.k.1[2], p.k.1[3]),
+            1.0,
+        );
         if p.causal && num_keys - n <= p.kv_split {
             for r in 0..qb {
                 let last = (m + r) as isize - n as isize;
@@ -383,12 +346,13 @@ unsafe fn block_impl<const W: usize>(p: &Problem, bufs: &mut Bufs, bi: usize, hi
         }
         // dst (+)= p @ v[n.., :]
         if e > 0 {
-            product(
+            scaled_product(
                 (qb, e, kvb),
-                bufs.dst.as_mut_ptr(),
+                (bufs.dst.as_mut_ptr(), 1, e as isize),
                 n > 0,
                 (qk.as_ptr(), 1, kvb as isize),
                 (at_kv(p.v.0, &p.v.1, n, 0), p.v.1[3], p.v.1[2]),
+                1.0,
             );
         }
         n += p.kv_split;
@@ -688,7 +652,8 @@ unsafe fn backward_task_impl<const W: usize>(
 }
 
 /// `dst = alpha * lhs @ rhs`, or `dst += alpha * lhs @ rhs` with `accumulate`, for `(m, n, k)`;
-/// every matrix as (pointer, column stride, row stride) in elements. On the calling thread.
+/// every matrix as (pointer, column stride, row stride) in elements; `k == 0` gives zeros. On the
+/// calling thread: the blocks of the forward and the backward are what runs in parallel.
 #[inline(always)]
 unsafe fn scaled_product(
     (m, n, k): (usize, usize, usize),

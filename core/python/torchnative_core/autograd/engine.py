@@ -15,6 +15,7 @@ import sys
 import threading
 
 from ..ops import base as B
+from ..ops.composites import sum_to_dims
 from . import graph as G
 
 _DTYPES = B.T.BY_CODE  # dtype code -> torch.dtype (B.dtype_of without the call)
@@ -343,12 +344,11 @@ def _sum_to(g, shape, sizes):
     """at::sum_to, which upstream's validate_outputs calls: the leading dimensions and those
     `shape` keeps as 1 summed with keepdim, then a view without the leading ones (the door's
     sum and view directly, not sum_to_size's composite)."""
-    lead = len(sizes) - len(shape)
-    dims = list(range(lead)) + [lead + i for i, n in enumerate(shape) if n == 1 and sizes[lead + i] != 1]
+    dims = sum_to_dims(shape, sizes)
     if not dims:
         return g
     out = C._aten_dispatch("sum.dim_IntList", g, dims, True, None)
-    return C._aten_dispatch("view", out, list(shape)) if lead else out
+    return C._aten_dispatch("view", out, list(shape)) if len(sizes) > len(shape) else out
 
 
 def _expandable(shape, to):

@@ -918,11 +918,18 @@ def sum_to_size(self, size):
     if not _expandable_to(size, sizes):
         raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size {{{', '.join(map(str, sizes))}}}.")
     lead = len(sizes) - len(size)
-    dims = list(range(lead)) + [lead + i for i, s in enumerate(size) if s == 1 and sizes[lead + i] != 1]
+    dims = sum_to_dims(size, sizes)
     if not dims:
         return self
     out = D("sum.dim_IntList", self, dims, True, None)
     return D("view", out, size) if lead else out
+
+
+def sum_to_dims(size, sizes):
+    """The dimensions at::sum_to sums to bring `sizes` to `size`: the leading ones, and those
+    `size` keeps as 1 where `sizes` does not."""
+    lead = len(sizes) - len(size)
+    return list(range(lead)) + [lead + i for i, n in enumerate(size) if n == 1 and sizes[lead + i] != 1]
 
 
 def _expandable_to(size, target):

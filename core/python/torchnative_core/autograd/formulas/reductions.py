@@ -124,11 +124,8 @@ def _var_grad(x, g, dim, correction, keepdim):
 
 
 def _std_grad(x, g, result, dim, correction, keepdim):
-    dims = _dims(dim, x.dim())
-    corr = 1 if correction is None else correction
-    n = _numel(list(x.shape), dims)
-    gg = _unsqueeze_to(g / (2 * result), dims, x.dim(), keepdim)
-    return gg.masked_fill(_unsqueeze_to(result, dims, x.dim(), keepdim) == 0, 0) * 2 * (x - x.mean(dims, keepdim=True)) / max(n - corr, 0)
+    # d std = d var / (2 std), 0 where std is 0
+    return _var_grad(x, (g / (2 * result)).masked_fill(result == 0, 0), dim, correction, keepdim)
 
 
 @formula("var.correction", save=("self",))
