@@ -33,6 +33,10 @@ thread_local! {
     static GRAD_ENABLED: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
     /// Inference mode: tensors made while it is on are inference tensors.
     static INFERENCE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The vmap step (functorch/batched.py `handle`), set while a vmap level is active: it runs
+    /// before autograd, as upstream's FuncTorchDynamicLayerFrontMode does, and unwraps batched
+    /// tensors so that autograd records on the physical (batch-carrying) tensors.
+    static VMAP: std::cell::RefCell<Option<Py<PyAny>>> = const { std::cell::RefCell::new(None) };
     /// The TorchDispatchMode stack (upstream keeps it in C++ thread-local state too).
     static MODES: std::cell::RefCell<Vec<Py<PyAny>>> = const { std::cell::RefCell::new(Vec::new()) };
 }
@@ -68,6 +72,13 @@ pub fn _tn_install_door(
         },
     );
     Ok(())
+}
+
+/// Installs (or, with None, removes) the vmap step of the door.
+#[pyfunction]
+#[pyo3(signature = (handler=None))]
+pub fn _tn_set_vmap_handler(handler: Option<Py<PyAny>>) {
+    VMAP.with(|v| *v.borrow_mut() = handler);
 }
 
 #[pyfunction]
@@ -173,6 +184,12 @@ pub fn _aten_dispatch(
     if COUNTING.load(Ordering::Relaxed) {
         if let Some(c) = CALLS.lock().unwrap().as_mut() {
             *c.entry(op.to_str()?.to_string()).or_default() += 1;
+        }
+    }
+    if let Some(h) = VMAP.with(|v| v.borrow().as_ref().map(|h| h.clone_ref(py))) {
+        let out = h.call(py, (op, args.clone()), kwargs)?;
+        if !out.is(&py.NotImplemented()) {
+            return Ok(out);
         }
     }
     let st = state(py);

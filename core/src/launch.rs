@@ -33,6 +33,18 @@ impl Arena {
     }
 }
 
+/// A vmap logical tensor is sample 0's geometry over the whole batch's storage: a kernel given
+/// one would compute on that sample alone, so it is refused (functorch/batched.py catches this
+/// to fall back to a per-sample loop).
+fn not_batched(t: &TensorBase) -> PyResult<()> {
+    if t.batched {
+        return Err(PyRuntimeError::new_err(
+            "vmap: internal: a batched tensor reached a kernel; it must be unwrapped first",
+        ));
+    }
+    Ok(())
+}
+
 fn zero_arg() -> TnArg {
     TnArg {
         kind: TnArgKind::None as i32,
@@ -66,6 +78,7 @@ fn to_arg(
     }
     if let Ok(t) = v.downcast::<TensorBase>() {
         let t = t.borrow();
+        not_batched(&t)?;
         device.get_or_insert(t.device());
         a.kind = TnArgKind::Tensor as i32;
         a.tensor = arena.tensor(&t);
@@ -117,6 +130,7 @@ fn to_arg(
                     continue;
                 }
                 let t = x.downcast::<TensorBase>()?.borrow();
+                not_batched(&t)?;
                 device.get_or_insert(t.device());
                 ts.push(arena.tensor(&t));
             }
@@ -251,6 +265,7 @@ pub fn _tn_launch(
             out_views.push(zero_arg().tensor);
         } else {
             let t = o.downcast::<TensorBase>()?.borrow();
+            not_batched(&t)?;
             device.get_or_insert(t.device());
             device_index = t.storage.device_index;
             out_views.push(arena.tensor(&t));

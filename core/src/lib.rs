@@ -158,6 +158,7 @@ fn _tn_from_address(
         wrapped_number: false,
         inference: false,
         base: None,
+        batched: false,
     };
     tensor::wrap(py, t)
 }
@@ -220,6 +221,7 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(door::is_inference_mode_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(door::_set_inference_mode, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_install_door, m)?)?;
+    m.add_function(wrap_pyfunction!(door::_tn_set_vmap_handler, m)?)?;
     m.add_function(wrap_pyfunction!(fastpath::_tn_set_fast_paths, m)?)?;
     m.add_function(wrap_pyfunction!(fastpath::_tn_wrapped_number, m)?)?;
     m.add_function(wrap_pyfunction!(fastpath::_tn_fast_paths_enabled, m)?)?;

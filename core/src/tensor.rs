@@ -91,6 +91,15 @@ pub struct TensorBase {
     pub inference: bool,
     /// The tensor this one is a view of, for `._base`.
     pub base: Option<Py<PyAny>>,
+    /// A vmap logical tensor (functorch/batched.py): its geometry is sample 0 of its batch, so
+    /// no kernel or host reader may take it as data; the door's vmap step unwraps it first.
+    pub batched: bool,
+}
+
+/// A view made directly (not through the door) of a vmap logical tensor would be sample 0 of
+/// its batch, unmarked: refused, so that the vmap step falls back to a per-sample loop.
+fn batched_view_error() -> PyErr {
+    PyRuntimeError::new_err("vmap: internal: a batched tensor reached a kernel; it must be unwrapped first")
 }
 
 impl TensorBase {
@@ -116,6 +125,7 @@ impl TensorBase {
             wrapped_number: false,
             inference: false,
             base: None,
+            batched: false,
         })
     }
 
@@ -129,6 +139,7 @@ impl TensorBase {
             wrapped_number: false,
             inference: self.inference,
             base,
+            batched: false,
         }
     }
 
@@ -241,6 +252,7 @@ impl TensorBase {
             wrapped_number: false,
             inference: t.inference,
             base: None,
+            batched: false,
         })
     }
 
@@ -297,6 +309,16 @@ impl TensorBase {
     #[setter(_tn_requires_grad)]
     fn set_tn_requires_grad(&mut self, v: bool) {
         self.requires_grad = v;
+    }
+
+    #[getter]
+    fn _tn_batched(&self) -> bool {
+        self.batched
+    }
+
+    #[setter(_tn_batched)]
+    fn set_tn_batched(&mut self, v: bool) {
+        self.batched = v;
     }
 
     fn _tn_bump_version(&self) {
@@ -379,6 +401,22 @@ impl TensorBase {
         offset: i64,
         base: Option<PyObject>,
     ) -> PyResult<PyObject> {
+        if slf.borrow().batched {
+            return Err(batched_view_error());
+        }
+        Self::_tn_batch_view(slf, sizes, strides, offset, base)
+    }
+
+    /// `_tn_as_strided` that also takes a batched (vmap) tensor: functorch/batched.py builds
+    /// logical tensors over their values with it.
+    #[pyo3(signature = (sizes, strides, offset, base=None))]
+    fn _tn_batch_view(
+        slf: &Bound<'_, Self>,
+        sizes: Vec<i64>,
+        strides: Vec<i64>,
+        offset: i64,
+        base: Option<PyObject>,
+    ) -> PyResult<PyObject> {
         let py = slf.py();
         let me = slf.borrow();
         check_in_bounds(&me, &sizes, &strides, offset)?;
@@ -451,6 +489,9 @@ impl TensorBase {
         strides: Vec<i64>,
         offset: i64,
     ) -> PyResult<PyObject> {
+        if slf.borrow().batched {
+            return Err(batched_view_error());
+        }
         let py = slf.py();
         let me = slf.borrow();
         let dtype =
@@ -471,6 +512,9 @@ impl TensorBase {
     /// A fresh tensor object sharing storage, geometry and version counter (`detach`, `alias`).
     #[pyo3(signature = (cls=None))]
     fn _tn_alias(slf: &Bound<'_, Self>, cls: Option<Bound<'_, PyType>>) -> PyResult<PyObject> {
+        if slf.borrow().batched {
+            return Err(batched_view_error());
+        }
         let py = slf.py();
         let me = slf.borrow();
         let t = me.view_of(me.meta.clone(), me.base.as_ref().map(|b| b.clone_ref(py)));
@@ -495,6 +539,12 @@ impl TensorBase {
     /// Raw bytes of the storage this tensor's elements live in, for host-side readers
     /// (`tolist`, `item`, `numpy`). Only for CPU tensors; returns (address, nbytes).
     fn _tn_host_span(&self) -> PyResult<(usize, usize)> {
+        if self.batched {
+            return Err(PyRuntimeError::new_err(
+                "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling \
+                 .item() on a Tensor, please try to rewrite what you're doing with other operations.",
+            ));
+        }
         if Some(self.storage.device) != registry::lookup_device("cpu") {
             return Err(PyRuntimeError::new_err("_tn_host_span on a non-CPU tensor"));
         }

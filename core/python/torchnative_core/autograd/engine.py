@@ -15,6 +15,8 @@ import sys
 import threading
 
 from ..ops import base as B
+from ..functorch import grad as _functorch_grad
+from ..functorch import levels as _levels
 from ..ops.composites import sum_to_dims
 from . import graph as G
 
@@ -56,6 +58,19 @@ class ImperativeEngine:
 
     def run_backward(self, tensors, grad_tensors, keep_graph, create_graph, inputs=(), allow_unreachable=True,
                      accumulate_grad=True):
+        if _levels.stack() and _functorch_grad.involved(tensors, grad_tensors, inputs):
+            # batched outputs: their graph is their physical values' (functorch/grad.py)
+            def run(t, g, inputs):
+                return self._run(t, g, keep_graph, create_graph, inputs, allow_unreachable, accumulate_grad)
+            grads = _functorch_grad.run_backward(run, tensors, grad_tensors, inputs)
+        else:
+            grads = self._run(tensors, grad_tensors, keep_graph, create_graph, inputs, allow_unreachable,
+                              accumulate_grad)
+        if _functorch_grad.WRAPPED[0] and create_graph and inputs:
+            grads = _functorch_grad.detach_dead(inputs, grads)
+        return grads
+
+    def _run(self, tensors, grad_tensors, keep_graph, create_graph, inputs, allow_unreachable, accumulate_grad):
         roots = []
         for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
             edge = _edge_of(t)

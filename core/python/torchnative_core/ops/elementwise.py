@@ -497,19 +497,20 @@ def where(condition, self, other):
     return out
 
 
+# Composite upstream: where.self through the door, so that autograd records it (WhereBackward0).
 @impl("where.ScalarOther")
 def where_scalar_other(condition, self, other):
-    return where(condition, self, B.C._tn_scalar_to_tensor(other))
+    return B.door("where.self", condition, self, B.C._tn_scalar_to_tensor(other))
 
 
 @impl("where.ScalarSelf")
 def where_scalar_self(condition, self, other):
-    return where(condition, B.C._tn_scalar_to_tensor(self), other)
+    return B.door("where.self", condition, B.C._tn_scalar_to_tensor(self), other)
 
 
 @impl("where.Scalar")
 def where_scalar(condition, self, other):
-    return where(condition, B.C._tn_scalar_to_tensor(self), B.C._tn_scalar_to_tensor(other))
+    return B.door("where.self", condition, B.C._tn_scalar_to_tensor(self), B.C._tn_scalar_to_tensor(other))
 
 
 # --- unary ------------------------------------------------------------------------------------

@@ -44,8 +44,23 @@ class NullStackValue:
         return "<NULL>"
 
 
+_compiled_autograd = {"compiler": None, "dynamic": False}
+
+
+def set_autograd_compiler(compiler, dynamic):
+    """Compiled autograd's compiler slot; torchnative's engine never calls it (there is no graph
+    compiler to hand the backward to), but torch.func sets it aside around its backward passes."""
+    prior = (_compiled_autograd["compiler"], _compiled_autograd["dynamic"])
+    _compiled_autograd["compiler"], _compiled_autograd["dynamic"] = compiler, dynamic
+    return prior
+
+
 def install(C) -> None:
     from .placeholders import module_for
+
+    ca = module_for(C, "torch._C._dynamo.compiled_autograd")
+    set_autograd_compiler.__module__ = "torch._C._dynamo.compiled_autograd"
+    ca.set_autograd_compiler = set_autograd_compiler
 
     ef = module_for(C, "torch._C._dynamo.eval_frame")
     for obj in (_FrameExecStrategy, set_guard_error_hook, set_code_exec_strategy, get_code_exec_strategy,

@@ -1,19 +1,25 @@
-"""`torch._C._functorch` queries with no transform active: torchnative has no functorch
-interpreters yet, so the dynamic layer stack is a real, empty stack and no tensor is ever a
-functorch wrapper. The transforms themselves (vmap, grad, jvp, functionalize) stay refusing
-placeholders."""
+"""`torch._C._functorch`: the transform stack and batched tensors of torchnative_core.functorch.
+
+vmap and grad are real (functorch/); a grad transform wraps no tensor (its graph is the core's
+one autograd graph), so no tensor is a GradTrackingTensor. Upstream's Python interpreter objects
+(pyfunctorch) stay off: `peek_interpreter_stack` answers None, so `autograd.Function` and
+friends take their plain paths. jvp and functionalize stay refusing placeholders."""
 
 from __future__ import annotations
+
+from ..functorch import batched as _batched
+from ..functorch import grad as _grad
+from ..functorch import levels as _levels
 
 _state = {"inplace_requires_grad": False, "single_level_autograd_function": False}
 
 
 def is_functorch_wrapped_tensor(tensor):
-    return False
+    return _batched.info(tensor) is not None
 
 
 def is_batchedtensor(tensor):
-    return False
+    return _batched.info(tensor) is not None
 
 
 def is_legacy_batchedtensor(tensor):
@@ -29,23 +35,70 @@ def is_functionaltensor(tensor):
 
 
 def get_unwrapped(tensor):
-    raise RuntimeError("get_unwrapped: expected a functorch wrapped tensor")
+    i = _batched.info(tensor)
+    if i is None:
+        raise RuntimeError("get_unwrapped: expected a functorch wrapped tensor")
+    return i[0]
 
 
 def maybe_get_level(tensor):
-    return -1
+    i = _batched.info(tensor)
+    return i[2] if i else -1
 
 
 def maybe_get_bdim(tensor):
-    return -1
+    i = _batched.info(tensor)
+    return i[1] if i else -1
 
 
 def maybe_current_level():
-    return None
+    s = _levels.stack()
+    return s[-1].level if s else None
 
 
 def current_level():
-    raise RuntimeError("current_level: no functorch transform is active")
+    s = _levels.stack()
+    if not s:
+        raise RuntimeError("current_level: no functorch transform is active")
+    return s[-1].level
+
+
+def _vmap_increment_nesting(batch_size, randomness):
+    if randomness not in ("error", "same", "different"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
+    return _levels.push("vmap", int(batch_size), randomness)
+
+
+def _vmap_decrement_nesting():
+    return _levels.pop("vmap")
+
+
+def _grad_increment_nesting():
+    return _grad.increment_nesting()
+
+
+def _grad_decrement_nesting():
+    return _grad.decrement_nesting()
+
+
+def _wrap_for_grad(tensor, level):
+    return _grad.wrap_for_grad(tensor, level)
+
+
+def _unwrap_for_grad(tensor, level):
+    return _grad.unwrap_for_grad(tensor, level)
+
+
+def _add_batch_dim(tensor, batch_dim, level):
+    return _batched.add_batch_dim(tensor, batch_dim, level)
+
+
+def _remove_batch_dim(tensor, level, batch_size, out_dim):
+    return _batched.remove_batch_dim(tensor, level, batch_size, out_dim)
+
+
+def _unwrap_batched(tensor, level):
+    return _batched.unwrap_batched(tensor, level)
 
 
 def count_jvp_interpreters():
@@ -53,7 +106,7 @@ def count_jvp_interpreters():
 
 
 def get_dynamic_layer_stack_depth():
-    return 0
+    return len(_levels.stack())
 
 
 def get_interpreter_stack():
@@ -107,6 +160,8 @@ def install(C) -> None:
                current_level, count_jvp_interpreters, get_dynamic_layer_stack_depth, get_interpreter_stack,
                peek_interpreter_stack, unwrap_if_dead, set_inplace_requires_grad_allowed,
                get_inplace_requires_grad_allowed, set_single_level_autograd_function_allowed,
-               get_single_level_autograd_function_allowed):
+               get_single_level_autograd_function_allowed, _vmap_increment_nesting, _vmap_decrement_nesting,
+               _grad_increment_nesting, _grad_decrement_nesting, _wrap_for_grad, _unwrap_for_grad,
+               _add_batch_dim, _remove_batch_dim, _unwrap_batched):
         fn.__module__ = "torch._C._functorch"
         setattr(mod, fn.__name__, fn)

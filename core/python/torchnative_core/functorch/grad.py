@@ -1,0 +1,133 @@
+"""`torch.func.grad` and friends on the core's autograd, and autograd under vmap.
+
+torchnative records one autograd graph, on physical tensors: the door's vmap step runs before
+autograd (dispatch.py), so a batched tensor's history is its value's. A grad transform therefore
+needs no tensor wrapper of its own: `_wrap_for_grad` makes each floating input a fresh graph
+input (a leaf, or a differentiable alias when it already has history outside the transform) and
+`_unwrap_for_grad` detaches results when nothing outside the transform was differentiable.
+
+Inside vmap, per-sample gradients need each sample to own its inputs: an input not batched at
+an enclosing vmap level is expanded along that level's batch (a stride-0 view), so the physical
+graph's gradient for it is per sample, as upstream's grad-inside-vmap gives (the same idea as
+opacus's expanded weights). `run_backward` translates batched outputs and inputs to the physical
+tensors that hold their graph, and wraps the gradients back."""
+
+from __future__ import annotations
+
+from ..ops import base as B
+from . import batched as BT
+from . import levels as LV
+from .batched import D
+
+
+def increment_nesting() -> int:
+    return LV.push("grad")
+
+
+def decrement_nesting() -> int:
+    return LV.pop("grad")
+
+
+def _insert_levels(real, levels, new):
+    """`real` (batch dimensions first, for `levels`) broadcast along each level in `new` too."""
+    merged = sorted(levels + [e.level for e in new])
+    sizes = {e.level: e.batch_size for e in new}
+    for i, lv in enumerate(merged):
+        if lv in sizes:
+            real = D("unsqueeze", real, i)
+            shape = list(real._tn_sizes)
+            shape[i] = sizes[lv]
+            real = D("expand", real, shape, False)
+    return real, merged
+
+
+def wrap_for_grad(t, level):
+    if not isinstance(t, B.C.TensorBase):
+        return t
+    entry = LV.layer(level)
+    d = B.dtype_of(t)
+    if not (d.is_floating_point or d.is_complex):
+        return t
+    if t._tn_requires_grad and entry is not None:
+        entry.outer_differentiable = True
+    real, levels = BT.canonical(t)
+    missing = [e for e in LV.vmap_levels_below(level) if e.level not in levels]
+    if missing:
+        real, levels = _insert_levels(real, levels, missing)
+    if real._tn_requires_grad and B.C.is_grad_enabled():
+        w = D("alias", real)
+    else:
+        w = D("detach", real)
+        w._tn_requires_grad = True
+    out = BT.rebuild(w, [(lv, i) for i, lv in enumerate(levels)])
+    if entry is not None:
+        out.__dict__[LAYER_KEY] = entry
+        WRAPPED[0] = True
+    return out
+
+
+# the grad layer that made a wrapped input (a vjp's closure runs after its layer has gone)
+LAYER_KEY = "_tn_grad_layer"
+WRAPPED = [False]
+
+
+def detach_dead(inputs, grads):
+    """Gradients taken after their grad transform returned (torch.func.vjp's vjp_fn) for inputs
+    that had no history outside it carry none: upstream's dead GradTrackingTensors unwrap to
+    plain tensors."""
+    out = []
+    for x, g in zip(inputs, grads):
+        layer = getattr(x, "__dict__", {}).get(LAYER_KEY)
+        if g is not None and layer is not None and not layer.alive and not layer.outer_differentiable:
+            g = D("detach", g)
+        out.append(g)
+    return tuple(out)
+
+
+def unwrap_for_grad(t, level):
+    entry = LV.layer(level)
+    if isinstance(t, B.C.TensorBase) and entry is not None and not entry.outer_differentiable and t._tn_requires_grad:
+        return D("detach", t)
+    return t
+
+
+def _align(g, levels, entries):
+    """A gradient for an output batched at `levels`: its value laid out as the output's
+    physical tensor; levels only `g` has stay batched around it."""
+    real, g_levels = BT.canonical(g)
+    missing = [entries[lv] for lv in levels if lv not in g_levels]
+    if missing:
+        real, g_levels = _insert_levels(real, g_levels, missing)
+    extra = [(lv, i) for i, lv in enumerate(g_levels) if lv not in levels]
+    return BT.rebuild(real, extra) if extra else real
+
+
+def involved(tensors, grad_tensors, inputs) -> bool:
+    return any(BT.info(t) is not None for t in tensors) and bool(LV.stack())
+
+
+def run_backward(run, tensors, grad_tensors, inputs, **kw):
+    """Runs the engine (`run`) on the physical tensors behind batched outputs and inputs."""
+    entries = {e.level: e for e in LV.stack()}
+    outs, out_grads = [], []
+    for t, g in zip(tensors, grad_tensors):
+        real, levels = BT.canonical(t)
+        outs.append(real)
+        out_grads.append(None if g is None else _align(g, levels, entries))
+    reals, placements = [], []
+    for x in inputs or ():
+        real, levels = BT.canonical(x)
+        reals.append(real)
+        placements.append(levels)
+    grads = run(outs, out_grads, inputs=tuple(reals), **kw)
+    if not inputs:
+        return grads
+    result = []
+    for g, levels in zip(grads, placements):
+        if g is None or not levels:
+            result.append(g)
+            continue
+        g_real, g_levels = BT.canonical(g)
+        placed = [(lv, i) for i, lv in enumerate(g_levels)] + [(lv, len(g_levels) + j) for j, lv in enumerate(levels)]
+        result.append(BT.rebuild(g_real, placed))
+    return tuple(result)
