@@ -188,7 +188,7 @@ pub fn _aten_dispatch(
     }
     if let Some(h) = VMAP.with(|v| v.borrow().as_ref().map(|h| h.clone_ref(py))) {
         let out = h.call(py, (op, args.clone()), kwargs)?;
-        if !out.is(&py.NotImplemented()) {
+        if !out.is(py.NotImplemented()) {
             return Ok(out);
         }
     }

@@ -111,6 +111,12 @@ fn _tn_to_bytes<'py>(
     py: Python<'py>,
     t: PyRef<'_, TensorBase>,
 ) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+    if t.batched {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(
+            "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling .item() \
+             on a Tensor, please try to rewrite what you're doing with other operations.",
+        ));
+    }
     if !tensor::is_contiguous(&t.meta.sizes, &t.meta.strides) {
         return Err(pyo3::exceptions::PyValueError::new_err(
             "_tn_to_bytes needs a contiguous tensor",

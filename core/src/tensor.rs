@@ -99,7 +99,9 @@ pub struct TensorBase {
 /// A view made directly (not through the door) of a vmap logical tensor would be sample 0 of
 /// its batch, unmarked: refused, so that the vmap step falls back to a per-sample loop.
 fn batched_view_error() -> PyErr {
-    PyRuntimeError::new_err("vmap: internal: a batched tensor reached a kernel; it must be unwrapped first")
+    PyRuntimeError::new_err(
+        "vmap: internal: a batched tensor reached a kernel; it must be unwrapped first",
+    )
 }
 
 impl TensorBase {

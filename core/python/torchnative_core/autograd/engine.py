@@ -58,6 +58,10 @@ class ImperativeEngine:
 
     def run_backward(self, tensors, grad_tensors, keep_graph, create_graph, inputs=(), allow_unreachable=True,
                      accumulate_grad=True):
+        if create_graph and _functorch_grad.WRAPPED[0] and any(e.kind == "grad" for e in _levels.stack()):
+            # a nested grad transform's outer backward runs through this graph again: upstream
+            # keeps one graph per transform level, torchnative one graph, so it is kept
+            keep_graph = True
         if _levels.stack() and _functorch_grad.involved(tensors, grad_tensors, inputs):
             # batched outputs: their graph is their physical values' (functorch/grad.py)
             def run(t, g, inputs):

@@ -24,6 +24,10 @@ def _door(op, *args):
 
 def host_values(t):
     """The elements of `t` as a flat list of Python numbers, in row-major order."""
+    if t._tn_batched:
+        from ..functorch.rules import item_error
+
+        raise item_error()
     if T.BY_CODE[t._tn_dtype_code].is_complex:  # read as (real, imag) pairs of the real dtype
         pairs = host_values(_door("view_as_real", t))
         return [complex(re, im) for re, im in zip(pairs[::2], pairs[1::2])]
@@ -305,6 +309,10 @@ def _make_cast(dtype):
 
 
 def _scalar_for(t, what):
+    if what == "bool" and t._tn_batched:
+        from ..functorch.rules import data_dependent_error
+
+        raise data_dependent_error()
     n = 1
     for s in t._tn_sizes:
         n *= s

@@ -21,6 +21,8 @@ ERROR_RANDOMNESS = (
 
 
 def _is_random(op) -> bool:
+    """Tagged nondeterministic_seeded and not composite (a composite's parts are checked: scaled
+    dot-product attention draws only with dropout)."""
     r = _RANDOM.get(op)
     if r is None:
         import torch
@@ -31,6 +33,7 @@ def _is_random(op) -> bool:
             r = torch.Tag.nondeterministic_seeded in overload_packet(op).tags
         except (AttributeError, RuntimeError):
             r = False
+        r = r and not rules.facts(op).composite
         _RANDOM[op] = r
     return r
 

@@ -45,11 +45,11 @@ def wrap_for_grad(t, level):
     if not isinstance(t, B.C.TensorBase):
         return t
     entry = LV.layer(level)
+    if entry is not None and entry.kind == "jvp":
+        return t  # forward mode's make_dual makes the graph input (forward.py)
     d = B.dtype_of(t)
     if not (d.is_floating_point or d.is_complex):
         return t
-    if t._tn_requires_grad and entry is not None:
-        entry.outer_differentiable = True
     real, levels = BT.canonical(t)
     missing = [e for e in LV.vmap_levels_below(level) if e.level not in levels]
     if missing:
@@ -61,9 +61,38 @@ def wrap_for_grad(t, level):
         w._tn_requires_grad = True
     out = BT.rebuild(w, [(lv, i) for i, lv in enumerate(levels)])
     if entry is not None:
+        entry.inputs.add(id(w))
         out.__dict__[LAYER_KEY] = entry
         WRAPPED[0] = True
     return out
+
+
+def reaches_outside(t, own):
+    """Whether `t`'s history reaches a leaf that requires grad other than the graph inputs a
+    transform made (`own`, ids): upstream's unwrapped results require grad exactly then (their
+    history at the enclosing level)."""
+    fn = t.grad_fn
+    if fn is None:
+        return t._tn_requires_grad and id(t) not in own
+    seen, stack = set(), [fn]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        var = getattr(node, "variable", None)
+        if var is not None:
+            if id(var) not in own:
+                return True
+            continue
+        stack.extend(n for n, _ in node.next_functions)
+    return False
+
+
+def detach_unless_outside(t, own):
+    if isinstance(t, B.C.TensorBase) and t._tn_requires_grad and not reaches_outside(BT.canonical(t)[0], own):
+        return D("detach", t)
+    return t
 
 
 # the grad layer that made a wrapped input (a vjp's closure runs after its layer has gone)
@@ -78,17 +107,17 @@ def detach_dead(inputs, grads):
     out = []
     for x, g in zip(inputs, grads):
         layer = getattr(x, "__dict__", {}).get(LAYER_KEY)
-        if g is not None and layer is not None and not layer.alive and not layer.outer_differentiable:
-            g = D("detach", g)
+        if g is not None and layer is not None and not layer.alive:
+            g = detach_unless_outside(g, layer.inputs)
         out.append(g)
     return tuple(out)
 
 
 def unwrap_for_grad(t, level):
     entry = LV.layer(level)
-    if isinstance(t, B.C.TensorBase) and entry is not None and not entry.outer_differentiable and t._tn_requires_grad:
-        return D("detach", t)
-    return t
+    if entry is None:
+        return t
+    return detach_unless_outside(t, entry.inputs)
 
 
 def _align(g, levels, entries):
@@ -103,7 +132,7 @@ def _align(g, levels, entries):
 
 
 def involved(tensors, grad_tensors, inputs) -> bool:
-    return any(BT.info(t) is not None for t in tensors) and bool(LV.stack())
+    return any(BT.info(t) is not None for t in tensors) or any(BT.info(t) is not None for t in inputs or ())
 
 
 def run_backward(run, tensors, grad_tensors, inputs, **kw):
@@ -128,6 +157,14 @@ def run_backward(run, tensors, grad_tensors, inputs, **kw):
             result.append(g)
             continue
         g_real, g_levels = BT.canonical(g)
-        placed = [(lv, i) for i, lv in enumerate(g_levels)] + [(lv, len(g_levels) + j) for j, lv in enumerate(levels)]
+        k = len(g_levels)
+        own = list(levels)
+        for lv in [lv for lv in g_levels if lv in own]:
+            # batched at a level both through the input and through the incoming gradients:
+            # sample b of the input receives sample b's gradient only (the diagonal)
+            i, j = g_levels.index(lv), k + own.index(lv)
+            g_real = D("movedim.int", D("diagonal", g_real, 0, i, j), -1, i)
+            own.remove(lv)
+        placed = [(lv, i) for i, lv in enumerate(g_levels)] + [(lv, k + j) for j, lv in enumerate(own)]
         result.append(BT.rebuild(g_real, placed))
     return tuple(result)

@@ -9,17 +9,17 @@ from ..ops import base as B
 
 
 class Layer:
-    __slots__ = ("level", "kind", "batch_size", "randomness", "outer_differentiable", "alive")
+    __slots__ = ("level", "kind", "batch_size", "randomness", "alive", "inputs")
 
     def __init__(self, level, kind, batch_size=None, randomness=None):
         self.level = level
         self.kind = kind  # "vmap" or "grad"
         self.batch_size = batch_size
         self.randomness = randomness  # "error", "same" or "different" (vmap only)
-        # grad: whether a wrapped input required grad outside this transform (the results then
-        # keep their history, as upstream's unwrapped GradTrackingTensors do)
-        self.outer_differentiable = False
         self.alive = True
+        # grad/jvp: ids of the graph inputs this transform made (its results keep history only
+        # where it reaches other leaves that require grad)
+        self.inputs = set()
 
 
 _local = threading.local()

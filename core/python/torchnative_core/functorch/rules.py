@@ -71,13 +71,20 @@ def moved(a, level, size):
     return D("expand", D("unsqueeze", a, 0), [size] + list(a._tn_sizes), False)
 
 
+def same_kind(out, items):
+    """`items` in the container kind of `out` (list, tuple, torch.return_types)."""
+    if isinstance(out, list):
+        return list(items)
+    if type(out) is tuple:
+        return tuple(items)
+    return type(out)(list(items))
+
+
 def wrap(out, level, bdim=0):
     if isinstance(out, B.C.TensorBase):
         return BT.make(out, bdim, level)
-    if isinstance(out, tuple):
-        return tuple(wrap(o, level, bdim) for o in out)
-    if isinstance(out, list):
-        return [wrap(o, level, bdim) for o in out]
+    if isinstance(out, (tuple, list)):
+        return same_kind(out, (wrap(o, level, bdim) for o in out))
     return out
 
 
@@ -134,7 +141,7 @@ def _stack(results, op):
             )
         return D("stack", list(results), 0)
     if isinstance(r0, (tuple, list)):
-        return type(r0)(_stack([r[i] for r in results], op) for i in range(len(r0)))
+        return same_kind(r0, (_stack([r[i] for r in results], op) for i in range(len(r0))))
     if r0 is None:
         return None
     raise RuntimeError(
@@ -213,6 +220,11 @@ def pointwise(op, args, kwargs, level, size):
         new.append(a)
     inplace = facts(op).inplace
     if inplace and unwrap(args[0], level)[1] is None:
+        # upstream's in-place kernel meets the batched operand: a broadcast error first
+        shape = list(args[0]._tn_sizes)
+        full = B.broadcast_shapes(*[a._tn_sizes for a in new if isinstance(a, TB)])
+        if list(full) != shape:
+            raise RuntimeError(f"output with shape {shape} doesn't match the broadcast shape {list(full)}")
         raise _inplace_error(op)
     if zero_dim and not inplace:
         # a zero-dim operand promotes as a lower tier than a dimensioned one; its batched value
@@ -256,7 +268,7 @@ def view_generic(op, args, kwargs, level, size):
         return BT.rebuild(p, placed)
 
     if isinstance(r0, (list, tuple)):
-        return type(r0)(batch(o) for o in r0)
+        return same_kind(r0, (batch(o) for o in r0))
     return batch(r0)
 
 
@@ -351,7 +363,7 @@ def _squeeze_last(out):
     if isinstance(out, B.C.TensorBase):
         return D("squeeze.dim", out, -1) if len(out._tn_sizes) == 2 else out
     if isinstance(out, (tuple, list)):
-        return type(out)(_squeeze_last(o) for o in out)
+        return same_kind(out, (_squeeze_last(o) for o in out))
     return out
 
 
@@ -696,7 +708,7 @@ def _fold(full_rank):
 
         def unfold(o):
             return D("unflatten.int", o, 0, [size, n]) if isinstance(o, B.C.TensorBase) else o
-        out = tuple(unfold(o) for o in out) if isinstance(out, tuple) else unfold(out)
+        out = same_kind(out, (unfold(o) for o in out)) if isinstance(out, tuple) else unfold(out)
         return wrap(out, level)
     return rule_fn
 
@@ -736,18 +748,34 @@ for _op in ("mse_loss_backward", "smooth_l1_loss_backward", "huber_loss_backward
     RULES[_op] = _decomposed
 
 
-@rule("_local_scalar_dense")
-def _item(op, args, kwargs, level, size):
-    raise RuntimeError(
+def item_error():
+    return RuntimeError(
         "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling .item() on a "
         "Tensor, please try to rewrite what you're doing with other operations. If error is occurring somewhere "
         "inside PyTorch internals, please file a bug report."
     )
 
 
-@rule("is_nonzero", "equal")
-def _data_dependent(op, args, kwargs, level, size):
-    raise RuntimeError(
+def data_dependent_error():
+    return RuntimeError(
         "vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. We don't "
         "support that yet, please shout over at https://github.com/pytorch/functorch/issues/257 ."
     )
+
+
+@rule("_local_scalar_dense")
+def _item(op, args, kwargs, level, size):
+    raise item_error()
+
+
+@rule("is_nonzero", "equal")
+def _data_dependent(op, args, kwargs, level, size):
+    raise data_dependent_error()
+
+
+@rule("_make_dual", "_unpack_dual")
+def _forward_mode(op, args, kwargs, level, size):
+    """Forward mode works on the logical tensors itself (forward.py)."""
+    from . import forward
+
+    return (forward.make_dual if op == "_make_dual" else forward.unpack_dual)(*args, **kwargs)

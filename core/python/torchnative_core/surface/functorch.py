@@ -8,6 +8,7 @@ friends take their plain paths. jvp and functionalize stay refusing placeholders
 from __future__ import annotations
 
 from ..functorch import batched as _batched
+from ..functorch import forward as _forward
 from ..functorch import grad as _grad
 from ..functorch import levels as _levels
 
@@ -101,8 +102,16 @@ def _unwrap_batched(tensor, level):
     return _batched.unwrap_batched(tensor, level)
 
 
+def _jvp_increment_nesting():
+    return _forward.jvp_increment_nesting()
+
+
+def _jvp_decrement_nesting():
+    return _forward.jvp_decrement_nesting()
+
+
 def count_jvp_interpreters():
-    return 0
+    return sum(1 for e in _levels.stack() if e.kind == "jvp")
 
 
 def get_dynamic_layer_stack_depth():
@@ -148,11 +157,19 @@ class _DisableFuncTorch:
         return False
 
 
+def _exit_dual_level(level):
+    _forward.exit_dual_level(level)
+
+
 def install(C) -> None:
     from .placeholders import module_for
 
     _DisableFuncTorch.__module__ = "torch._C"
     C._DisableFuncTorch = _DisableFuncTorch
+    for name, fn in (("_enter_dual_level", _forward.enter_dual_level), ("_exit_dual_level", _exit_dual_level),
+                     ("_set_fwd_grad_enabled", _forward.set_fwd_grad_enabled),
+                     ("_is_fwd_grad_enabled", _forward.is_fwd_grad_enabled)):
+        setattr(C, name, fn)
 
     mod = module_for(C, "torch._C._functorch")
     for fn in (is_functorch_wrapped_tensor, is_batchedtensor, is_legacy_batchedtensor, is_gradtrackingtensor,
@@ -162,6 +179,6 @@ def install(C) -> None:
                get_inplace_requires_grad_allowed, set_single_level_autograd_function_allowed,
                get_single_level_autograd_function_allowed, _vmap_increment_nesting, _vmap_decrement_nesting,
                _grad_increment_nesting, _grad_decrement_nesting, _wrap_for_grad, _unwrap_for_grad,
-               _add_batch_dim, _remove_batch_dim, _unwrap_batched):
+               _add_batch_dim, _remove_batch_dim, _unwrap_batched, _jvp_increment_nesting, _jvp_decrement_nesting):
         fn.__module__ = "torch._C._functorch"
         setattr(mod, fn.__name__, fn)
