@@ -59,7 +59,9 @@ def _run(op, sample_input, args, kwargs):
     return op.op(sample_input, *args, **kwargs)
 
 
-def record(out_dir, ops, n_samples, dtypes=DTYPES):
+def record(out_dir, ops, n_samples, dtypes=DTYPES, call=None):
+    """`call(op, input, args, kwargs)` computes what is recorded (default: the operator itself;
+    tools/vmap_agreement.py records its vmap)."""
     import torch
     from torch.testing._internal.common_methods_invocations import op_db
 
@@ -89,7 +91,7 @@ def record(out_dir, ops, n_samples, dtypes=DTYPES):
                     continue
                 torch.manual_seed(SEED)
                 try:
-                    res = _run(op, s.input, s.args, s.kwargs)
+                    res = (call or _run)(op, s.input, s.args, s.kwargs)
                     entry = {"result": _clone(res, torch)}
                 except Exception as e:  # noqa: BLE001 - the exception type is the expected result
                     entry = {"raises": type(e).__name__}

@@ -19,7 +19,7 @@ _FACTS: dict = {}
 
 
 class Facts:
-    __slots__ = ("composite", "pointwise", "inplace", "view", "out")
+    __slots__ = ("composite", "pointwise", "inplace", "view", "out", "mutates", "dynamic")
 
 
 def facts(op) -> Facts:
@@ -34,14 +34,19 @@ def facts(op) -> Facts:
         f = Facts()
         f.composite = bool(schema is not None and schema.extra.get("composite_implicit"))
         try:
-            f.pointwise = torch.Tag.pointwise in overload_packet(op).tags
+            tags = overload_packet(op).tags
         except (AttributeError, RuntimeError):
-            f.pointwise = False
+            tags = ()
+        f.pointwise = torch.Tag.pointwise in tags
+        # output shape depends on the data; upstream batches linalg_lstsq nonetheless
+        f.dynamic = torch.Tag.dynamic_output_shape in tags and not f.composite and op != "linalg_lstsq"
         args = schema.args if schema is not None else []
         rets = schema.returns if schema is not None else []
         f.out = any(a.kwarg_only and "!" in a.type for a in args)
         f.inplace = bool(args) and "!" in args[0].type and not f.out
         f.view = any("(a" in r.type and "!" not in r.type for r in rets)
+        # arguments besides self written in place (batch norm's running statistics)
+        f.mutates = [i for i, a in enumerate(args) if i and "!" in a.type and not a.kwarg_only]
         _FACTS[op] = f
     return f
 
@@ -104,20 +109,28 @@ def shift(d, rank):
     return B.wrap_dim(d, rank) + 1
 
 
+def marked(e):
+    """An error the batching rules raise where a per-sample loop could still run the operator:
+    met inside a composite's implementation, the composite runs per sample instead (the user's
+    own calls see a plain RuntimeError, as upstream's)."""
+    e._tn_vmap_fallback = True
+    return e
+
+
 def _inplace_error(op):
     name = op.partition(".")[0]
-    return RuntimeError(
+    return marked(RuntimeError(
         f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor `other` in extra_args "
         "that has more elements than `self`. This happened due to `other` being vmapped over but `self` not being "
         f"vmapped over in a vmap. Please try to use out-of-place operators instead of {name}. If said operator "
         "is being called inside the PyTorch framework, please file a bug report instead."
-    )
+    ))
 
 
 def _no_rule(op):
-    return RuntimeError(
+    return marked(RuntimeError(
         f"Batching rule not implemented for aten::{op}; the fallback path doesn't work on out= or view ops."
-    )
+    ))
 
 
 # --- the fallback ---------------------------------------------------------------------------------
@@ -160,6 +173,14 @@ def loop(op, args, kwargs, level, size, same_randomness=False):
         raise _inplace_error(op)
     if f.view and not f.inplace:
         raise _no_rule(op)
+    if f.dynamic:
+        raise marked(RuntimeError(
+            "vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap over "
+            f"aten::{op.partition('.')[0]}. Please file an issue at https://github.com/pytorch/pytorch/issues if "
+            "you need this feature."))
+    for i in f.mutates:
+        if i < len(args) and isinstance(args[i], B.C.TensorBase) and unwrap(args[i], level)[1] is None:
+            raise _inplace_error(op)  # upstream: a batch written into an unbatched argument
     gen = state = None
     if same_randomness:
         gen = B.C.default_generator
@@ -184,8 +205,9 @@ def default(op, args, kwargs, level, size):
         try:
             return B.C._tn_call_impl(op, *args, **kwargs)
         except RuntimeError as e:
-            # the core's implementation took the batched tensor as data somewhere: per sample
-            if "vmap: internal" not in str(e):
+            # the core's implementation took the batched tensor as data, wrote a batch into an
+            # unbatched tensor, or read a value: per sample then
+            if not (getattr(e, "_tn_vmap_fallback", False) or "vmap: internal" in str(e)):
                 raise
     if f.pointwise:
         return pointwise(op, args, kwargs, level, size)
@@ -224,7 +246,7 @@ def pointwise(op, args, kwargs, level, size):
         shape = list(args[0]._tn_sizes)
         full = B.broadcast_shapes(*[a._tn_sizes for a in new if isinstance(a, TB)])
         if list(full) != shape:
-            raise RuntimeError(f"output with shape {shape} doesn't match the broadcast shape {list(full)}")
+            raise marked(RuntimeError(f"output with shape {shape} doesn't match the broadcast shape {list(full)}"))
         raise _inplace_error(op)
     if zero_dim and not inplace:
         # a zero-dim operand promotes as a lower tier than a dimensioned one; its batched value
@@ -261,6 +283,11 @@ def view_generic(op, args, kwargs, level, size):
 
     def batch(o):
         sizes, strides = rs[:k] + list(o._tn_sizes), rst[:k] + list(o._tn_strides)
+        if o._tn_dtype_code != real._tn_dtype_code:  # view_as_real/complex, view(dtype)
+            old, new = B.dtype_of(real).itemsize, B.dtype_of(o).itemsize
+            strides = [st * old // new for st in rst[:k]] + list(o._tn_strides)
+            p = real._tn_reinterpret(o._tn_dtype_code, sizes, strides, o.storage_offset())
+            return BT.rebuild(p, placed)
         if differentiable:
             p = D("as_strided", real, sizes, strides, o.storage_offset())
         else:
@@ -337,10 +364,12 @@ def _squeeze(op, args, kwargs, level, size, p, r):
       "unbind.int", "chunk", "unsafe_split.Tensor", "unsafe_chunk", "index_select", "cumsum", "cumprod",
       "logcumsumexp", "_softmax", "_log_softmax", "softmax.int", "log_softmax.int", "prod.dim_int", "max.dim",
       "min.dim", "sort", "sort.stable", "topk", "kthvalue", "median.dim", "nanmedian.dim", "mode", "all.dim",
-      "any.dim", "cummax", "cummin", "glu", "flip", "diff", "narrow_copy", "select_copy.int", "renorm")
+      "any.dim", "cummax", "cummin", "glu", "flip", "diff", "narrow_copy", "select_copy.int")
 @_self_only
 def _dim_at(op, args, kwargs, level, size, p, r):
     # the dimension is the first int argument after self, except where the schema says otherwise
+    if r == 0 and facts(op).view:
+        return view_generic(op, args, kwargs, level, size)
     pos = _DIM_POS.get(op, 1)
     new = list(args)
     d = args[pos]
@@ -356,7 +385,7 @@ def _dim_at(op, args, kwargs, level, size, p, r):
 
 
 _DIM_POS = {"split.Tensor": 2, "split_with_sizes": 2, "chunk": 2, "unsafe_split.Tensor": 2, "unsafe_chunk": 2,
-            "topk": 2, "kthvalue": 2, "sort": 1, "sort.stable": 2, "glu": 1, "flip": 1, "diff": 2, "renorm": 2}
+            "topk": 2, "kthvalue": 2, "sort": 1, "sort.stable": 2, "glu": 1, "flip": 1, "diff": 2}
 
 
 def _squeeze_last(out):
@@ -582,7 +611,7 @@ def _convolution(op, args, kwargs, level, size):
     vx, bx = unwrap(x, level)
     _, bw = unwrap(w, level)
     _, bb = unwrap(bias, level)
-    if transposed or len(x._tn_sizes) != len(w._tn_sizes):
+    if len(x._tn_sizes) != len(w._tn_sizes) or (transposed and (bw is not None or bb is not None)):
         return loop(op, args, kwargs, level, size)
     if bw is None and bb is None:
         p = D("flatten.using_ints", front(vx, bx), 0, 1)
@@ -740,7 +769,15 @@ def _decomposed(op, args, kwargs, level, size):
 
     from ..ops.modes import overload_packet
 
-    return decomposition_table[overload_packet(op)](*args, **kwargs)
+    from ..binding.schema import all_schemas
+
+    pos, kw = [], dict(kwargs)
+    for a, v in zip(all_schemas()[op].args, args):
+        if a.kwarg_only:
+            kw[a.name] = v
+        else:
+            pos.append(v)
+    return decomposition_table[overload_packet(op)](*pos, **kw)
 
 
 for _op in ("mse_loss_backward", "smooth_l1_loss_backward", "huber_loss_backward", "nll_loss_forward",
@@ -749,18 +786,18 @@ for _op in ("mse_loss_backward", "smooth_l1_loss_backward", "huber_loss_backward
 
 
 def item_error():
-    return RuntimeError(
+    return marked(RuntimeError(
         "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling .item() on a "
         "Tensor, please try to rewrite what you're doing with other operations. If error is occurring somewhere "
         "inside PyTorch internals, please file a bug report."
-    )
+    ))
 
 
 def data_dependent_error():
-    return RuntimeError(
+    return marked(RuntimeError(
         "vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. We don't "
         "support that yet, please shout over at https://github.com/pytorch/functorch/issues/257 ."
-    )
+    ))
 
 
 @rule("_local_scalar_dense")
@@ -779,3 +816,19 @@ def _forward_mode(op, args, kwargs, level, size):
     from . import forward
 
     return (forward.make_dual if op == "_make_dual" else forward.unpack_dual)(*args, **kwargs)
+
+
+@rule("as_strided_copy")
+def _as_strided_copy(op, args, kwargs, level, size):
+    return D("clone", D("as_strided", *args), None)
+
+
+@rule("resize_")
+def _resize_(op, args, kwargs, level, size):
+    self = args[0]
+    v, bd = unwrap(self, level)
+    if bd != 0 or BT.info(v) is not None:
+        return loop(op, args, kwargs, level, size)
+    D(op, v, [size] + list(args[1]), *args[2:])
+    self._tn_set_geometry(list(v._tn_sizes[1:]), list(v._tn_strides[1:]), v.storage_offset())
+    return self
