@@ -163,6 +163,45 @@ put("randomness_same", vmap(lambda a: torch.rand(3, generator=None) * 0 + a.sum(
 put("grad_through_vmap", torch.autograd.grad(vmap(lambda a: a.sin() @ w)(x.requires_grad_()).sum(), x)[0])
 x.requires_grad_(False)
 
+# --- autograd.Function under transforms --------------------------------------------------------
+class Square(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(a):
+        return a * a.exp()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        return g * (1 + a) * a.exp()
+
+
+class SquareNoVmap(Square):
+    generate_vmap_rule = False
+
+
+class SquareOldStyle(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a * a
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        return 2 * a * g
+
+
+put("function_vmap", vmap(Square.apply)(a3))
+put("function_grad", grad(lambda a: Square.apply(a).sum())(x))
+put("function_vmap_grad", vmap(grad(lambda a: Square.apply(a).sum()))(x))
+put("function_grad_vmap", grad(lambda a: vmap(Square.apply)(a).sum())(x))
+
 # --- errors -----------------------------------------------------------------------------------
 errors = {}
 
@@ -186,6 +225,9 @@ err("non_tensor_output", lambda: vmap(lambda a: 1.0)(a3))
 err("grad_non_scalar", lambda: grad(lambda a: a * 2)(x))
 err("dim_out_of_range", lambda: vmap(lambda a: a.sum(3))(a3))
 err("mm_shapes", lambda: vmap(torch.mm)(a3, a3))
+err("function_without_vmap_rule", lambda: vmap(SquareNoVmap.apply)(a3))
+err("function_old_style_vmap", lambda: vmap(SquareOldStyle.apply)(a3))
+err("function_old_style_grad", lambda: grad(lambda a: SquareOldStyle.apply(a).sum())(x))
 err("jvp_tangent_size", lambda: jvp(torch.sin, (x[0],), (x[0, :2],)))
 
 np.savez(sys.argv[1], **out)

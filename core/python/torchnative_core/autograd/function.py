@@ -10,6 +10,8 @@ python_function.cpp does.
 
 from __future__ import annotations
 
+from ..functorch import functions as _functions
+from ..functorch import levels as _levels
 from ..ops import base as B
 from . import graph as G
 
@@ -24,6 +26,11 @@ class FunctionBase(G.NodeBase):
     def apply(cls, *args, **kwargs):
         from torch.autograd.function import _is_setup_context_defined
 
+        if _levels.stack():  # a functorch transform is active (functorch/functions.py)
+            _functions.check(cls, _is_setup_context_defined(cls.setup_context))
+            out = _functions.apply_batched(cls, args, kwargs)
+            if out is not None:
+                return out
         ctx = cls._backward_cls()
         grad_on = C.is_grad_enabled()
         is_tensor = [isinstance(a, C.TensorBase) for a in args]
