@@ -268,7 +268,16 @@ def install(C_) -> None:
     for name, value in {**props, **methods}.items():
         setattr(TB, name, value)
 
-    TB.data = property(lambda self: self._tn_variable_data(), _set_data)
+    TB.data = property(_data, _set_data)
+
+
+def _data(self):
+    if self._tn_batched:  # a vmap batched tensor: its value's data, batched alike
+        from ..functorch import batched
+
+        value, bdim, level = batched.info(self)
+        return batched.make(_data(value), bdim, level)
+    return self._tn_variable_data()
 
 
 def _set_data(self, new):

@@ -110,6 +110,17 @@ def _jvp_decrement_nesting():
     return _forward.jvp_decrement_nesting()
 
 
+def _func_increment_nesting(reapply_views):
+    raise NotImplementedError(
+        "torch.func.functionalize is not implemented by torchnative yet (torch._C._functorch._func_increment_nesting: "
+        "there are no functional tensor wrappers); vmap, grad, vjp, jacrev, jvp, jacfwd and hessian are"
+    )
+
+
+def _func_decrement_nesting():
+    return None  # nothing was entered: _func_increment_nesting refuses
+
+
 def count_jvp_interpreters():
     return sum(1 for e in _levels.stack() if e.kind == "jvp")
 
@@ -179,6 +190,7 @@ def install(C) -> None:
                get_inplace_requires_grad_allowed, set_single_level_autograd_function_allowed,
                get_single_level_autograd_function_allowed, _vmap_increment_nesting, _vmap_decrement_nesting,
                _grad_increment_nesting, _grad_decrement_nesting, _wrap_for_grad, _unwrap_for_grad,
-               _add_batch_dim, _remove_batch_dim, _unwrap_batched, _jvp_increment_nesting, _jvp_decrement_nesting):
+               _add_batch_dim, _remove_batch_dim, _unwrap_batched, _jvp_increment_nesting, _jvp_decrement_nesting,
+               _func_increment_nesting, _func_decrement_nesting):
         fn.__module__ = "torch._C._functorch"
         setattr(mod, fn.__name__, fn)
