@@ -655,6 +655,15 @@ def _ref_python():
     return str(Path.home() / ".cache" / "torchnative" / "ref-2.13.0" / "bin" / "python")
 
 
+def _started_at(marker):
+    """When a worker began the model of `marker`; now if the worker finished it meanwhile (the
+    marker is removed as the model ends, between the listing and the read)."""
+    try:
+        return float(marker.read_text() or 0)
+    except FileNotFoundError:
+        return time.time()
+
+
 def _run_side(side, types, cache, timeout, workers, perturb, python):
     """Run `types` through `workers` subprocesses of `python`, restarting after a crash or hang;
     the type a dead worker was on is recorded as such."""
@@ -681,8 +690,7 @@ def _run_side(side, types, cache, timeout, workers, perturb, python):
             # a hard deadline past the per-model alarms, for hangs the alarm cannot interrupt
             deadline = time.time() + (timeout + 30) * len(chunk) + 60
             while p.poll() is None:
-                started = list(res_dir.glob("*.started"))
-                stuck = [s for s in started if s.stem in chunk and time.time() - float(s.read_text() or 0) > timeout + 60]
+                stuck = [s for s in res_dir.glob("*.started") if s.stem in chunk and time.time() - _started_at(s) > timeout + 60]
                 if stuck or time.time() > deadline:
                     p.kill()
                     break

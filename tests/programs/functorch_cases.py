@@ -66,6 +66,21 @@ ln = nn.LayerNorm(5)
 lp = {k: v.detach() for k, v in ln.named_parameters()}
 put("psg_layernorm", vmap(grad(lambda p, a: functional_call(ln, p, (a,)).sin().sum()), in_dims=(None, 0))(lp, x))
 
+# a transformers decoder (tiny Llama: embeddings, RMS norm, rotary attention through the fused
+# kernel, gated MLP, the KV cache's cat, the loss's shift and cross entropy)
+from transformers import LlamaConfig, LlamaForCausalLM  # noqa: E402
+
+llama = LlamaForCausalLM(LlamaConfig(vocab_size=50, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                     num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=32)).eval()
+llp = {k: v.detach() for k, v in llama.named_parameters()}
+
+
+def llama_loss(p, t):
+    return functional_call(llama, p, (t.unsqueeze(0),), {"labels": t.unsqueeze(0)}).loss
+
+
+put("psg_llama", vmap(grad(llama_loss), in_dims=(None, 0))(llp, torch.randint(0, 50, (3, 6))))
+
 # opacus's per-sample gradients through torch.func (its functorch mode, forced for every layer)
 import warnings  # noqa: E402
 
@@ -149,6 +164,8 @@ put("embedding_batched_idx", vmap(F.embedding, in_dims=(0, None))(tok, torch.ran
 put("conv2d", vmap(lambda im: F.conv2d(im, torch.ones(3, 2, 3, 3), torch.arange(3.0)))(torch.randn(2, 1, 2, 6, 6)))
 put("conv2d_unbatched_input", vmap(lambda im: F.max_pool2d(F.conv2d(im, torch.ones(3, 2, 3, 3)), 2))(torch.randn(2, 2, 6, 6)))
 put("layer_norm", vmap(lambda a: F.layer_norm(a, (5,), torch.arange(5.0), torch.ones(5)))(a3))
+put("pads", vmap(lambda a: (F.pad(a, (1, 2)), F.pad(a, (1, 1, 2, 0), value=0.5),
+                            F.pad(a.unsqueeze(0), (2, 1), mode="reflect"), F.pad(a, (1, 1), mode="replicate")))(a3))
 put("sdpa", vmap(F.scaled_dot_product_attention)(*(torch.randn(2, 2, 3, 4) for _ in range(3))))
 put("nested", vmap(vmap(lambda a, b: a * b + a.sum()))(a3, a3.cos()))
 put("nested_in_dims", vmap(vmap(lambda a, b: a @ b, in_dims=(0, None)), in_dims=(None, 0))(torch.randn(3, 5), torch.randn(4, 5)))

@@ -38,6 +38,17 @@ def _is_random(op) -> bool:
     return r
 
 
+# operators that draw only when their dropout probability (at this position) is not zero
+_DRAWS_WITH_DROPOUT = {"_scaled_dot_product_flash_attention_for_cpu": 3}
+
+
+def _draws(op, args) -> bool:
+    if not _is_random(op):
+        return False
+    pos = _DRAWS_WITH_DROPOUT.get(op)
+    return pos is None or pos >= len(args) or args[pos] != 0
+
+
 def top_level(args, kwargs=None) -> int:
     TB = B.C.TensorBase
     top = 0
@@ -66,7 +77,7 @@ def _innermost_vmap():
 
 def handle(op, args, kwargs=None):
     level = top_level(args, kwargs)
-    random = _is_random(op)
+    random = _draws(op, args)
     if not level:
         if not random:
             return NotImplemented

@@ -364,7 +364,7 @@ def _squeeze(op, args, kwargs, level, size, p, r):
       "unbind.int", "chunk", "unsafe_split.Tensor", "unsafe_chunk", "index_select", "cumsum", "cumprod",
       "logcumsumexp", "_softmax", "_log_softmax", "softmax.int", "log_softmax.int", "prod.dim_int", "max.dim",
       "min.dim", "sort", "sort.stable", "topk", "kthvalue", "median.dim", "nanmedian.dim", "mode", "all.dim",
-      "any.dim", "cummax", "cummin", "glu", "flip", "diff", "narrow_copy", "select_copy.int")
+      "any.dim", "cummax", "cummin", "glu", "flip", "diff", "narrow_copy", "select_copy.int", "_safe_softmax")
 @_self_only
 def _dim_at(op, args, kwargs, level, size, p, r):
     # the dimension is the first int argument after self, except where the schema says otherwise
@@ -394,6 +394,14 @@ def _squeeze_last(out):
     if isinstance(out, (tuple, list)):
         return same_kind(out, (_squeeze_last(o) for o in out))
     return out
+
+
+@rule("constant_pad_nd")
+@_self_only
+def _constant_pad(op, args, kwargs, level, size, p, r):
+    if len(args[1]) // 2 > r:
+        return loop(op, args, kwargs, level, size)  # the per-sample call raises upstream's error
+    return wrap(D(op, p, *args[1:]), level)
 
 
 @rule("diagonal")
@@ -518,6 +526,10 @@ def _arg_reduce(op, args, kwargs, level, size):
 @rule("cat", "stack")
 def _cat(op, args, kwargs, level, size):
     tensors, dim = args[0], args[1] if len(args) > 1 else 0
+    if op == "cat":
+        # upstream's legacy rule: 1-D empty tensors are skipped (a KV cache starts as one)
+        kept = [t for t in tensors if list(t._tn_sizes) != [0]]
+        tensors = kept or tensors[:1]
     rank = max(len(t._tn_sizes) for t in tensors)
     new = [moved(t, level, size) for t in tensors]
     d = B.wrap_dim(dim, rank + (op == "stack")) + 1
@@ -747,8 +759,27 @@ for _op, _rank in (("max_pool1d_with_indices", 3), ("max_pool2d_with_indices", 4
                    ("_adaptive_avg_pool3d", 5), ("adaptive_max_pool2d", 4), ("adaptive_max_pool3d", 5),
                    ("upsample_nearest2d", 4), ("upsample_nearest2d.vec", 4), ("upsample_bilinear2d", 4),
                    ("upsample_bilinear2d.vec", 4), ("_upsample_nearest_exact2d", 4), ("max_pool2d", 4),
-                   ("pixel_shuffle", 4), ("pixel_unshuffle", 4)):
+                   ("pixel_shuffle", 4), ("pixel_unshuffle", 4), ("reflection_pad1d", 3), ("reflection_pad2d", 4),
+                   ("reflection_pad3d", 5), ("replication_pad1d", 3), ("replication_pad2d", 4),
+                   ("replication_pad3d", 5)):
     RULES[_op] = _fold(_rank)
+
+
+@rule("_scaled_dot_product_flash_attention_for_cpu")
+def _flash_attention(op, args, kwargs, level, size):
+    """The batch folds into the attention's own batch dimension."""
+    q, k, v, mask = args[0], args[1], args[2], args[5] if len(args) > 5 else None
+    if any(len(t._tn_sizes) != 4 for t in (q, k, v)) or unwrap(mask, level)[1] is not None:
+        return loop(op, args, kwargs, level, size)
+    n = q._tn_sizes[0]
+    folded = [D("flatten.using_ints", moved(t, level, size), 0, 1) for t in (q, k, v)]
+    if mask is not None and len(mask._tn_sizes) == 4 and mask._tn_sizes[0] != 1:
+        mask = D("flatten.using_ints", moved(mask, level, size), 0, 1)
+    rest = list(args[3:])
+    if len(rest) > 2:
+        rest[2] = mask
+    out = D(op, *folded, *rest, **kwargs)
+    return wrap(tuple(D("unflatten.int", o, 0, [size, n]) for o in out), level)
 
 
 @rule("mse_loss")
