@@ -124,6 +124,15 @@ vt = torch.randn(4, 3, 5)
 put("vmap_jvp", vmap(lambda a, b: jvp(torch.exp, (a,), (b,)))(vt, vt.cos()))
 put("jacfwd_vs_jacrev_softmax", (jacfwd(lambda a: a.softmax(0))(x[0]), jacrev(lambda a: a.softmax(0))(x[0])))
 
+# torch.autograd's batched gradients (the legacy vmap of torch/_vmap_internals.py)
+xg = x[0].clone().requires_grad_()
+put("is_grads_batched", torch.autograd.grad(xg.sin() * xg.sum(), xg, torch.eye(5), is_grads_batched=True))
+fa = lambda a: a.exp() * a.sum()  # noqa: E731
+put("jacobian_vectorized", torch.autograd.functional.jacobian(fa, x[0], vectorize=True))
+put("jacobian_forward_mode", torch.autograd.functional.jacobian(fa, x[0], vectorize=True, strategy="forward-mode"))
+put("hessian_vectorized", torch.autograd.functional.hessian(lambda a: (a ** 3).sum() * a[1], x[0], vectorize=True))
+put("hvp", torch.autograd.functional.hvp(lambda a: (a ** 3).sum(), x[0], x[1]))
+
 # --- vmap over operators ----------------------------------------------------------------------
 a3 = torch.randn(4, 3, 5)
 w = torch.randn(5, 2)

@@ -841,12 +841,15 @@ def _data_dependent(op, args, kwargs, level, size):
     raise data_dependent_error()
 
 
-@rule("_make_dual", "_unpack_dual")
-def _forward_mode(op, args, kwargs, level, size):
-    """Forward mode works on the logical tensors itself (forward.py)."""
-    from . import forward
+@rule("_make_dual", "_unpack_dual", "_add_batch_dim", "_remove_batch_dim")
+def _on_logical(op, args, kwargs, level, size):
+    """Forward mode (forward.py) and the legacy vmap's wrapping (legacy.py) work on the logical
+    tensors themselves."""
+    from . import forward, legacy
 
-    return (forward.make_dual if op == "_make_dual" else forward.unpack_dual)(*args, **kwargs)
+    fn = {"_make_dual": forward.make_dual, "_unpack_dual": forward.unpack_dual,
+          "_add_batch_dim": legacy.add_batch_dim, "_remove_batch_dim": legacy.remove_batch_dim}[op]
+    return fn(*args, **kwargs)
 
 
 @rule("as_strided_copy")

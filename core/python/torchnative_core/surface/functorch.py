@@ -177,7 +177,11 @@ def install(C) -> None:
 
     _DisableFuncTorch.__module__ = "torch._C"
     C._DisableFuncTorch = _DisableFuncTorch
+    from ..functorch import legacy
+
     for name, fn in (("_enter_dual_level", _forward.enter_dual_level), ("_exit_dual_level", _exit_dual_level),
+                     ("_vmapmode_increment_nesting", legacy.increment_nesting),
+                     ("_vmapmode_decrement_nesting", legacy.decrement_nesting),
                      ("_set_fwd_grad_enabled", _forward.set_fwd_grad_enabled),
                      ("_is_fwd_grad_enabled", _forward.is_fwd_grad_enabled)):
         setattr(C, name, fn)
