@@ -67,17 +67,19 @@ def wrap_for_grad(t, level):
     return out
 
 
-def reaches_outside(t, own):
+def reaches_outside(t, own, clean=None):
     """Whether `t`'s history reaches a leaf that requires grad other than the graph inputs a
     transform made (`own`, ids): upstream's unwrapped results require grad exactly then (their
-    history at the enclosing level)."""
+    history at the enclosing level). `clean` (a set kept across calls) holds the nodes already
+    searched without finding one."""
     fn = t.grad_fn
     if fn is None:
         return t._tn_requires_grad and id(t) not in own
+    clean = set() if clean is None else clean
     seen, stack = set(), [fn]
     while stack:
         node = stack.pop()
-        if node is None or id(node) in seen:
+        if node is None or id(node) in seen or id(node) in clean:
             continue
         seen.add(id(node))
         var = getattr(node, "variable", None)
@@ -86,11 +88,12 @@ def reaches_outside(t, own):
                 return True
             continue
         stack.extend(n for n, _ in node.next_functions)
+    clean |= seen
     return False
 
 
-def detach_unless_outside(t, own):
-    if isinstance(t, B.C.TensorBase) and t._tn_requires_grad and not reaches_outside(BT.canonical(t)[0], own):
+def detach_unless_outside(t, own, clean=None):
+    if isinstance(t, B.C.TensorBase) and t._tn_requires_grad and not reaches_outside(BT.canonical(t)[0], own, clean):
         return D("detach", t)
     return t
 
@@ -117,7 +120,7 @@ def unwrap_for_grad(t, level):
     entry = LV.layer(level)
     if entry is None:
         return t
-    return detach_unless_outside(t, entry.inputs)
+    return detach_unless_outside(t, entry.inputs, entry.clean)
 
 
 def _align(g, levels, entries):

@@ -9,7 +9,7 @@ from ..ops import base as B
 
 
 class Layer:
-    __slots__ = ("level", "kind", "batch_size", "randomness", "alive", "inputs")
+    __slots__ = ("level", "kind", "batch_size", "randomness", "alive", "inputs", "clean")
 
     def __init__(self, level, kind, batch_size=None, randomness=None):
         self.level = level
@@ -20,6 +20,7 @@ class Layer:
         # grad/jvp: ids of the graph inputs this transform made (its results keep history only
         # where it reaches other leaves that require grad)
         self.inputs = set()
+        self.clean = set()  # graph nodes known not to reach other leaves (grad.reaches_outside)
 
 
 _local = threading.local()
