@@ -94,6 +94,24 @@ with warnings.catch_warnings():
 put("opacus_functorch", [p.grad_sample for p in gsm.parameters()])
 gsm._close()
 
+# model ensembling: torch.func.stack_module_state, one vmap over the stacked parameters and buffers
+import copy  # noqa: E402
+
+from torch.func import stack_module_state  # noqa: E402
+
+members = [nn.Sequential(nn.Conv2d(1, 3, 3), nn.BatchNorm2d(3), nn.ReLU(), nn.Flatten(), nn.Linear(3 * 4 * 4, 5)).eval()
+           for _ in range(4)]
+ens_params, ens_buffers = stack_module_state(members)
+ens_base = copy.deepcopy(members[0]).to("meta")
+
+
+def ens_call(p, b, im):
+    return functional_call(ens_base, (p, b), (im,))
+
+
+put("ensemble_shared_input", vmap(ens_call, in_dims=(0, 0, None))(ens_params, ens_buffers, torch.randn(2, 1, 6, 6)))
+put("ensemble_own_inputs", vmap(ens_call)(ens_params, ens_buffers, torch.randn(4, 2, 1, 6, 6)))
+
 # --- grad, vjp, jacrev ------------------------------------------------------------------------
 put("grad", grad(lambda a: (a.sin() * a).sum())(x))
 put("grad_argnums", grad(lambda a, b: (a * b.exp()).sum(), argnums=(0, 1))(x, x.cos()))
