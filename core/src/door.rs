@@ -169,6 +169,13 @@ fn first_device(args: &Bound<'_, PyTuple>) -> String {
     "cpu".into()
 }
 
+/// Whether an overload writes its first argument in place, by upstream's naming (`add_.Tensor`,
+/// `copy_`; not the dunder `__and__`).
+fn mutates_self(op: &str) -> bool {
+    let base = op.split('.').next().unwrap_or(op);
+    base.ends_with('_') && !base.ends_with("__")
+}
+
 /// `_aten_dispatch(op, *args, **kwargs)`: `op` is the overload name as upstream spells it in a
 /// schema, `"add.Tensor"` or `"mm"`; arguments are already bound to the schema. `op` stays a
 /// Python string: the callers pass constants whose hash is cached, so finding the
@@ -184,6 +191,17 @@ pub fn _aten_dispatch(
     if COUNTING.load(Ordering::Relaxed) {
         if let Some(c) = CALLS.lock().unwrap().as_mut() {
             *c.entry(op.to_str()?.to_string()).or_default() += 1;
+        }
+    }
+    if let Some(first) = args.iter().next() {
+        if let Ok(t) = first.downcast::<TensorBase>() {
+            if t.borrow().inference && !INFERENCE.with(|g| g.get()) && mutates_self(op.to_str()?) {
+                return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a \
+                     clone to get a normal tensor before doing inplace update.See \
+                     https://github.com/pytorch/rfcs/pull/17 for more details.",
+                ));
+            }
         }
     }
     if let Some(h) = VMAP.with(|v| v.borrow().as_ref().map(|h| h.clone_ref(py))) {

@@ -299,8 +299,11 @@ impl TensorBase {
     }
 
     #[getter]
-    fn _version(&self) -> i64 {
-        self.version.load(Ordering::Relaxed)
+    fn _version(&self) -> PyResult<i64> {
+        if self.inference {
+            return Err(PyRuntimeError::new_err("Inference tensors do not track version counter."));
+        }
+        Ok(self.version.load(Ordering::Relaxed))
     }
 
     #[getter]

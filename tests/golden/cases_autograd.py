@@ -557,6 +557,33 @@ def inference_tensor_saved_for_backward():
 
 
 @case
+def inference_tensor_inplace_outside_inference_mode():
+    with torch.inference_mode():
+        y = torch.ones(3)
+        y.add_(1)  # inside: allowed
+    y.mul_(2)
+
+
+@case
+def inference_tensor_version_counter():
+    with torch.inference_mode():
+        y = torch.ones(3)
+    return y._version
+
+
+@case
+def inference_tensor_requires_grad_outside():
+    with torch.inference_mode():
+        y = torch.ones(3)
+        y.requires_grad_()  # inside: allowed
+        inside = y.requires_grad
+    z = torch.zeros(2)
+    with torch.inference_mode():
+        w = torch.zeros(2)
+    return inside, z.requires_grad_().requires_grad, w.requires_grad_()
+
+
+@case
 def anomaly_mode_nan_gradient():
     with torch.autograd.set_detect_anomaly(True):
         a = torch.tensor([0.0, 1.0], requires_grad=True)

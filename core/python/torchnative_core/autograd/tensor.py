@@ -23,6 +23,8 @@ def install(C):
                 "in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
             )
         d = B.dtype_of(self)
+        if v and self._tn_inference and not C.is_inference_mode_enabled():
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if v and not (d.is_floating_point or d.is_complex):
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         self._tn_requires_grad = v
