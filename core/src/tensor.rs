@@ -301,7 +301,9 @@ impl TensorBase {
     #[getter]
     fn _version(&self) -> PyResult<i64> {
         if self.inference {
-            return Err(PyRuntimeError::new_err("Inference tensors do not track version counter."));
+            return Err(PyRuntimeError::new_err(
+                "Inference tensors do not track version counter.",
+            ));
         }
         Ok(self.version.load(Ordering::Relaxed))
     }
