@@ -236,6 +236,15 @@ def grads_attention_grouped_query():
 
 
 @case
+def grads_attention_grouped_query_uneven_heads():
+    # key and value with different head counts (NeMo's diarization encoder): each repeats by its own factor
+    q, k, v = _leaf(2, 4, 5, 8), _leaf(2, 2, 5, 8, offset=0.1), _leaf(2, 4, 5, 8, offset=-0.1)
+    y = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+    y.pow(2).sum().backward()
+    return y, q.grad, k.grad, v.grad
+
+
+@case
 def grads_dtype_casts():
     x = _leaf(3, dtype=torch.float64)
     y = (x.float() * 2).sum() + x.to(torch.float32).pow(2).sum()

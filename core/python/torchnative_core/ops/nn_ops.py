@@ -583,10 +583,13 @@ def sdpa_math(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     if attn_mask is not None and B.dtype_of(attn_mask) is B.BOOL:
         attn_mask = _bool_mask_to_float(attn_mask, B.dtype_of(query))
     if enable_gqa:
-        hq, hk = query._tn_sizes[-3], key._tn_sizes[-3]
+        # key and value repeat each to the query's heads by their own factor (upstream's
+        # pre_process_group_query_attention_input: they may differ, e.g. NeMo's diarization)
+        hq, hk, hv = query._tn_sizes[-3], key._tn_sizes[-3], value._tn_sizes[-3]
         if hq != hk:
             key = _door("repeat_interleave.self_int", key, hq // hk, -3, None)
-            value = _door("repeat_interleave.self_int", value, hq // hk, -3, None)
+        if hq != hv:
+            value = _door("repeat_interleave.self_int", value, hq // hv, -3, None)
     kt = _door("mul.Scalar", _door("transpose.int", key, -2, -1), factor)
     attn = _door("matmul", q, kt)
     if attn_mask is not None:
