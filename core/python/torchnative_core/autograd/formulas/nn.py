@@ -116,21 +116,23 @@ def conv_input_grad(g, weight, input_sizes, stride, padding, dilation, groups):
 
 def conv_weight_grad(x, g, weight_sizes, stride, padding, dilation, groups):
     """The gradient with respect to the weight: the input and the output gradient correlated,
-    with batch and channels swapped (a convolution whose stride is the dilation and vice versa)."""
+    with batch and channels swapped (a convolution whose stride is the dilation and vice versa).
+    With groups, one grouped convolution: group i's input channels become the batch and its
+    samples the group's channels (vmap's per-sample weights make as many groups as samples)."""
     nsp = len(weight_sizes) - 2
-    cin_g, cout = weight_sizes[1], weight_sizes[0]
-    cout_g = cout // groups
-    parts = []
-    for gi in range(groups):
-        xg = x.narrow(1, gi * cin_g, cin_g) if groups > 1 else x
-        gg = g.narrow(1, gi * cout_g, cout_g) if groups > 1 else g
-        r = torch.convolution(xg.transpose(0, 1), gg.transpose(0, 1), None, list(dilation), list(padding), list(stride),
-                              False, [0] * nsp, 1)
-        r = r.transpose(0, 1)
-        for i in range(nsp):
-            r = r.narrow(2 + i, 0, weight_sizes[2 + i])
-        parts.append(r)
-    return torch.cat(parts, 0) if groups > 1 else parts[0]
+    cin_g = weight_sizes[1]
+    n, sp = x.shape[0], list(x.shape[2:])
+    if groups > 1:
+        xs = x.reshape([n, groups, cin_g] + sp).permute([2, 1, 0] + list(range(3, 3 + nsp)))
+        xs = xs.reshape([cin_g, groups * n] + sp)
+    else:
+        xs = x.transpose(0, 1)
+    r = torch.convolution(xs, g.transpose(0, 1), None, list(dilation), list(padding), list(stride), False, [0] * nsp,
+                          groups)
+    r = r.transpose(0, 1)
+    for i in range(nsp):
+        r = r.narrow(2 + i, 0, weight_sizes[2 + i])
+    return r
 
 
 def _expand(v, n):
