@@ -168,6 +168,9 @@ put("linear_batched_weight", vmap(F.linear, in_dims=(None, 0, 0))(x, torch.randn
 put("reductions", vmap(lambda a: (a.sum(), a.sum(0), a.mean(-1, keepdim=True), a.amax(1), a.var(0),
                                   a.std(), a.argmax(), a.argmax(1), a.logsumexp(1), a.prod(), a.norm(),
                                   a.max(0).values, a.min(), a.max()))(a3))
+put("zero_dim_reductions", vmap(lambda a: (a.std(0, correction=0, keepdim=True), a.sum(0, keepdim=True),
+                                           a.amax(0, keepdim=True), a.logsumexp(0, keepdim=True), a.mean(0),
+                                           a.softmax(0), a.cumsum(0)))(x[0]))
 put("softmax_cumsum", vmap(lambda a: (a.softmax(-1), F.log_softmax(a, 0), a.cumsum(1), a.cumprod(0)))(a3))
 put("sort_topk", vmap(lambda a: (a.sort(1)[0], a.sort(0, descending=True)[1], a.topk(2, dim=-1)[0]))(a3))
 put("views", vmap(lambda a: (a.view(15), a.reshape(5, 3), a.permute(1, 0), a.t(), a.transpose(0, 1),

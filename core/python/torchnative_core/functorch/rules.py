@@ -480,8 +480,10 @@ _REDUCE_DIM_POS = {"linalg_vector_norm": 2, "norm.ScalarOpt_dim": 2, "norm.Scala
 
 
 def _keepdim(op, args):
-    pos = _REDUCE_DIM_POS.get(op, 1) + 1
-    return pos < len(args) and args[pos] is True
+    from ..binding.schema import all_schemas
+
+    names = [a.name for a in all_schemas()[op].args]
+    return "keepdim" in names and names.index("keepdim") < len(args) and args[names.index("keepdim")] is True
 
 
 for _op in ("sum.dim_IntList", "mean.dim", "nansum", "amax", "amin", "var.correction", "std.correction",
