@@ -37,11 +37,16 @@ thread_local! {
     /// before autograd, as upstream's FuncTorchDynamicLayerFrontMode does, and unwraps batched
     /// tensors so that autograd records on the physical (batch-carrying) tensors.
     static VMAP: std::cell::RefCell<Option<Py<PyAny>>> = const { std::cell::RefCell::new(None) };
+    /// Whether `VMAP` holds a step (read on every call: a Cell is cheaper than the RefCell).
+    static VMAP_ON: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// The TorchDispatchMode stack (upstream keeps it in C++ thread-local state too).
     static MODES: std::cell::RefCell<Vec<Py<PyAny>>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 static CALLS: Mutex<Option<HashMap<String, u64>>> = Mutex::new(None);
+/// Whether inference mode was ever on (so an inference tensor may exist): until then the door
+/// skips the in-place check.
+static ANY_INFERENCE: AtomicBool = AtomicBool::new(false);
 /// Whether `CALLS` counts (read on every call without taking the lock).
 static COUNTING: AtomicBool = AtomicBool::new(false);
 
@@ -78,6 +83,7 @@ pub fn _tn_install_door(
 #[pyfunction]
 #[pyo3(signature = (handler=None))]
 pub fn _tn_set_vmap_handler(handler: Option<Py<PyAny>>) {
+    VMAP_ON.with(|c| c.set(handler.is_some()));
     VMAP.with(|v| *v.borrow_mut() = handler);
 }
 
@@ -98,11 +104,15 @@ pub fn is_inference_mode_enabled() -> bool {
 
 #[pyfunction]
 pub fn _set_inference_mode(enabled: bool) {
+    if enabled {
+        ANY_INFERENCE.store(true, Ordering::Relaxed);
+    }
     INFERENCE.with(|g| g.set(enabled));
 }
 
 /// Marks the tensors of an operator's result as inference tensors.
 fn mark_inference(py: Python<'_>, out: &PyObject) {
+    ANY_INFERENCE.store(true, Ordering::Relaxed);
     let b = out.bind(py);
     if let Ok(t) = b.downcast::<TensorBase>() {
         t.borrow_mut().inference = true;
@@ -169,6 +179,22 @@ fn first_device(args: &Bound<'_, PyTuple>) -> String {
     "cpu".into()
 }
 
+/// Upstream refuses an in-place update of an inference tensor outside inference mode.
+fn check_inference_inplace(op: &Bound<'_, PyString>, args: &Bound<'_, PyTuple>) -> PyResult<()> {
+    if let Some(first) = args.iter().next() {
+        if let Ok(t) = first.downcast::<TensorBase>() {
+            if t.borrow().inference && !INFERENCE.with(|g| g.get()) && mutates_self(op.to_str()?) {
+                return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a \
+                     clone to get a normal tensor before doing inplace update.See \
+                     https://github.com/pytorch/rfcs/pull/17 for more details.",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Whether an overload writes its first argument in place, by upstream's naming (`add_.Tensor`,
 /// `copy_`; not the dunder `__and__`).
 fn mutates_self(op: &str) -> bool {
@@ -193,21 +219,15 @@ pub fn _aten_dispatch(
             *c.entry(op.to_str()?.to_string()).or_default() += 1;
         }
     }
-    if let Some(first) = args.iter().next() {
-        if let Ok(t) = first.downcast::<TensorBase>() {
-            if t.borrow().inference && !INFERENCE.with(|g| g.get()) && mutates_self(op.to_str()?) {
-                return Err(pyo3::exceptions::PyRuntimeError::new_err(
-                    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a \
-                     clone to get a normal tensor before doing inplace update.See \
-                     https://github.com/pytorch/rfcs/pull/17 for more details.",
-                ));
-            }
-        }
+    if ANY_INFERENCE.load(Ordering::Relaxed) {
+        check_inference_inplace(op, args)?;
     }
-    if let Some(h) = VMAP.with(|v| v.borrow().as_ref().map(|h| h.clone_ref(py))) {
-        let out = h.call(py, (op, args.clone()), kwargs)?;
-        if !out.is(py.NotImplemented()) {
-            return Ok(out);
+    if VMAP_ON.with(|c| c.get()) {
+        if let Some(h) = VMAP.with(|v| v.borrow().as_ref().map(|h| h.clone_ref(py))) {
+            let out = h.call(py, (op, args.clone()), kwargs)?;
+            if !out.is(py.NotImplemented()) {
+                return Ok(out);
+            }
         }
     }
     let st = state(py);
