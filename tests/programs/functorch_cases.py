@@ -151,6 +151,16 @@ put("jacobian_forward_mode", torch.autograd.functional.jacobian(fa, x[0], vector
 put("hessian_vectorized", torch.autograd.functional.hessian(lambda a: (a ** 3).sum() * a[1], x[0], vectorize=True))
 put("hvp", torch.autograd.functional.hvp(lambda a: (a ** 3).sum(), x[0], x[1]))
 
+def _inplace_views(a):
+    a[0] = 1.0
+    a[:, 1] += 2.0
+    a.view(-1)[3] = -1.0
+    a.transpose(0, 1)[2].mul_(3)
+    a[torch.tensor([0, 2])] = torch.ones(2, 5)
+    a.index_add_(0, torch.tensor([1]), a[:1])
+    return a
+
+
 # --- vmap over operators ----------------------------------------------------------------------
 a3 = torch.randn(4, 3, 5)
 w = torch.randn(5, 2)
@@ -188,6 +198,9 @@ put("index_batched_idx", vmap(lambda i: x[i, 1:3])(torch.tensor([0, 3, 5])))
 put("index_two", vmap(lambda i, j: a3[0][i, j])(torch.tensor([0, 2, 1]), torch.tensor([4, 0, 3])))
 put("index_nonadjacent", vmap(lambda a: a[torch.tensor([0, 2]), :, torch.tensor([1, 3])])(torch.randn(2, 3, 4, 5)))
 put("index_middle", vmap(lambda a: a[:, torch.tensor([[0, 4], [1, 1]])])(a3))
+put("index_unbatched_masks", vmap(lambda a: (a[torch.tensor([True, False, True])], a[:, torch.tensor([0, 1, 1, 0, 1]) > 0],
+                                             a[torch.ones(3, 5) > 0.5 * torch.arange(5.0)]))(a3))
+put("inplace_through_views", vmap(lambda a: _inplace_views(a.clone()))(a3))
 put("gather", vmap(lambda a, i: a.gather(1, i))(a3, torch.randint(0, 5, (4, 3, 2))))
 put("embedding", vmap(lambda wt: F.embedding(tok, wt))(torch.randn(3, 11, 4)))
 put("embedding_batched_idx", vmap(F.embedding, in_dims=(0, None))(tok, torch.randn(11, 4)))
@@ -275,6 +288,8 @@ err("mm_shapes", lambda: vmap(torch.mm)(a3, a3))
 err("function_without_vmap_rule", lambda: vmap(SquareNoVmap.apply)(a3))
 err("function_old_style_vmap", lambda: vmap(SquareOldStyle.apply)(a3))
 err("function_old_style_grad", lambda: grad(lambda a: SquareOldStyle.apply(a).sum())(x))
+err("batched_mask_getitem", lambda: vmap(lambda a: a[a > 0])(a3))
+err("batched_mask_setitem", lambda: vmap(lambda a: a.clone().__setitem__(a > 0, 1.0))(a3))
 err("jvp_tangent_size", lambda: jvp(torch.sin, (x[0],), (x[0, :2],)))
 
 np.savez(sys.argv[1], **out)

@@ -659,13 +659,43 @@ def _embedding(op, args, kwargs, level, size):
     return wrap(D("index.Tensor", pw, [ar, pi]), level)
 
 
+def _is_mask(i):
+    return isinstance(i, B.C.TensorBase) and B.dtype_of(i) in (B.BOOL, B.T.BY_NAME["uint8"])
+
+
+def _mask_error():
+    return RuntimeError(
+        "vmap: We do not support batching operators that can support dynamic shape. Attempting to batch over "
+        "indexing with a boolean mask."
+    )
+
+
+def _masks_as_positions(indices, level):
+    """A boolean mask index becomes the positions it selects, one long index per dimension it
+    covers (as upstream's indexing expands it); a batched mask selects a different number of
+    elements per sample, which upstream refuses."""
+    out = []
+    for i in indices:
+        if not _is_mask(i):
+            out.append(i)
+            continue
+        if unwrap(i, level)[1] is not None or BT.info(i) is not None:
+            raise _mask_error()
+        nz = D("nonzero", i)
+        out.extend(D("select.int", nz, 1, j) for j in range(len(i._tn_sizes)))
+    return out
+
+
+@rule("index_put_", "index_put", "_index_put_impl_")
+def _index_put(op, args, kwargs, level, size):
+    if any(_is_mask(i) and BT.info(i) is not None for i in args[1]):
+        raise _mask_error()
+    return loop(op, args, kwargs, level, size)
+
+
 @rule("index.Tensor", "_unsafe_index.Tensor")
 def _index(op, args, kwargs, level, size):
-    self, indices = args[0], list(args[1])
-    TB = B.C.TensorBase
-    for i in indices:
-        if isinstance(i, TB) and B.dtype_of(i) in (B.BOOL, B.T.BY_NAME["uint8"]):
-            return loop(op, args, kwargs, level, size)
+    self, indices = args[0], _masks_as_positions(list(args[1]), level)
     pos = [k for k, i in enumerate(indices) if i is not None]
     if not pos:
         return default(op, args, kwargs, level, size)
