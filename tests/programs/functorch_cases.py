@@ -290,6 +290,11 @@ err("function_old_style_vmap", lambda: vmap(SquareOldStyle.apply)(a3))
 err("function_old_style_grad", lambda: grad(lambda a: SquareOldStyle.apply(a).sum())(x))
 err("batched_mask_getitem", lambda: vmap(lambda a: a[a > 0])(a3))
 err("batched_mask_setitem", lambda: vmap(lambda a: a.clone().__setitem__(a > 0, 1.0))(a3))
+wg = torch.randn(5, requires_grad=True)
+err("autograd_grad_inside_plain_vmap", lambda: vmap(lambda a: torch.autograd.grad((a * wg).sum(), wg)[0])(a3[:, 0]))
+# inside a plain vmap batched tensors report no requires_grad (upstream's BatchedTensor), inside grad-of-vmap they do
+put("requires_grad_inside_vmap", (vmap(lambda a: a * 0 if (a * wg).requires_grad else a + 1)(a3[:, 0]),
+                                  vmap(grad(lambda a: (a * wg).sum() * (2.0 if (a * wg).requires_grad else 3.0)))(a3[:, 0])))
 err("jvp_tangent_size", lambda: jvp(torch.sin, (x[0],), (x[0, :2],)))
 
 np.savez(sys.argv[1], **out)

@@ -36,8 +36,17 @@ def make(value, bdim, level):
                              value.storage_offset())
     t._tn_batched = True
     t.__dict__[KEY] = (value, bdim, level)
-    t._tn_requires_grad = value._tn_requires_grad
+    t._tn_requires_grad = value._tn_requires_grad and _grad_inside(level)
     return t
+
+
+def _grad_inside(level) -> bool:
+    """Whether a gradient transform runs inside the vmap of `level`: only then does a batched
+    tensor report requires_grad (upstream's BatchedTensor does not; a GradTrackingTensor above it
+    does), so code inside a plain vmap sees what it sees upstream."""
+    from . import levels
+
+    return any(e.kind in ("grad", "jvp") and e.level > level for e in levels.stack())
 
 
 def D(op, *args):

@@ -162,7 +162,7 @@ def tangent_of(y):
     """(J·t, the dummy cotangent) for `y` against the innermost scope's duals; (None, None) when
     `y` does not depend on them."""
     scopes = _scopes()
-    if not scopes or not scopes[-1].duals or not y._tn_requires_grad:
+    if not scopes or not scopes[-1].duals or not BT.canonical(y)[0]._tn_requires_grad:
         return None, None
     import torch
 
@@ -176,7 +176,7 @@ def tangent_of(y):
     try:
         inputs = [d for d, _ in duals]
         vjps = torch.autograd.grad([y], inputs, [u], retain_graph=True, create_graph=True, allow_unused=True)
-        used = [(g, t) for g, (_, t) in zip(vjps, duals) if g is not None and g._tn_requires_grad]
+        used = [(g, t) for g, (_, t) in zip(vjps, duals) if g is not None and BT.canonical(g)[0]._tn_requires_grad]
         if not used:
             return None, None
         (tangent,) = torch.autograd.grad([g for g, _ in used], [u], [t for _, t in used], retain_graph=True,

@@ -93,7 +93,10 @@ def reaches_outside(t, own, clean=None):
 
 
 def detach_unless_outside(t, own, clean=None):
-    if isinstance(t, B.C.TensorBase) and t._tn_requires_grad and not reaches_outside(BT.canonical(t)[0], own, clean):
+    if not isinstance(t, B.C.TensorBase):
+        return t
+    real = BT.canonical(t)[0]
+    if real._tn_requires_grad and not reaches_outside(real, own, clean):
         return D("detach", t)
     return t
 
@@ -142,6 +145,10 @@ def run_backward(run, tensors, grad_tensors, inputs, **kw):
     """Runs the engine (`run`) on the physical tensors behind batched outputs and inputs."""
     entries = {e.level: e for e in LV.stack()}
     outs, out_grads = [], []
+    for i, t in enumerate(tensors):
+        if BT.info(t) is not None and not t._tn_requires_grad:
+            # a batched tensor of a plain vmap has no autograd of its own upstream
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
     for t, g in zip(tensors, grad_tensors):
         real, levels = BT.canonical(t)
         outs.append(real)
