@@ -33,7 +33,7 @@ thread_local! {
     static GRAD_ENABLED: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
     /// Inference mode: tensors made while it is on are inference tensors.
     static INFERENCE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    /// The vmap step (functorch/batched.py `handle`), set while a vmap level is active: it runs
+    /// The vmap step (functorch/dispatch.py `handle`), set while a vmap level is active: it runs
     /// before autograd, as upstream's FuncTorchDynamicLayerFrontMode does, and unwraps batched
     /// tensors so that autograd records on the physical (batch-carrying) tensors.
     static VMAP: std::cell::RefCell<Option<Py<PyAny>>> = const { std::cell::RefCell::new(None) };

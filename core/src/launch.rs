@@ -33,14 +33,10 @@ impl Arena {
     }
 }
 
-/// A vmap logical tensor is sample 0's geometry over the whole batch's storage: a kernel given
-/// one would compute on that sample alone, so it is refused (functorch/batched.py catches this
-/// to fall back to a per-sample loop).
+/// A vmap logical tensor never reaches a kernel (tensor.rs `batched_kernel_error`).
 fn not_batched(t: &TensorBase) -> PyResult<()> {
     if t.batched {
-        return Err(PyRuntimeError::new_err(
-            "vmap: internal: a batched tensor reached a kernel; it must be unwrapped first",
-        ));
+        return Err(crate::tensor::batched_kernel_error());
     }
     Ok(())
 }

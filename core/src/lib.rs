@@ -112,10 +112,7 @@ fn _tn_to_bytes<'py>(
     t: PyRef<'_, TensorBase>,
 ) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
     if t.batched {
-        return Err(pyo3::exceptions::PyRuntimeError::new_err(
-            "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling .item() \
-             on a Tensor, please try to rewrite what you're doing with other operations.",
-        ));
+        return Err(tensor::batched_read_error());
     }
     if !tensor::is_contiguous(&t.meta.sizes, &t.meta.strides) {
         return Err(pyo3::exceptions::PyValueError::new_err(

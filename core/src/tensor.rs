@@ -96,11 +96,20 @@ pub struct TensorBase {
     pub batched: bool,
 }
 
-/// A view made directly (not through the door) of a vmap logical tensor would be sample 0 of
-/// its batch, unmarked: refused, so that the vmap step falls back to a per-sample loop.
-fn batched_view_error() -> PyErr {
+/// A kernel launch or a view made directly (not through the door) of a vmap logical tensor
+/// would take sample 0 of its batch for the whole: refused, and the vmap step
+/// (functorch/rules.py `default`) falls back to a per-sample loop on this message.
+pub fn batched_kernel_error() -> PyErr {
     PyRuntimeError::new_err(
         "vmap: internal: a batched tensor reached a kernel; it must be unwrapped first",
+    )
+}
+
+/// A host read (`.item()`, `.tolist()`, `bool()`) of a vmap logical tensor: upstream's message.
+pub fn batched_read_error() -> PyErr {
+    PyRuntimeError::new_err(
+        "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling \
+         .item() on a Tensor, please try to rewrite what you're doing with other operations.",
     )
 }
 
@@ -409,7 +418,7 @@ impl TensorBase {
         base: Option<PyObject>,
     ) -> PyResult<PyObject> {
         if slf.borrow().batched {
-            return Err(batched_view_error());
+            return Err(batched_kernel_error());
         }
         Self::_tn_batch_view(slf, sizes, strides, offset, base)
     }
@@ -497,7 +506,7 @@ impl TensorBase {
         offset: i64,
     ) -> PyResult<PyObject> {
         if slf.borrow().batched {
-            return Err(batched_view_error());
+            return Err(batched_kernel_error());
         }
         let py = slf.py();
         let me = slf.borrow();
@@ -520,7 +529,7 @@ impl TensorBase {
     #[pyo3(signature = (cls=None))]
     fn _tn_alias(slf: &Bound<'_, Self>, cls: Option<Bound<'_, PyType>>) -> PyResult<PyObject> {
         if slf.borrow().batched {
-            return Err(batched_view_error());
+            return Err(batched_kernel_error());
         }
         let py = slf.py();
         let me = slf.borrow();
@@ -547,10 +556,7 @@ impl TensorBase {
     /// (`tolist`, `item`, `numpy`). Only for CPU tensors; returns (address, nbytes).
     fn _tn_host_span(&self) -> PyResult<(usize, usize)> {
         if self.batched {
-            return Err(PyRuntimeError::new_err(
-                "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling \
-                 .item() on a Tensor, please try to rewrite what you're doing with other operations.",
-            ));
+            return Err(batched_read_error());
         }
         if Some(self.storage.device) != registry::lookup_device("cpu") {
             return Err(PyRuntimeError::new_err("_tn_host_span on a non-CPU tensor"));
