@@ -62,7 +62,7 @@ class ImperativeEngine:
             # a nested grad transform's outer backward runs through this graph again: upstream
             # keeps one graph per transform level, torchnative one graph, so it is kept
             keep_graph = True
-        if _levels.stack() and _functorch_grad.involved(tensors, grad_tensors, inputs):
+        if _levels.stack() and _functorch_grad.involved(tensors, inputs):
             # batched outputs: their graph is their physical values' (functorch/grad.py)
             def run(t, g, inputs):
                 return self._run(t, g, keep_graph, create_graph, inputs, allow_unreachable, accumulate_grad)

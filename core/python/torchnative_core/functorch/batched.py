@@ -24,11 +24,6 @@ def info(t):
     return d.get(KEY) if d else None
 
 
-def level_of(t) -> int:
-    i = info(t)
-    return i[2] if i else 0
-
-
 def make(value, bdim, level):
     """The batched tensor at `level` over `value`'s dimension `bdim`."""
     sizes, strides = value._tn_sizes, value._tn_strides

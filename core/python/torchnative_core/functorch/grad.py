@@ -137,7 +137,7 @@ def _align(g, levels, entries):
     return BT.rebuild(real, extra) if extra else real
 
 
-def involved(tensors, grad_tensors, inputs) -> bool:
+def involved(tensors, inputs) -> bool:
     return any(BT.info(t) is not None for t in tensors) or any(BT.info(t) is not None for t in inputs or ())
 
 

@@ -51,10 +51,6 @@ def facts(op) -> Facts:
     return f
 
 
-def _tensor_type():
-    return B.C.TensorBase
-
-
 def unwrap(a, level):
     """(value, bdim) when `a` is batched at `level`, else (a, None)."""
     if isinstance(a, B.C.TensorBase):
@@ -367,10 +363,9 @@ def _squeeze(op, args, kwargs, level, size, p, r):
       "any.dim", "cummax", "cummin", "glu", "flip", "diff", "narrow_copy", "select_copy.int", "_safe_softmax")
 @_self_only
 def _dim_at(op, args, kwargs, level, size, p, r):
-    # the dimension is the first int argument after self, except where the schema says otherwise
     if r == 0 and facts(op).view:
         return view_generic(op, args, kwargs, level, size)
-    pos = _DIM_POS.get(op, 1)
+    pos = _arg_position(op, "dim", "dimension", "dims")
     new = list(args)
     d = args[pos]
     scalar = r == 0
@@ -384,8 +379,19 @@ def _dim_at(op, args, kwargs, level, size, p, r):
     return wrap(out, level)
 
 
-_DIM_POS = {"split.Tensor": 2, "split_with_sizes": 2, "chunk": 2, "unsafe_split.Tensor": 2, "unsafe_chunk": 2,
-            "topk": 2, "kthvalue": 2, "sort": 1, "sort.stable": 2, "glu": 1, "flip": 1, "diff": 2}
+_POSITIONS: dict = {}
+
+
+def _arg_position(op, *names):
+    """Where the schema of `op` puts the first argument named one of `names` (the door passes
+    arguments in schema order), or None."""
+    key = (op, names)
+    if key not in _POSITIONS:
+        from ..binding.schema import all_schemas
+
+        args = [a.name for a in all_schemas()[op].args]
+        _POSITIONS[key] = next((args.index(n) for n in names if n in args), None)
+    return _POSITIONS[key]
 
 
 def _squeeze_last(out):
@@ -455,7 +461,7 @@ def _flat(a, level):
 
 
 def _dims_reduce(op, args, kwargs, level, size, p, r):
-    pos = _REDUCE_DIM_POS.get(op, 1)
+    pos = _arg_position(op, "dim")
     d = args[pos]
     new = list(args)
     if r == 0:
@@ -476,14 +482,9 @@ def _dims_reduce(op, args, kwargs, level, size, p, r):
     return wrap(out, level)
 
 
-_REDUCE_DIM_POS = {"linalg_vector_norm": 2, "norm.ScalarOpt_dim": 2, "norm.ScalarOpt_dim_dtype": 2}
-
-
 def _keepdim(op, args):
-    from ..binding.schema import all_schemas
-
-    names = [a.name for a in all_schemas()[op].args]
-    return "keepdim" in names and names.index("keepdim") < len(args) and args[names.index("keepdim")] is True
+    pos = _arg_position(op, "keepdim")
+    return pos is not None and pos < len(args) and args[pos] is True
 
 
 for _op in ("sum.dim_IntList", "mean.dim", "nansum", "amax", "amin", "var.correction", "std.correction",

@@ -1,9 +1,10 @@
 """`torch._C._functorch`: the transform stack and batched tensors of torchnative_core.functorch.
 
-vmap and grad are real (functorch/); a grad transform wraps no tensor (its graph is the core's
-one autograd graph), so no tensor is a GradTrackingTensor. Upstream's Python interpreter objects
-(pyfunctorch) stay off: `peek_interpreter_stack` answers None, so `autograd.Function` and
-friends take their plain paths. jvp and functionalize stay refusing placeholders."""
+vmap, grad and jvp are real (functorch/); a grad or jvp transform wraps no tensor (its graph is
+the core's one autograd graph), so no tensor is a GradTrackingTensor. Upstream's Python
+interpreter objects (pyfunctorch) stay off: `peek_interpreter_stack` answers None, so
+`autograd.Function` takes its plain path (functorch/functions.py handles it there).
+functionalize refuses by name."""
 
 from __future__ import annotations
 
