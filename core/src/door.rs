@@ -39,9 +39,22 @@ thread_local! {
     static VMAP: std::cell::RefCell<Option<Py<PyAny>>> = const { std::cell::RefCell::new(None) };
     /// Whether `VMAP` holds a step (read on every call: a Cell is cheaper than the RefCell).
     static VMAP_ON: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Whether the PreDispatch key is in the thread's include set (make_fx/export's pre-dispatch
+    /// tracing): the door then offers every call to the pre-dispatch step first, as upstream's
+    /// PreDispatch key sits above everything else, autograd and functorch included.
+    static PRE_DISPATCH_ON: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// The TorchDispatchMode stack (upstream keeps it in C++ thread-local state too).
     static MODES: std::cell::RefCell<Vec<Py<PyAny>>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The infra modes by `_TorchDispatchModeKey` (FAKE, PROXY, FUNCTIONAL): below every user
+    /// mode, FUNCTIONAL above PROXY above FAKE, as upstream's TorchDispatchModeTLS orders them.
+    static INFRA: std::cell::RefCell<[Option<Py<PyAny>>; 3]> = const { std::cell::RefCell::new([None, None, None]) };
 }
+
+/// Whether a tensor subclass with its own `__torch_dispatch__` was ever made: until then the door
+/// skips the Python-key step (its check costs a Python call per operator).
+static PYTHON_DISPATCH: AtomicBool = AtomicBool::new(false);
+/// The pre-dispatch step (ops/modes.py `pre_dispatch`), installed once.
+static PRE_DISPATCH: GILOnceCell<Py<PyAny>> = GILOnceCell::new();
 
 static CALLS: Mutex<Option<HashMap<String, u64>>> = Mutex::new(None);
 /// Whether inference mode was ever on (so an inference tensor may exist): until then the door
@@ -222,6 +235,14 @@ pub fn _aten_dispatch(
     if ANY_INFERENCE.load(Ordering::Relaxed) {
         check_inference_inplace(op, args)?;
     }
+    if PRE_DISPATCH_ON.with(|c| c.get()) {
+        if let Some(h) = PRE_DISPATCH.get(py) {
+            let out = h.call(py, (op, args.clone()), kwargs)?;
+            if !out.is(py.NotImplemented()) {
+                return Ok(out);
+            }
+        }
+    }
     if VMAP_ON.with(|c| c.get()) {
         if let Some(h) = VMAP.with(|v| v.borrow().as_ref().map(|h| h.clone_ref(py))) {
             let out = h.call(py, (op, args.clone()), kwargs)?;
@@ -253,7 +274,7 @@ pub fn _tn_below_autograd(
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<PyObject> {
     let st = state(py);
-    let has_mode = MODES.with(|m| !m.borrow().is_empty());
+    let has_mode = PYTHON_DISPATCH.load(Ordering::Relaxed) || _len_torch_dispatch_stack() > 0;
     if has_mode {
         if let Some(h) = &st.mode_handler {
             return h.call(py, (op, args.clone()), kwargs);
@@ -299,36 +320,118 @@ pub fn _tn_call_impl(
 
 // --- TorchDispatchMode stack (upstream names) --------------------------------------------------
 
+/// A mode with a `_mode_key` (FakeTensorMode, ProxyTorchDispatchMode, FunctionalTensorMode)
+/// takes its infra slot, as upstream's binding does; any other goes on the user stack.
 #[pyfunction]
-pub fn _push_on_torch_dispatch_stack(mode: Py<PyAny>) {
-    MODES.with(|m| m.borrow_mut().push(mode));
+pub fn _push_on_torch_dispatch_stack(mode: Bound<'_, PyAny>) -> PyResult<()> {
+    if let Ok(key) = mode.getattr("_mode_key") {
+        if !key.is_none() {
+            let slot = infra_slot(&key)?;
+            INFRA.with(|m| m.borrow_mut()[slot] = Some(mode.unbind()));
+            return Ok(());
+        }
+    }
+    MODES.with(|m| m.borrow_mut().push(mode.unbind()));
+    Ok(())
+}
+
+/// The infra-mode slot of a `_TorchDispatchModeKey` (an IntEnum: FAKE 0, PROXY 1, FUNCTIONAL 2).
+fn infra_slot(key: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let k: usize = key.extract()?;
+    if k > 2 {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "unknown _TorchDispatchModeKey {k}"
+        )));
+    }
+    Ok(k)
 }
 
 #[pyfunction]
 #[pyo3(signature = (mode_key=None))]
-pub fn _pop_torch_dispatch_stack(py: Python<'_>, mode_key: Option<PyObject>) -> PyResult<PyObject> {
-    let _ = mode_key;
-    MODES
-        .with(|m| m.borrow_mut().pop())
-        .map(|x| x.into_any())
-        .ok_or_else(|| {
-            pyo3::exceptions::PyAssertionError::new_err(
-                "trying to pop from an empty dispatch mode stack",
-            )
-        })
-        .map(|o| o.clone_ref(py))
+pub fn _pop_torch_dispatch_stack(
+    py: Python<'_>,
+    mode_key: Option<Bound<'_, PyAny>>,
+) -> PyResult<PyObject> {
+    let empty = || {
+        pyo3::exceptions::PyAssertionError::new_err(
+            "trying to pop from an empty dispatch mode stack",
+        )
+    };
+    if let Some(key) = mode_key.filter(|k| !k.is_none()) {
+        let slot = infra_slot(&key)?;
+        return INFRA
+            .with(|m| m.borrow_mut()[slot].take())
+            .ok_or_else(empty);
+    }
+    if let Some(mode) = MODES.with(|m| m.borrow_mut().pop()) {
+        return Ok(mode.clone_ref(py));
+    }
+    INFRA
+        .with(|m| m.borrow_mut().iter_mut().rev().find_map(|s| s.take()))
+        .ok_or_else(empty)
 }
 
 #[pyfunction]
 pub fn _len_torch_dispatch_stack() -> usize {
-    MODES.with(|m| m.borrow().len())
+    MODES.with(|m| m.borrow().len()) + INFRA.with(|m| m.borrow().iter().flatten().count())
+}
+
+/// Index 0 is the bottom: the infra modes (FAKE first), then the user modes in push order.
+#[pyfunction]
+pub fn _get_dispatch_stack_at(py: Python<'_>, idx: usize) -> PyResult<PyObject> {
+    let infra: Vec<PyObject> = INFRA.with(|m| {
+        m.borrow()
+            .iter()
+            .flatten()
+            .map(|x| x.clone_ref(py))
+            .collect()
+    });
+    if idx < infra.len() {
+        return Ok(infra[idx].clone_ref(py));
+    }
+    MODES.with(|m| {
+        m.borrow()
+            .get(idx - infra.len())
+            .map(|x| x.clone_ref(py))
+            .ok_or_else(|| {
+                pyo3::exceptions::PyIndexError::new_err("dispatch stack index out of range")
+            })
+    })
+}
+
+/// `_set_dispatch_mode` (store, by the mode's `_mode_key`), `_get_dispatch_mode` and
+/// `_unset_dispatch_mode`: upstream's infra-mode slots.
+#[pyfunction]
+pub fn _set_dispatch_mode(mode: Bound<'_, PyAny>) -> PyResult<()> {
+    let slot = infra_slot(&mode.getattr("_mode_key")?)?;
+    INFRA.with(|m| m.borrow_mut()[slot] = Some(mode.unbind()));
+    Ok(())
 }
 
 #[pyfunction]
-pub fn _get_dispatch_stack_at(py: Python<'_>, idx: usize) -> PyResult<PyObject> {
-    MODES.with(|m| {
-        m.borrow().get(idx).map(|x| x.clone_ref(py)).ok_or_else(|| {
-            pyo3::exceptions::PyIndexError::new_err("dispatch stack index out of range")
-        })
-    })
+pub fn _get_dispatch_mode(py: Python<'_>, key: Bound<'_, PyAny>) -> PyResult<Option<PyObject>> {
+    let slot = infra_slot(&key)?;
+    Ok(INFRA.with(|m| m.borrow()[slot].as_ref().map(|x| x.clone_ref(py))))
+}
+
+#[pyfunction]
+pub fn _unset_dispatch_mode(key: Bound<'_, PyAny>) -> PyResult<Option<PyObject>> {
+    let slot = infra_slot(&key)?;
+    Ok(INFRA.with(|m| m.borrow_mut()[slot].take()))
+}
+
+/// Installs the pre-dispatch step (once) and sets whether this thread has PreDispatch included.
+#[pyfunction]
+#[pyo3(signature = (on, handler=None))]
+pub fn _tn_set_pre_dispatch(py: Python<'_>, on: bool, handler: Option<Py<PyAny>>) {
+    if let Some(h) = handler {
+        let _ = PRE_DISPATCH.set(py, h);
+    }
+    PRE_DISPATCH_ON.with(|c| c.set(on));
+}
+
+/// Called when a tensor subclass overriding `__torch_dispatch__` is first made.
+#[pyfunction]
+pub fn _tn_enable_python_dispatch() {
+    PYTHON_DISPATCH.store(true, Ordering::Relaxed);
 }

@@ -234,6 +234,13 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(door::_pop_torch_dispatch_stack, m)?)?;
     m.add_function(wrap_pyfunction!(door::_len_torch_dispatch_stack, m)?)?;
     m.add_function(wrap_pyfunction!(door::_get_dispatch_stack_at, m)?)?;
+    m.add_function(wrap_pyfunction!(door::_set_dispatch_mode, m)?)?;
+    m.add_function(wrap_pyfunction!(door::_get_dispatch_mode, m)?)?;
+    m.add_function(wrap_pyfunction!(door::_unset_dispatch_mode, m)?)?;
+    m.add_function(wrap_pyfunction!(door::_tn_enable_python_dispatch, m)?)?;
+    m.add_function(wrap_pyfunction!(door::_tn_set_pre_dispatch, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor::_tn_storage_expired, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor::_tn_storage_free_weak_ref, m)?)?;
     // The Python half builds the rest of the surface into this module's namespace.
     let py = m.py();
     // Visible as torch._C while the Python half builds the surface (single-phase init only

@@ -15,6 +15,31 @@ use torchnative_abi::{TnDtype, TnTensor};
 use crate::registry::{self, DeviceKey};
 use crate::storage::Storage;
 
+/// Weak storage references handed to Python (torch.multiprocessing's StorageWeakRef, which
+/// torch.fx and FakeTensorMode use to tell aliasing tensors apart): id -> (weak, holders).
+type WeakStorages = std::collections::HashMap<usize, (std::sync::Weak<Storage>, usize)>;
+static WEAK_STORAGES: std::sync::LazyLock<std::sync::Mutex<WeakStorages>> =
+    std::sync::LazyLock::new(|| std::sync::Mutex::new(WeakStorages::new()));
+
+/// Whether the storage behind a weak reference has no tensor left.
+#[pyfunction]
+pub fn _tn_storage_expired(id: usize) -> bool {
+    let refs = WEAK_STORAGES.lock().unwrap_or_else(|e| e.into_inner());
+    refs.get(&id).is_none_or(|(w, _)| w.strong_count() == 0)
+}
+
+/// Drops one weak reference (`UntypedStorage._free_weak_ref`).
+#[pyfunction]
+pub fn _tn_storage_free_weak_ref(id: usize) {
+    let mut refs = WEAK_STORAGES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(entry) = refs.get_mut(&id) {
+        entry.1 -= 1;
+        if entry.1 == 0 {
+            refs.remove(&id);
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct Meta {
     pub sizes: Vec<i64>,
@@ -384,6 +409,18 @@ impl TensorBase {
     #[getter]
     fn _tn_storage_id(&self) -> usize {
         Arc::as_ptr(&self.storage) as usize
+    }
+
+    /// A weak reference to this tensor's storage (`UntypedStorage._weak_ref`): its id, which
+    /// stays unique while any weak reference is held (the Arc's allocation outlives its last
+    /// strong owner until the weak ones go).
+    fn _tn_storage_weak_ref(&self) -> usize {
+        let id = Arc::as_ptr(&self.storage) as usize;
+        let mut refs = WEAK_STORAGES.lock().unwrap_or_else(|e| e.into_inner());
+        refs.entry(id)
+            .or_insert_with(|| (Arc::downgrade(&self.storage), 0))
+            .1 += 1;
+        id
     }
 
     #[getter]

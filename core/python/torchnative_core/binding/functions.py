@@ -262,6 +262,18 @@ def _to_modes(public, args, kwargs):
     return handle_torch_function(public, _TF._relevant_args(args, kwargs), *args, **kwargs)
 
 
+def _to_foreign(public, args, kwargs):
+    """A call no signature binds because an argument is not a tensor but overrides
+    `__torch_function__` (torch.fx's Proxy, tensor-likes): handed to that override, as upstream's
+    argument parser does; any other binding error propagates."""
+    relevant = _TF.torch_function_args(args, kwargs)
+    if not any(not isinstance(a, _TB) for a in relevant):
+        raise
+    from torch.overrides import handle_torch_function
+
+    return handle_torch_function(public, relevant, *args, **kwargs)
+
+
 # The mode check is inlined (not a with_modes wrapper): one lookup in the thread's dict (getattr
 # with a default costs an AttributeError on threads that never pushed a mode), no extra frame.
 _TLS = _TF._tls
@@ -275,7 +287,10 @@ def _make_function(name: str, ov: _Overloads):
             r = _planned(plans, None, args, kwargs)
             if r is not _MISS:
                 return r
-        return _call(ov, name, None, args, kwargs)
+        try:
+            return _call(ov, name, None, args, kwargs)
+        except TypeError:
+            return _to_foreign(fn, args, kwargs)
 
     fn.__name__ = fn.__qualname__ = name
     return fn
@@ -291,7 +306,10 @@ def _make_method(name: str, ov: _Overloads):
             r = _planned(plans, self, args, kwargs)
             if r is not _MISS:
                 return r
-        return _call(ov, name, self, args, kwargs)
+        try:
+            return _call(ov, name, self, args, kwargs)
+        except TypeError:
+            return _to_foreign(method, (self, *args), kwargs)
 
     method.__name__ = method.__qualname__ = name
     return method
@@ -369,7 +387,9 @@ def install(C) -> None:
             mod = _pytypes.ModuleType(f"torch._C.{mod_name}")
             setattr(C, mod_name, mod)
         for name, entries in bindings[mod_name].items():
-            setattr(mod, name, _make_function(name, _Overloads(entries, False)))
+            fn = _make_function(name, _Overloads(entries, False))
+            fn.__module__ = f"torch._C.{mod_name}"  # torch.fx writes generated code with it
+            setattr(mod, name, fn)
     C._nn._parse_to = torch_functions._parse_to
 
     TB = C.TensorBase

@@ -7,6 +7,7 @@ from __future__ import annotations
 import struct
 
 from ..surface import types as T
+from ..surface.torch_function import overrides_torch_dispatch
 
 C = None
 
@@ -221,6 +222,8 @@ def install(C_) -> None:
         "is_hpu": property(lambda self: False),
         "is_lazy": property(lambda self: False),
         "_is_zerotensor": lambda self: False,
+        # Sizes are always concrete here (no SymInt sizes): FakeTensorMode's cache asks.
+        "_has_symbolic_sizes_strides": property(lambda self: False),
         "names": property(lambda self: (None,) * len(self._tn_sizes)),
         "itemsize": property(lambda self: T.BY_CODE[self._tn_dtype_code].itemsize),
         "nbytes": property(lambda self: T.BY_CODE[self._tn_dtype_code].itemsize * self.numel()),
@@ -260,7 +263,42 @@ def install(C_) -> None:
     methods["mutable_data_ptr"] = lambda self: self.data_ptr()
     methods["cfloat"] = _make_cast(T.BY_NAME["complex64"])
     methods["cdouble"] = _make_cast(T.BY_NAME["complex128"])
-    props["grad_dtype"] = property(lambda self: None)
+    _unset = object()
+
+    def _get_grad_dtype(self):
+        # A leaf's gradient dtype: its own dtype unless set (None: any dtype is accepted).
+        got = getattr(self, "__dict__", {}).get("_tn_grad_dtype", _unset)
+        return T.BY_CODE[self._tn_dtype_code] if got is _unset else got
+
+    def _set_grad_dtype(self, value):
+        if self.grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+        self.__dict__["_tn_grad_dtype"] = value
+
+    props["grad_dtype"] = property(_get_grad_dtype, _set_grad_dtype)
+
+    def __delitem__(self, key):
+        raise TypeError("Tensor does not support deleting items")
+
+    def _volatile(self):
+        import warnings
+
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+        return False
+
+    # The TensorBase members upstream's torch.overrides lists (so they must exist) that have no
+    # stub: the named-tensor `name`, the removed `volatile`, Python-key and refcount probes, and
+    # the view-replay functions, which return None because views record none (view replay, a
+    # torch.compile feature, is never on here).
+    methods.update(__delitem__=__delitem__, __long__=lambda self: int(self),
+                   __ifloordiv__=lambda self, other: _door("floor_divide_.Tensor", self, other)
+                   if isinstance(other, C.TensorBase) else _door("floor_divide_.Scalar", self, other),
+                   _fix_weakref=lambda self: None, _use_count=lambda self: 1,
+                   _view_func=lambda self, new_base, symint_visitor_fn=None, tensor_visitor_fn=None: None,
+                   _rev_view_func_unsafe=lambda self, new_base: None)
+    props.update(name=property(lambda self: None), volatile=property(_volatile),
+                 _cdata=property(lambda self: id(self)),
+                 _python_dispatch=property(lambda self: overrides_torch_dispatch(type(self))))
     props["real"] = property(_real, _set_part("real"))
     props["imag"] = property(_imag, _set_part("imag"))
     for dev in ("cuda", "xpu", "mtia", "ipu", "hpu", "mps"):

@@ -92,6 +92,20 @@ def _convert(v, dtype):
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    if C._len_torch_dispatch_stack():
+        # As upstream's internal_new_from_data: the data becomes a tensor with Python dispatch
+        # off, and a mode sees only the `lift_fresh` of the result (FakeTensorMode fakes it there).
+        with C._DisableTorchDispatch():
+            out = _tensor_from_data(data, dtype, device)
+        out = _door("lift_fresh", out)
+    else:
+        out = _tensor_from_data(data, dtype, device)
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def _tensor_from_data(data, dtype, device):
     from ..ops.factories import from_python_values
     from ..surface.types import dtype as dtype_type
     from .functions import _python_type_as_dtype
@@ -123,8 +137,6 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             raise NotImplementedError("torchnative: complex tensors are not supported yet")
         vals = [_convert(v, d) for v in flat]
         out = from_python_values(vals, shape, d, _dev(device))
-    if requires_grad:
-        out.requires_grad_(True)
     return out
 
 

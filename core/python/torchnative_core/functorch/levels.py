@@ -70,3 +70,11 @@ def pop(kind) -> int:
     if kind == "vmap":
         _sync_door()
     return entry.level
+
+
+def undo_to_depth(depth: int) -> None:
+    """Pops whatever transforms sit above `depth` (upstream's
+    pop_dynamic_layer_stack_and_undo_to_depth, used after an exception skipped the pops)."""
+    s = stack()
+    while len(s) > depth:
+        pop(s[-1].kind)

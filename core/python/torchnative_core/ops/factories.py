@@ -67,15 +67,17 @@ def empty(size, dtype=None, layout=None, device=None, pin_memory=None, memory_fo
 
 @impl("empty_strided")
 def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory=None):
-    # Allocate enough storage for the strided geometry, then view it.
+    # Allocate enough storage for the strided geometry, then give the fresh tensor that geometry
+    # in place: the result owns its storage and is not a view, as upstream's.
     need = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(s > 0 for s in size) else 0
     itemsize = (dtype or B.default_dtype()).itemsize
     if any(s < 0 for s in size):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
     if need * itemsize >= 2**63:  # upstream's computeStorageNbytes, before any allocation
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}")
-    flat = B.empty([need], dtype or B.default_dtype(), device)
-    return flat._tn_as_strided(list(size), list(stride), 0, None)
+    out = B.empty([need], dtype or B.default_dtype(), device)
+    out._tn_set_geometry(list(size), list(stride), 0)
+    return out
 
 
 @impl("fill_.Scalar")

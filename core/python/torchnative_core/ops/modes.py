@@ -24,6 +24,9 @@ def _split(op, args):
     if schema is None:
         return tuple(args), {}
     pos, kw = [], {}
+    # A Python number bound to a Tensor argument reaches a mode as the number (upstream converts
+    # wrapped-number tensors back when it calls into Python).
+    args = [v.item() if getattr(v, "_tn_wrapped_number", False) else v for v in args]
     for a, v in zip(schema.args, args):
         if a.kwarg_only:
             if not (a.has_default and v == _schema_default(a)) and v is not None:
@@ -33,8 +36,91 @@ def _split(op, args):
     return tuple(pos), kw
 
 
-def handle(op, args, kwargs=None):
+def _python_key_excluded() -> bool:
+    # torch._C._DisableTorchDispatch (FakeTensorMode's kernel invocations, subclasses unwrapping
+    # themselves) excludes the Python key: modes and subclasses are skipped while it is on.
+    from ..surface.dispatch_keys import local_exclude
+
+    ex = local_exclude()
+    return bool(ex._keys) and ex.has(B.C.DispatchKey.Python)
+
+
+def _overloaded(args, kwargs):
+    """Subclass types that override `__torch_dispatch__`, in argument order, each once, a
+    subclass before its bases (upstream's python_arg_parser order)."""
+    from ..surface.torch_function import overrides_torch_dispatch
+
     C = B.C
+    found = []
+
+    def visit(a):
+        if isinstance(a, C.TensorBase):
+            t = type(a)
+            if t is not C._tn_tensor_class_ref[0] and t not in found and overrides_torch_dispatch(t):
+                at = next((i for i, s in enumerate(found) if issubclass(t, s)), None)
+                found.insert(at, t) if at is not None else found.append(t)
+        elif isinstance(a, (list, tuple)):
+            for x in a:
+                visit(x)
+
+    for a in args:
+        visit(a)
+    for a in (kwargs or {}).values():
+        visit(a)
+    return found
+
+
+def handle_library(full, args, kwargs):
+    """The Python-key step for a torch.library operator ("ns::name.overload"), which does not
+    pass the door: the innermost mode, else subclass overrides; NotImplemented when neither."""
+    C = B.C
+    if _python_key_excluded():
+        return NotImplemented
+    overloaded = _overloaded(args, kwargs)
+    if not overloaded and not C._len_torch_dispatch_stack():
+        return NotImplemented
+    import torch
+
+    ns, _, rest = full.partition("::")
+    name, _, overload = rest.partition(".")
+    func = getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
+    if C._len_torch_dispatch_stack():
+        mode = C._pop_torch_dispatch_stack()
+        try:
+            return mode.__torch_dispatch__(func, tuple(overloaded), tuple(args), dict(kwargs))
+        finally:
+            C._push_on_torch_dispatch_stack(mode)
+    for t in overloaded:
+        out = t.__torch_dispatch__(func, tuple(overloaded), tuple(args), dict(kwargs))
+        if out is not NotImplemented:
+            return out
+    raise TypeError(f"Multiple dispatch failed for '{full}'; all __torch_dispatch__ handlers returned NotImplemented")
+
+
+def pre_dispatch(op, args, kwargs=None):
+    """The door's first step while PreDispatch is included: upstream's own PreDispatch handler
+    (torch._ops `_get_dispatch`), which hands the call to the innermost pre-dispatch mode with it
+    popped (export's ProxyTorchDispatchMode, seeing `linear` before it decomposes)."""
+    from torch._C import DispatchKey
+    from torch._ops import _len_torch_dispatch_stack_pre_dispatch
+
+    if not _len_torch_dispatch_stack_pre_dispatch() or _python_key_excluded():
+        return NotImplemented
+    func = overload_packet(op)
+    handler = func._get_dispatch(DispatchKey.PreDispatch)
+    if not callable(handler) or isinstance(handler, DispatchKey):
+        return NotImplemented
+    pos, kw = _split(op, args)
+    kw.update(kwargs or {})
+    return handler(*pos, **kw)
+
+
+def handle(op, args, kwargs=None):
+    """The door's Python-key step: the innermost TorchDispatchMode, else the `__torch_dispatch__`
+    of tensor subclasses among the arguments, else the implementation."""
+    C = B.C
+    if _python_key_excluded():
+        return C._tn_call_impl(op, *args, **(kwargs or {}))
     from ..binding.schema import all_schemas
 
     schema = all_schemas().get(op)
@@ -42,12 +128,26 @@ def handle(op, args, kwargs=None):
         # CompositeImplicitAutograd operators decompose before the Python key upstream, so a
         # mode sees their parts (t + addmm for linear), never the composite itself.
         return C._tn_call_impl(op, *args, **(kwargs or {}))
-    mode = C._pop_torch_dispatch_stack()
-    try:
-        func = overload_packet(op)
-        pos, kw = _split(op, args)
-        kw.update(kwargs or {})
-        types = tuple({type(a) for a in args if isinstance(a, C.TensorBase)})
-        return mode.__torch_dispatch__(func, types, pos, kw)
-    finally:
-        C._push_on_torch_dispatch_stack(mode)
+    overloaded = _overloaded(args, kwargs)
+    if C._len_torch_dispatch_stack():
+        mode = C._pop_torch_dispatch_stack()
+        try:
+            func = overload_packet(op)
+            pos, kw = _split(op, args)
+            kw.update(kwargs or {})
+            return mode.__torch_dispatch__(func, tuple(overloaded), pos, kw)
+        finally:
+            C._push_on_torch_dispatch_stack(mode)
+    if not overloaded:
+        return C._tn_call_impl(op, *args, **(kwargs or {}))
+    func = overload_packet(op)
+    pos, kw = _split(op, args)
+    kw.update(kwargs or {})
+    for t in overloaded:
+        out = t.__torch_dispatch__(func, tuple(overloaded), pos, kw)
+        if out is not NotImplemented:
+            return out
+    names = "".join(f"\n  - tensor subclass {t}" for t in overloaded)
+    raise TypeError(f"Multiple dispatch failed for 'aten::{op}'; all __torch_dispatch__ handlers returned "
+                    f"NotImplemented:\n{names}\n\nFor more information, try re-running with "
+                    "TORCH_LOGS=not_implemented")

@@ -296,6 +296,18 @@ def alias(self):
     return self._tn_alias()
 
 
+@impl("lift_fresh")
+def lift_fresh(self):
+    # A freshly made tensor handed to the modes (torch.tensor under FakeTensorMode); the
+    # operator itself returns its argument, as upstream's kernel does.
+    return self
+
+
+@impl("lift_fresh_copy")
+def lift_fresh_copy(self):
+    return B.C._aten_dispatch("clone", self, None)
+
+
 @impl("detach")
 def detach(self):
     out = self._tn_alias()

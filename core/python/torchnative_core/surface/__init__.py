@@ -9,7 +9,7 @@ from __future__ import annotations
 
 
 def install(C) -> None:
-    from . import (dispatch_keys, dispatch_modes, distributed, dynamo, enums, flags, functorch, generator, jit, op_registry, placeholders, return_types, runtime,
+    from . import (dispatch_keys, dispatch_modes, distributed, dynamo, enums, export, fake, flags, fx, profiler, functorch, generator, jit, op_registry, placeholders, return_types, runtime,
                torch_function, types)
 
     types.install(C)
@@ -29,6 +29,10 @@ def install(C) -> None:
     dispatch_modes.install(C)
     distributed.install(C)
     dynamo.install(C)
+    export.install(C)
+    fake.install(C)
+    profiler.install(C)
+    fx.install(C)
     op_registry.install(C)
     from .. import autograd, ops
 

@@ -5,6 +5,47 @@ would attach), used by Python code to decide which Python kernels to run."""
 
 from __future__ import annotations
 
+import threading
+
+# The thread's local include/exclude sets (c10::impl::LocalDispatchKeySet). The door reads two
+# of their keys: Python excluded turns TorchDispatchMode and subclass dispatch off, Meta included
+# makes every operand compute as its meta twin (FakeTensorMode's kernel invocations).
+_tls = threading.local()
+
+
+def local_include():
+    return getattr(_tls, "include", _EMPTY)
+
+
+def local_exclude():
+    return getattr(_tls, "exclude", _EMPTY)
+
+
+def _set_local(include, exclude):
+    before = local_include()
+    _tls.include, _tls.exclude = include, exclude
+    _sync_pre_dispatch(before, include)
+
+
+_PRE_DISPATCH = []  # DispatchKey.PreDispatch, once torch._C's enum exists
+
+
+def _sync_pre_dispatch(before, after):
+    """Tells the door whether PreDispatch is included (torch._ops includes it while a
+    pre-dispatch mode is set): the door reads a native flag, not this Python set."""
+    if not _PRE_DISPATCH:
+        from torch._C import DispatchKey
+
+        _PRE_DISPATCH.append(DispatchKey.PreDispatch)
+    key = _PRE_DISPATCH[0]
+    on = after.has(key)
+    if on != before.has(key):
+        import torch
+
+        from ..ops.modes import pre_dispatch
+
+        torch._C._tn_set_pre_dispatch(on, pre_dispatch)
+
 
 class DispatchKeySet:
     __slots__ = ("_keys",)
@@ -77,6 +118,94 @@ class DispatchKeySet:
         return "DispatchKeySet(" + ", ".join(k.name for k in self) + ")"
 
 
+_EMPTY = DispatchKeySet._of(())
+
+
+class _ForceDispatchKeyGuard:
+    """Sets both local sets for the guard's extent (upstream: c10::impl::ForceDispatchKeyGuard)."""
+
+    def __init__(self, include=None, exclude=None):
+        self._new = (DispatchKeySet(include), DispatchKeySet(exclude))
+
+    def __enter__(self):
+        self._saved = (local_include(), local_exclude())
+        _set_local(*self._new)
+        return self
+
+    def __exit__(self, *exc):
+        _set_local(*self._saved)
+        return False
+
+
+class _PreserveDispatchKeyGuard(_ForceDispatchKeyGuard):
+    """Restores both local sets on exit, whatever happened inside."""
+
+    def __init__(self):
+        pass
+
+    def __enter__(self):
+        self._saved = (local_include(), local_exclude())
+        return self
+
+
+class _IncludeDispatchKeyGuard(_ForceDispatchKeyGuard):
+    def __init__(self, key):
+        self._key = key
+
+    def __enter__(self):
+        self._saved = (local_include(), local_exclude())
+        _set_local(self._saved[0].add(self._key), self._saved[1])
+        return self
+
+
+class _ExcludeDispatchKeyGuard(_ForceDispatchKeyGuard):
+    def __init__(self, keyset):
+        self._keys = DispatchKeySet(keyset)
+
+    def __enter__(self):
+        self._saved = (local_include(), local_exclude())
+        _set_local(self._saved[0], self._saved[1] | self._keys)
+        return self
+
+
+class _SetExcludeDispatchKeyGuard(_ForceDispatchKeyGuard):
+    """Sets (True) or clears (False) one key in the exclude set."""
+
+    def __init__(self, key, enabled):
+        self._key, self._enabled = key, bool(enabled)
+
+    def __enter__(self):
+        self._saved = (local_include(), local_exclude())
+        ex = self._saved[1]
+        _set_local(self._saved[0], ex.add(self._key) if self._enabled else ex.remove(self._key))
+        return self
+
+
+class _EnablePythonDispatcher(_ForceDispatchKeyGuard):
+    """Marks the thread as running upstream's Python dispatcher (the PythonDispatcher key in the
+    include set, which torch._ops reads). The door already routes every overload through Python,
+    so nothing else changes."""
+
+    def __init__(self):
+        pass
+
+    def __enter__(self):
+        from torch._C import DispatchKey
+
+        self._saved = (local_include(), local_exclude())
+        _set_local(self._saved[0].add(DispatchKey.PythonDispatcher), self._saved[1])
+        return self
+
+
+class _DisablePythonDispatcher(_EnablePythonDispatcher):
+    def __enter__(self):
+        from torch._C import DispatchKey
+
+        self._saved = (local_include(), local_exclude())
+        _set_local(self._saved[0].remove(DispatchKey.PythonDispatcher), self._saved[1])
+        return self
+
+
 def install(C) -> None:
     DispatchKeySet.__module__ = "torch._C"
     C.DispatchKeySet = DispatchKeySet
@@ -97,25 +226,35 @@ def install(C) -> None:
             keys.add(getattr(DK, autograd))
         if hasattr(DK, "Dense"):
             keys.add(DK.Dense)
+        from .torch_function import overrides_torch_dispatch
+
+        if overrides_torch_dispatch(type(tensor)):
+            keys.update((DK.Python, DK.PythonTLSSnapshot))
         return DispatchKeySet._of(keys)
 
+    def _dispatch_key_set(tensor):
+        # upstream: toString(tensor.key_set())
+        return repr(_dispatch_keys(tensor))
+
     def _dispatch_tls_local_include_set():
-        return DispatchKeySet()
+        return local_include()
 
     def _dispatch_tls_local_exclude_set():
-        return DispatchKeySet()
+        return local_exclude()
 
     def _dispatch_tls_is_dispatch_key_excluded(key):
-        return False
+        return local_exclude().has(key)
 
     def _dispatch_tls_is_dispatch_key_included(key):
-        return False
+        return local_include().has(key)
 
     def _dispatch_tls_set_dispatch_key_excluded(key, value):
-        return None
+        ex = local_exclude()
+        _set_local(local_include(), ex.add(key) if value else ex.remove(key))
 
     def _dispatch_tls_set_dispatch_key_included(key, value):
-        return None
+        inc = local_include()
+        _set_local(inc.add(key) if value else inc.remove(key), local_exclude())
 
     def _parse_dispatch_key(name):
         # torch.library asks whether a string names a dispatch key; None means it does not.
@@ -125,12 +264,17 @@ def install(C) -> None:
         # c10::getAutogradRelatedKeySetFromBackend's backend half: the key name of a device.
         return {"cpu": "CPU", "meta": "Meta", "cuda": "CUDA", "mps": "MPS", "xpu": "XPU"}.get(device_type, "PrivateUse1")
 
-    for fn in (_parse_dispatch_key, _dispatch_key_for_device, _dispatch_keyset_full, _dispatch_keyset_full_after, _dispatch_keys, _dispatch_tls_local_include_set,
+    for fn in (_dispatch_key_set, _parse_dispatch_key, _dispatch_key_for_device, _dispatch_keyset_full, _dispatch_keyset_full_after, _dispatch_keys, _dispatch_tls_local_include_set,
                _dispatch_tls_local_exclude_set, _dispatch_tls_is_dispatch_key_excluded,
                _dispatch_tls_is_dispatch_key_included, _dispatch_tls_set_dispatch_key_excluded,
                _dispatch_tls_set_dispatch_key_included):
         fn.__module__ = "torch._C"
         setattr(C, fn.__name__, fn)
+    for cls in (_ForceDispatchKeyGuard, _PreserveDispatchKeyGuard, _IncludeDispatchKeyGuard,
+                _ExcludeDispatchKeyGuard, _SetExcludeDispatchKeyGuard, _EnablePythonDispatcher,
+                _DisablePythonDispatcher):
+        cls.__module__ = "torch._C"
+        setattr(C, cls.__name__, cls)
     C._after_autograd_keyset = _dispatch_keyset_full()
     C._after_ADInplaceOrView_keyset = _dispatch_keyset_full()
     C._additional_keys_to_prop_for_wrapper_tensors = DispatchKeySet()

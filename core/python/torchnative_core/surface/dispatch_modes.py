@@ -1,32 +1,71 @@
-"""TorchDispatchMode bookkeeping beyond the mode stack (which lives in Rust, at the door):
-infra-mode slots (FAKE/PROXY/FUNCTIONAL) and the flags torch.utils._python_dispatch keeps in
-sync with C++. Infra modes are recorded here; the door consults only the user mode stack, so
-FakeTensorMode and friends do not intercept operators yet (docs/STATUS.md)."""
+"""TorchDispatchMode bookkeeping beyond the mode stack and the infra-mode slots (both live in
+Rust, at the door, where they are consulted): the flags torch.utils._python_dispatch and
+FakeTensorMode keep in sync with C++, and the guard that turns Python dispatch off."""
 
 from __future__ import annotations
 
-_infra: dict = {}
-_flags = {"mode_without_ignore_compile_internals": False, "meta_in_tls": False}
+_flags = {"mode_without_ignore_compile_internals": False,
+          "only_lift_cpu_tensors": False}
 
 
-def _get_dispatch_mode(key):
-    return _infra.get(key)
+def _ensureCUDADeviceGuardSet():
+    # Upstream installs a stand-in CUDA device guard so fake CUDA tensors can be made on a
+    # machine without CUDA; torchnative's device guards are per backend and need none.
+    return None
 
 
-def _set_dispatch_mode(mode):
-    _infra[mode._mode_key] = mode
+# Upstream's python_arg_parser.cpp list: operators whose Tensor arguments accept Python numbers.
+_NUMBERS_AS_TENSORS = frozenset(
+    f"{base}{suffix}" for base in ("add", "div", "divide", "mul", "multiply", "sub", "subtract", "true_divide",
+                                   "floor_divide") for suffix in ("", "_", "_out")
+) | {"to", "_to_copy", "copy_", "copy", "_conj"}
 
 
-def _unset_dispatch_mode(key):
-    return _infra.pop(key, None)
+def _should_allow_numbers_as_tensors(name):
+    return name in _NUMBERS_AS_TENSORS
+
+
+def _set_throw_on_mutable_data_ptr(tensor):
+    # FakeTensor marks its storage so that asking for a data pointer raises. A fake tensor's
+    # storage here is a meta storage, which never reaches a kernel; nothing more to mark.
+    return None
+
+
+def _set_warn_deprecated_on_mutable_data_ptr(tensor):
+    return None
+
+
+def _functionalization_reapply_views_tls():
+    # Functionalization is never on in the C++ sense here (torch.func.functionalize refuses by
+    # name), so the flag it would carry is always off.
+    return False
+
+
+def _only_lift_cpu_tensors():
+    return _flags["only_lift_cpu_tensors"]
+
+
+def _set_only_lift_cpu_tensors(value):
+    _flags["only_lift_cpu_tensors"] = bool(value)
 
 
 def _meta_in_tls_dispatch_include():
-    return _flags["meta_in_tls"]
+    # Meta in the thread's include set (FakeTensorMode's kernel invocations; restored by
+    # _PreserveDispatchKeyGuard, which is why it lives in the set, not in a flag).
+    from torch._C import DispatchKey
+
+    from .dispatch_keys import local_include
+
+    return local_include().has(DispatchKey.Meta)
 
 
 def _set_meta_in_tls_dispatch_include(value):
-    _flags["meta_in_tls"] = bool(value)
+    from torch._C import DispatchKey
+
+    from .dispatch_keys import _set_local, local_exclude, local_include
+
+    inc = local_include()
+    _set_local(inc.add(DispatchKey.Meta) if value else inc.remove(DispatchKey.Meta), local_exclude())
 
 
 def _functionality_to_backend_keys(key):
@@ -42,21 +81,22 @@ def get_is_in_mode_without_ignore_compile_internals():
 
 
 class _DisableTorchDispatch:
-    """Python dispatch off while inside (upstream: a context manager over the
-    DisableTorchDispatch guard): the TorchDispatchMode stack is set aside and restored."""
+    """Python dispatch off while inside, as upstream's guard: the Python key is excluded, so the
+    door skips modes and subclass `__torch_dispatch__` (the mode stack itself is untouched)."""
 
     def __enter__(self):
-        import torch
+        from torch._C import DispatchKey
 
-        C = torch._C
-        self._saved = [C._pop_torch_dispatch_stack() for _ in range(C._len_torch_dispatch_stack())]
+        from .dispatch_keys import _set_local, local_exclude, local_include
+
+        self._saved = (local_include(), local_exclude())
+        _set_local(self._saved[0], self._saved[1].add(DispatchKey.Python))
         return self
 
     def __exit__(self, *exc):
-        import torch
+        from .dispatch_keys import _set_local
 
-        for mode in reversed(self._saved):
-            torch._C._push_on_torch_dispatch_stack(mode)
+        _set_local(*self._saved)
         return False
 
 
@@ -66,7 +106,7 @@ def install(C) -> None:
     _DisableTorchDispatch.__module__ = "torch._C"
     C._DisableTorchDispatch = _DisableTorchDispatch
 
-    for fn in (_get_dispatch_mode, _set_dispatch_mode, _unset_dispatch_mode, _meta_in_tls_dispatch_include,
+    for fn in (_functionalization_reapply_views_tls, _set_throw_on_mutable_data_ptr, _set_warn_deprecated_on_mutable_data_ptr, _should_allow_numbers_as_tensors, _ensureCUDADeviceGuardSet, _only_lift_cpu_tensors, _set_only_lift_cpu_tensors, _meta_in_tls_dispatch_include,
                _set_meta_in_tls_dispatch_include, _functionality_to_backend_keys):
         fn.__module__ = "torch._C"
         setattr(C, fn.__name__, fn)

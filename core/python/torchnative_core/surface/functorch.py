@@ -130,6 +130,10 @@ def get_dynamic_layer_stack_depth():
     return len(_levels.stack())
 
 
+def pop_dynamic_layer_stack_and_undo_to_depth(depth):
+    _levels.undo_to_depth(depth)
+
+
 def get_interpreter_stack():
     return []
 
@@ -191,6 +195,7 @@ def install(C) -> None:
     for fn in (is_functorch_wrapped_tensor, is_batchedtensor, is_legacy_batchedtensor, is_gradtrackingtensor,
                is_functionaltensor, get_unwrapped, maybe_get_level, maybe_get_bdim, maybe_current_level,
                current_level, count_jvp_interpreters, get_dynamic_layer_stack_depth, get_interpreter_stack,
+               pop_dynamic_layer_stack_and_undo_to_depth,
                peek_interpreter_stack, unwrap_if_dead, set_inplace_requires_grad_allowed,
                get_inplace_requires_grad_allowed, set_single_level_autograd_function_allowed,
                get_single_level_autograd_function_allowed, _vmap_increment_nesting, _vmap_decrement_nesting,

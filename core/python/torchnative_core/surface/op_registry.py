@@ -27,16 +27,39 @@ class AliasInfo:
         self.after_set = set(inner.replace("!", "").split(" -> ")[-1].split("|"))
 
 
-class JitTypeLike:
-    """Enough of a JIT type for the Python that inspects schemas (str, kind, isSubtypeOf)."""
+_JIT_TYPES: dict = {}
+# Schema types that Python sees as another type (upstream's JIT maps them the same way).
+_ANNOTATION = {"SymInt": "int", "ScalarType": "int", "Layout": "int", "MemoryFormat": "int", "Scalar": "number",
+               "SymFloat": "float", "SymBool": "bool", "Dimname": "str"}
 
-    def __init__(self, text):
-        self._text = text
+
+class JitTypeLike:
+    """Enough of a JIT type for the Python that inspects schemas (str, kind, isSubtypeOf). One
+    object per type text, as upstream's types are singletons: FakeTensorMode tests
+    `arg.type is torch._C.TensorType.get()`."""
+
+    def __new__(cls, text):
+        hit = _JIT_TYPES.get(text)
+        if hit is None:
+            hit = _JIT_TYPES[text] = super().__new__(cls)
+            hit._text = text
+        return hit
 
     def __str__(self):
         return self._text
 
     __repr__ = __str__
+
+    @property
+    def annotation_str(self):
+        """The type as upstream's JIT prints it for Python (`int?` -> `Optional[int]`,
+        `SymInt[]` -> `List[int]`): torch.fx evaluates it to build operator signatures."""
+        t = self._text
+        if t.endswith("?"):
+            return f"Optional[{JitTypeLike(t[:-1]).annotation_str}]"
+        if t.endswith("]"):
+            return f"List[{JitTypeLike(t[: t.rindex('[')]).annotation_str}]"
+        return _ANNOTATION.get(t, t)
 
     def kind(self):
         t = self._text.rstrip("?")
@@ -163,8 +186,20 @@ def bind_schema(schema, args, kwargs):
     if used != len(kwargs):
         unknown = [k for k in kwargs if k not in {a.name for a in schema.args}]
         raise RuntimeError(f"Unknown keyword argument '{unknown[0]}' for operator '{name}'. Schema: {full}{schema.text[len(schema.qualified):]}")
+    numbers_ok = None
     for i, (a, v) in enumerate(zip(schema.args, values)):
-        if isinstance(v, str) and a.base_type.rstrip("?") == "Device":
+        if isinstance(v, (bool, int, float)) and a.base_type == "Tensor":
+            # A number for a Tensor argument becomes a wrapped-number tensor for the operators
+            # upstream's IValue conversion allows (mul.Tensor(x, 2), as a mode calls it back).
+            if numbers_ok is None:
+                from .dispatch_modes import _should_allow_numbers_as_tensors
+
+                numbers_ok = _should_allow_numbers_as_tensors(name.split("::")[-1])
+            if numbers_ok:
+                from ..ops.factories import wrapped_number
+
+                values[i] = wrapped_number(v)
+        elif isinstance(v, str) and a.base_type.rstrip("?") == "Device":
             from ..binding.functions import _to_device
 
             values[i] = _to_device(v)  # the JIT reads a device from its string, as torch.device does
@@ -362,6 +397,22 @@ def install(C_) -> None:
         return _DispatchModule(kind, ns, dispatch_key)
 
     def _dispatch_has_kernel_for_dispatch_key(name, key):
+        """Answers for the keys upstream's Python asks about (FakeTensorMode: Meta; decompose():
+        CompositeImplicitAutograd) from the door's table: an aten overload with an implementation
+        has a meta step (its shape logic runs on meta tensors); a composite decomposes."""
+        key = getattr(key, "name", key)
+        ns, _, op = name.partition("::")
+        if ns != "aten":
+            return False
+        schema = all_schemas().get(op)
+        if schema is None:
+            return False
+        if key == "CompositeImplicitAutograd":
+            return bool(schema.extra.get("composite_implicit"))
+        if key in ("Meta", "CPU", "CompositeExplicitAutograd"):
+            from ..ops import IMPLS
+
+            return op in IMPLS
         return False
 
     def _dispatch_has_kernel(name):
@@ -453,7 +504,23 @@ def install(C_) -> None:
             seen.add(key)
         return False
 
-    for fn in (_jit_get_operation, _get_operation_overload, _get_schema, _dispatch_library,
+    def _dispatch_get_registrations_for_dispatch_key(dispatch_key=""):
+        """Operators with a kernel for the key ("" for every registered operator), as
+        "ns::name.overload": aten's from the door's schema table, the rest from torch.library."""
+        key = getattr(dispatch_key, "name", dispatch_key)
+        names = []
+        for op, schema in all_schemas().items():
+            if not key or _dispatch_has_kernel_for_dispatch_key(f"aten::{op}", key):
+                names.append(f"aten::{op}")
+        if not key:
+            names.extend(LIB_SCHEMAS)
+        else:
+            names.extend(full for (full, k) in LIB_IMPLS if k == key)
+        return sorted(set(names))
+
+    def _dispatch_has_computed_kernel_for_dispatch_key(name, key):
+        return _dispatch_has_kernel_for_dispatch_key(name, key)
+    for fn in (_dispatch_get_registrations_for_dispatch_key, _dispatch_has_computed_kernel_for_dispatch_key, _jit_get_operation, _get_operation_overload, _get_schema, _dispatch_library,
                _any_output_is_alias_to_input_or_output,
                _dispatch_has_kernel_for_dispatch_key, _dispatch_has_kernel, _dispatch_find_dangling_impls,
                _dispatch_kernel_for_dispatch_key_is_fallthrough, _dispatch_has_backend_fallback,
@@ -469,8 +536,10 @@ def install(C_) -> None:
                         ("TensorType", "Tensor"), ("NoneType", "NoneType"), ("NumberType", "Scalar"),
                         ("ComplexType", "complex"), ("DeviceObjType", "Device"), ("AnyType", "Any"),
                         ("SymIntType", "SymInt"), ("SymBoolType", "SymBool")):
-        single = JitTypeLike(text)
-        cls = type(tname, (JitTypeLike,), {"get": staticmethod(lambda single=single: single), "__module__": "torch._C"})
+        cls = type(tname, (JitTypeLike,), {"__module__": "torch._C"})
+        _JIT_TYPES.pop(text, None)
+        single = cls(text)  # the named class's instance becomes the one object for its text
+        cls.get = staticmethod(lambda single=single: single)
         setattr(C, tname, cls)
     FunctionSchema.__module__ = "torch._C"
     Argument.__module__ = "torch._C"
@@ -480,13 +549,33 @@ def install(C_) -> None:
 
 
 _IMPL_ORDER = ("CPU", "CompositeExplicitAutograd", "CompositeImplicitAutograd", "Meta")
+# meta operands (and FakeTensorMode's kernel invocations, Meta in the include set) take the meta
+# kernel first, as upstream's dispatcher picks the Meta key for them
+_META_ORDER = ("Meta", "CompositeExplicitAutograd", "CompositeImplicitAutograd", "CPU")
+
+
+def _wants_meta(args, kwargs) -> bool:
+    from .dispatch_modes import _meta_in_tls_dispatch_include
+
+    def meta(a):
+        if isinstance(a, (list, tuple)):
+            return any(meta(x) for x in a)
+        return getattr(a, "_tn_device_key", None) == "meta"
+
+    return _meta_in_tls_dispatch_include() or any(meta(a) for a in (*args, *kwargs.values()))
 
 
 def _library_overload(full):
     schema = LIB_SCHEMAS[full]
 
     def op(*args, **kwargs):
-        for key in _IMPL_ORDER:
+        from ..ops import modes
+
+        # a torch.library operator meets modes and subclasses as an aten one does at the door
+        out = modes.handle_library(full, args, kwargs)
+        if out is not NotImplemented:
+            return out
+        for key in (_META_ORDER if _wants_meta(args, kwargs) else _IMPL_ORDER):
             fn = LIB_IMPLS.get((full, key)) or LIB_IMPLS.get((full.split(".")[0] if schema.overload else full, key))
             if fn is not None:
                 return fn(*args, **kwargs)

@@ -55,6 +55,7 @@ def install(C) -> None:
         from ..legacy_ctor import install_tensor_types
 
         install_tensor_types(torch)
+        _set_default_storage(G.default_dtype)
         plugins.load_backends(C)
 
     # grad mode itself is native (the door reads it on every call): torch._C.is_grad_enabled
@@ -125,11 +126,22 @@ def install(C) -> None:
     def _get_default_dtype():
         return G.default_dtype
 
+    def _set_default_storage(d):
+        # torch.Storage follows the default dtype (upstream's set_default_storage_type)
+        import torch
+
+        name = {"float32": "FloatStorage", "float64": "DoubleStorage", "float16": "HalfStorage",
+                "bfloat16": "BFloat16Storage", "complex64": "ComplexFloatStorage",
+                "complex128": "ComplexDoubleStorage"}.get(str(d).replace("torch.", ""))
+        if name and hasattr(torch, name):
+            torch.Storage = getattr(torch, name)
+
     @export
     def _set_default_dtype(d):
         if not d.is_floating_point and not d.is_complex:
             raise TypeError("only floating-point types are supported as the default type")
         G.default_dtype = d
+        _set_default_storage(d)
 
     @export
     def get_default_dtype():
@@ -290,6 +302,42 @@ def install(C) -> None:
     @export
     def set_autocast_dtype(device_type, dtype):
         _autocast["dtype"][device_type] = dtype
+
+    # The deprecated per-device spellings (upstream's autograd/init.cpp): each warns and forwards
+    # to the device-generic function.
+    _autocast["dtype"].update({"xla": T.BY_NAME["bfloat16"], "ipu": T.BY_NAME["float16"]})
+
+    def _deprecated(name, device, kind):
+        import warnings
+
+        generic = {"is": "is_autocast_enabled", "set": "set_autocast_enabled", "get_dtype": "get_autocast_dtype",
+                   "set_dtype": "set_autocast_dtype"}[kind]
+        call = {"is": f"torch.{generic}('{device}')", "set": f"torch.{generic}('{device}', enabled)",
+                "get_dtype": f"torch.{generic}('{device}')", "set_dtype": f"torch.{generic}('{device}', dtype)"}[kind]
+        shown = {"is": f"torch.{name}()", "set": f"torch.{name}(enabled)", "get_dtype": f"torch.{name}()",
+                 "set_dtype": f"torch.{name}(dtype)"}[kind]
+
+        def fn(*args):
+            warnings.warn(f"{shown} is deprecated. Please use {call} instead.", DeprecationWarning, stacklevel=2)
+            if kind == "is":
+                return is_autocast_enabled(device)
+            if kind == "get_dtype":
+                return get_autocast_dtype(device)
+            if kind == "set":
+                return set_autocast_enabled(device, *args)
+            return set_autocast_dtype(device, *args)
+
+        fn.__name__ = fn.__qualname__ = name
+        fn.__module__ = "torch._C"
+        setattr(C, name, fn)
+
+    for dev, spelled in (("cpu", "cpu"), ("ipu", "ipu"), ("xla", "xla")):
+        _deprecated(f"is_autocast_{spelled}_enabled", dev, "is")
+        _deprecated(f"set_autocast_{spelled}_enabled", dev, "set")
+        _deprecated(f"get_autocast_{spelled}_dtype", dev, "get_dtype")
+        _deprecated(f"set_autocast_{spelled}_dtype", dev, "set_dtype")
+    _deprecated("get_autocast_gpu_dtype", "cuda", "get_dtype")
+    _deprecated("set_autocast_gpu_dtype", "cuda", "set_dtype")
 
     @export
     def _is_autocast_available(device_type):

@@ -7,8 +7,8 @@ A storage object is a thin Python handle on the native storage that tensors shar
 operation (copy, fill, indexing, slicing) runs through ordinary tensor operations. Two handles
 on one storage compare equal through `_cdata` (the native storage's identity), as upstream's do.
 
-What upstream's StorageBase offers for shared memory, IPC and weak references is refused by name
-(see REFUSED) rather than approximated.
+What upstream's StorageBase offers for shared memory and IPC is refused by name (see REFUSED)
+rather than approximated; weak references are real.
 """
 
 from __future__ import annotations
@@ -256,12 +256,22 @@ def _bytes_of_sequence(seq) -> bytes:
     return bytes(values)
 
 
-# Shared memory, IPC and weak references: upstream's mechanisms for multiprocessing, which
-# torchnative does not have.
+# Weak references (torch.multiprocessing.reductions.StorageWeakRef, which torch.fx's proxy
+# tracing and FakeTensorMode use to track aliasing): an id per storage, expired once no tensor
+# holds the storage.
+def _weak_ref(self):
+    return self._tn_anchor._tn_storage_weak_ref()
+
+
+StorageBase._weak_ref = _weak_ref
+StorageBase._expired = staticmethod(lambda cdata: C._tn_storage_expired(cdata))
+StorageBase._free_weak_ref = staticmethod(lambda cdata: C._tn_storage_free_weak_ref(cdata))
+
+# Shared memory and IPC: upstream's mechanisms for multiprocessing, which torchnative does not
+# have; nor re-materializing a storage from a weak reference.
 REFUSED = ("share_memory_", "_share_fd_cpu_", "_share_filename_cpu_", "_share_cuda_", "_new_shared_cuda",
            "_new_shared_filename_cpu", "_new_using_fd_cpu", "_new_using_filename_cpu", "_release_ipc_counter_cuda",
-           "_shared_incref", "_shared_decref", "_weak_ref", "_new_with_weak_ptr", "_expired", "_free_weak_ref",
-           "_set_cdata")
+           "_shared_incref", "_shared_decref", "_new_with_weak_ptr", "_set_cdata")
 
 
 def _refuse(name):

@@ -35,6 +35,25 @@ def _relevant_args(args, kwargs):
     return out
 
 
+def torch_function_args(args, kwargs):
+    """`_relevant_args` plus the non-tensor arguments that carry a `__torch_function__`."""
+    from torch._C import TensorBase
+
+    out = []
+
+    def visit(a):
+        if isinstance(a, TensorBase) or (not isinstance(a, type) and hasattr(a, "__torch_function__")):
+            out.append(a)
+
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, (list, tuple)):
+            for x in a:
+                visit(x)
+        else:
+            visit(a)
+    return out
+
+
 def with_modes(fn):
     """`fn` as upstream binds it: while a TorchFunctionMode is active (`with torch.device(...)`,
     DeviceContext, user modes), the call goes to the mode's __torch_function__ with the returned
@@ -51,6 +70,21 @@ def with_modes(fn):
         return fn(*args, **kwargs)
 
     return public
+
+
+_DISPATCH_OVERRIDES: dict = {}
+
+
+def overrides_torch_dispatch(cls) -> bool:
+    """Whether a tensor class has a `__torch_dispatch__` of its own (not the disabled default
+    torch.Tensor carries)."""
+    hit = _DISPATCH_OVERRIDES.get(cls)
+    if hit is None:
+        import torch
+
+        fn = getattr(cls, "__torch_dispatch__", None)
+        hit = _DISPATCH_OVERRIDES[cls] = fn is not None and getattr(fn, "__func__", fn) is not torch._C._disabled_torch_dispatch_impl
+    return hit
 
 
 def install(C) -> None:
@@ -161,6 +195,15 @@ def install(C) -> None:
         cls.__module__ = "torch._C"
         setattr(C, cls.__name__, cls)
     C._tn_tensor_class_ref = [None]
+
+    def __init_subclass__(cls, **kwargs):
+        # The door's Python-key step costs a Python call per operator, so it is switched on
+        # only once a subclass overriding __torch_dispatch__ exists (FakeTensor, user wrappers).
+        super(TB, cls).__init_subclass__(**kwargs)
+        if overrides_torch_dispatch(cls):
+            C._tn_enable_python_dispatch()
+
+    TB.__init_subclass__ = classmethod(__init_subclass__)
     for fn in (_disabled_torch_function_impl, _disabled_torch_dispatch_impl, _has_torch_function,
                _has_torch_function_unary, _has_torch_function_variadic, _is_torch_function_enabled,
                _is_torch_function_all_disabled, _is_torch_function_mode_enabled, _push_on_torch_function_stack,

@@ -1,0 +1,183 @@
+"""torch.export, torch.fx, FakeTensorMode and torch.compile programs, run on ours and on upstream
+by tests/test_export.py.
+
+Writes a JSON (argv[1]) with, per case, either the exported graph (every node's op, target and
+output shape/dtype, the graph signature) and the exported program's outputs, or the exception
+type and message start; and an npz (argv[2]) of every array. Seeded, so both sides see the same
+numbers."""
+
+import json
+import os
+import sys
+import tempfile
+import traceback
+import warnings
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+torch.set_num_threads(1)
+report: dict = {}
+arrays: dict = {}
+
+
+def _shape(v):
+    if isinstance(v, torch.Tensor):
+        return [list(v.shape), str(v.dtype)]
+    if isinstance(v, (list, tuple)):
+        return [_shape(x) for x in v]
+    return None if v is None else type(v).__name__
+
+
+def _target(n):
+    t = n.target
+    return t if isinstance(t, str) else getattr(t, "__name__", None) and str(t)
+
+
+def graph_of(gm):
+    return [[n.op, _target(n), _shape(n.meta.get("val"))] for n in gm.graph.nodes]
+
+
+def put(name, value):
+    if isinstance(value, (tuple, list)):
+        for i, v in enumerate(value):
+            put(f"{name}.{i}", v)
+    elif isinstance(value, torch.Tensor):
+        arrays[name] = value.detach().numpy().copy()
+
+
+def case(name):
+    def run(fn):
+        try:
+            report[name] = fn()
+        except Exception as e:  # the refusal is the result: compared with upstream's
+            report[name] = {"error": type(e).__name__, "message": str(e).splitlines()[0][:160] if str(e) else "",
+                            "where": traceback.format_exc().splitlines()[-3][:200]}
+        return fn
+
+    return run
+
+
+def export_case(name, model, args, kwargs=None, decompose=False, roundtrip=False):
+    @case(name)
+    def _():
+        ep = torch.export.export(model, args, kwargs=kwargs or {})
+        if decompose:
+            ep = ep.run_decompositions()
+        if roundtrip:
+            path = os.path.join(tempfile.mkdtemp(), "model.pt2")
+            torch.export.save(ep, path)
+            ep = torch.export.load(path)
+        result = ep.module()(*args, **(kwargs or {}))
+        put(name + ".out", result)
+        put(name + ".eager", model(*args, **(kwargs or {})))
+        sig = ep.graph_signature
+        return {"graph": graph_of(ep.graph_module),
+                "inputs": [[s.kind.name, getattr(s.arg, "name", None), s.target] for s in sig.input_specs],
+                "outputs": [[s.kind.name, getattr(s.arg, "name", None), s.target] for s in sig.output_specs]}
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(5, 8), nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.b(F.gelu(self.a(x))).softmax(-1)
+
+
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv, self.bn, self.fc = nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.Linear(4 * 4 * 4, 5)
+
+    def forward(self, x):
+        y = F.max_pool2d(F.relu(self.bn(self.conv(x))), 2)
+        return self.fc(y.flatten(1))
+
+
+class Buffers(nn.Module):
+    """A buffer updated in place, a constant tensor attribute, keyword input, tuple output."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("count", torch.zeros(3))
+        self.scale = torch.tensor([1.0, 2.0, 3.0])
+
+    def forward(self, x, *, shift):
+        self.count.add_(1)
+        return x * self.scale + shift, x.sum(0)
+
+
+x5 = torch.randn(4, 5)
+img = torch.randn(2, 3, 8, 8)
+export_case("linear", nn.Linear(3, 2), (torch.randn(1, 3),))
+export_case("mlp", MLP(), (x5,))
+export_case("mlp_decomposed", MLP(), (x5,), decompose=True)
+export_case("mlp_saved", MLP(), (x5,), roundtrip=True)
+export_case("cnn_eval", CNN().eval(), (img,))
+export_case("cnn_train", CNN().train(), (img,))
+export_case("buffers", Buffers(), (torch.randn(2, 3),), {"shift": torch.randn(3)})
+
+
+@case("fx_symbolic_trace")
+def _():
+    gm = torch.fx.symbolic_trace(MLP())
+    put("fx_symbolic_trace.out", gm(x5))
+    return {"code": gm.code.strip().splitlines()}
+
+
+@case("make_fx_fake")
+def _():
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def f(a, b):
+        return (a @ b).relu().sum(1) * 2 + torch.tensor(1.0)
+
+    gm = make_fx(f, tracing_mode="fake")(torch.randn(3, 4), torch.randn(4, 5))
+    put("make_fx_fake.out", gm(torch.ones(3, 4), torch.ones(4, 5)))
+    return {"graph": graph_of(gm)}
+
+
+@case("fake_tensor_mode")
+def _():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode() as mode:
+        a = torch.empty(8, 5)
+        out = MLP()(a)
+        conv = nn.Conv2d(3, 6, 3, stride=2)(torch.empty(2, 3, 9, 9))
+    real = mode.from_tensor(torch.ones(4, 4))
+    with mode:
+        t = (real.t() @ real)[1:, ::2]
+    return {"types": [type(v).__name__ for v in (out, conv, t)], "shapes": _shape([out, conv, t]),
+            "strides": [list(v.stride()) for v in (out, conv, t)], "device": str(out.device)}
+
+
+@case("compile_eager")
+def _():
+    model = MLP()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = torch.compile(model, backend="eager")
+        put("compile_eager.out", compiled(x5))
+        fn = torch.compile(lambda a: torch.sin(a) * 2, fullgraph=True)
+        put("compile_fn.out", fn(x5))
+    put("compile_eager.ref", model(x5))
+    return {"is_compiling": torch.compiler.is_compiling()}
+
+
+@case("export_data_dependent_refused")
+def _():
+    class Nonzero(nn.Module):
+        def forward(self, x):
+            return x[x > 0].sum() if x.sum() > 0 else x
+
+    torch.export.export(Nonzero(), (torch.randn(4),))
+
+
+json.dump(report, open(sys.argv[1], "w"), indent=1)
+np.savez(sys.argv[2], **arrays)
