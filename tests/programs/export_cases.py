@@ -123,6 +123,48 @@ export_case("cnn_train", CNN().train(), (img,))
 export_case("buffers", Buffers(), (torch.randn(2, 3),), {"shift": torch.randn(3)})
 
 
+def _transformers_cases():
+    from transformers import BertConfig, BertModel, LlamaConfig, LlamaForCausalLM
+    from transformers.cache_utils import DynamicCache
+
+    ids = torch.randint(0, 50, (2, 7))
+    bert = BertModel(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                intermediate_size=32, max_position_embeddings=32)).eval()
+    export_case("bert", bert, (ids,))
+    cfg = LlamaConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
+                      intermediate_size=32, max_position_embeddings=32)
+    llama = LlamaForCausalLM(cfg).eval()
+
+    class Prefill(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.m = llama
+
+        def forward(self, ids):
+            return self.m(input_ids=ids, use_cache=False).logits
+
+    class DecodeStep(nn.Module):
+        """One decode step against a KV cache holding the keys and values passed in."""
+
+        def __init__(self):
+            super().__init__()
+            self.m = llama
+
+        def forward(self, ids, k, v):
+            cache = DynamicCache(config=cfg)
+            cache.update(k, v, 0)
+            out = self.m(input_ids=ids, cache=cache, use_cache=True)
+            return out.logits, out.past_key_values.layers[0].keys
+
+    export_case("llama_prefill", Prefill(), (ids,))
+    export_case("llama_decode_kv_cache", DecodeStep(), (ids[:, :1], torch.randn(2, 1, 5, 8), torch.randn(2, 1, 5, 8)))
+
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    _transformers_cases()
+
+
 @case("fx_symbolic_trace")
 def _():
     gm = torch.fx.symbolic_trace(MLP())

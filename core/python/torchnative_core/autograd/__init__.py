@@ -53,6 +53,19 @@ def install(C):
     C._autograd.SavedTensor = graph.SavedTensor
     C._autograd._make_saved_tensor = lambda tensor, is_output, is_inplace_on_view=False: graph.SavedTensor(tensor, is_output)
     C._autograd._get_sequence_nr = lambda: next(graph._SEQ)
+
+    # A view's creation meta (how upstream decides which in-place updates of views to refuse):
+    # torchnative records none, so every view reports DEFAULT unless one was set (MetaConverter
+    # copies it onto fake views).
+    def _get_creation_meta(t):
+        got = getattr(t, "__dict__", {}).get("_tn_creation_meta")
+        return got if got is not None else C._autograd.CreationMeta.DEFAULT
+
+    def _set_creation_meta(t, meta):
+        t.__dict__["_tn_creation_meta"] = meta
+
+    C._autograd._get_creation_meta = _get_creation_meta
+    C._autograd._set_creation_meta = _set_creation_meta
     tensor.install(C)
     return record.handle
 

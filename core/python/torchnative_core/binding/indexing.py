@@ -113,7 +113,7 @@ def _apply_slicing(self, items):
             size = result._tn_sizes[dim] if dim < len(result._tn_sizes) else None
             # upstream's applySlice skips a slice that keeps the whole dimension
             if not (step == 1 and start in (None, 0) and size is not None and (stop is None or stop >= size)):
-                result = _door("slice.Tensor", result, dim, start, stop, step)
+                result = _door("slice.Tensor", result, dim, *_slice_bounds(start, stop), step)
             dim += 1
         elif _is_tensor(it):
             dt = T.BY_CODE[it._tn_dtype_code]
@@ -141,6 +141,12 @@ def _apply_slicing(self, items):
                 f"(got {type(it).__name__})"
             )
     return result, advanced
+
+
+def _slice_bounds(start, stop):
+    # upstream's applySlicing fills an open slice with 0 and INT64_MAX, so the operator (and a
+    # mode or a traced graph) sees those numbers, not None
+    return (0 if start is None else start), ((1 << 63) - 1 if stop is None else stop)
 
 
 def _slice_int(v):
@@ -181,7 +187,7 @@ def getitem(self, index):
         step = 1 if step is None else step
         if step <= 0:
             raise ValueError("step must be greater than zero")
-        return _door("slice.Tensor", self, 0, start, stop, step)
+        return _door("slice.Tensor", self, 0, *_slice_bounds(start, stop), step)
     if index is None:
         return _door("unsqueeze", self, 0)
     if index is Ellipsis:

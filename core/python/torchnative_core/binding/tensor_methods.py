@@ -19,6 +19,9 @@ _LEGACY_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16":
                  "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
 
 
+_STRIDED = [None]  # torch.strided, once the layouts exist
+
+
 def _door(op, *args):
     return C._aten_dispatch(op, *args)
 
@@ -60,6 +63,7 @@ def install(C_) -> None:
     C = C_
     TB = C.TensorBase
     Size = T.Size
+    _STRIDED[0] = T.LAYOUTS["strided"]
 
     def _size_of(sizes, _new=tuple.__new__):
         # `_tn_sizes` is a list of ints, which Size's checks accept unchanged: skip them
@@ -88,7 +92,7 @@ def install(C_) -> None:
             n *= s
         if n != 1:
             raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
-        return host_values(self)[0]
+        return _read_scalar(self, "item")
 
     def tolist(self):
         return _nest(host_values(self), list(self._tn_sizes))
@@ -136,11 +140,25 @@ def install(C_) -> None:
         return _door("to.dtype", self, dtype, non_blocking, False, None)
 
     def to(self, *args, **kwargs):
+        # upstream's THPVariable_to: nothing asked, no call; a dtype alone is to.dtype, a device
+        # and a dtype to.device, anything else to.dtype_layout with self's options filled in
+        # (so a traced graph records the same overload and arguments)
         dtype, device, copy, non_blocking, memory_format = _parse_to(self, args, kwargs)
-        return _door("to.dtype_layout", self, dtype, None, device, None, non_blocking, copy, memory_format)
+        if device is None and dtype is None:
+            if not copy and memory_format is None:
+                return self
+            return _door("to.dtype_layout", self, _dtype(self), _STRIDED[0], _device(self), None, non_blocking,
+                         copy, memory_format)
+        if device is None:
+            return _door("to.dtype", self, dtype, non_blocking, copy, memory_format)
+        if dtype is None:
+            return _door("to.dtype_layout", self, _dtype(self), _STRIDED[0], device, None, non_blocking, copy,
+                         memory_format)
+        return _door("to.device", self, device, dtype, non_blocking, copy, memory_format)
 
     def cpu(self, memory_format=None):
-        return _door("to.dtype_layout", self, None, None, T.device("cpu"), None, False, False, None)
+        return _door("to.dtype_layout", self, _dtype(self), _STRIDED[0], T.device("cpu"), None, False, False,
+                     memory_format)
 
     def dim_order(self, *, ambiguity_check=False):
         strides = self._tn_strides
@@ -156,6 +174,10 @@ def install(C_) -> None:
         return _door("copy_", self, src, non_blocking)
 
     def contiguous(self, memory_format=None):
+        # upstream's binding returns an already-contiguous tensor itself without dispatching,
+        # so neither modes nor traced graphs see the call
+        if memory_format is None and self.is_contiguous():
+            return self
         return _door("contiguous", self, memory_format)
 
     def nonzero(self, *, as_tuple=False):
@@ -365,9 +387,25 @@ def _scalar_for(t, what):
         n *= s
     if n != 1:
         if what == "bool":
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError(f"Boolean value of Tensor with {'no values' if n == 0 else 'more than one value'} is ambiguous")
         raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+    return _read_scalar(t, what)
+
+
+def _read_scalar(t, what):
+    # Through the door (`is_nonzero` for bool(), else `item`; both decompose into
+    # `_local_scalar_dense` as upstream's do) when a mode or a dispatching subclass may want to
+    # see it; a plain read otherwise.
+    if C._len_torch_dispatch_stack() or overrides_torch_dispatch(type(t)) or _pre_dispatch_on():
+        return _door("is_nonzero" if what == "bool" else "item", t)
     return host_values(t)[0]
+
+
+def _pre_dispatch_on():
+    from ..surface.dispatch_keys import local_include
+
+    inc = local_include()
+    return bool(inc._keys) and inc.has(C.DispatchKey.PreDispatch)
 
 
 def _index(self):

@@ -97,7 +97,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         # off, and a mode sees only the `lift_fresh` of the result (FakeTensorMode fakes it there).
         with C._DisableTorchDispatch():
             out = _tensor_from_data(data, dtype, device)
-        out = _door("lift_fresh", out)
+        out = _door("detach_", _door("lift_fresh", out))  # tensor_ctor's detach_ (a leaf)
     else:
         out = _tensor_from_data(data, dtype, device)
     if requires_grad:

@@ -61,6 +61,33 @@ def _to_device(t, device):
     return out
 
 
+@impl("_local_scalar_dense")
+def _local_scalar_dense(self):
+    # The host read behind item()/bool()/float()/int(): an operator so modes see it (FakeTensorMode
+    # refuses it as data-dependent), as upstream's item decomposes into it.
+    from ..binding.tensor_methods import host_values
+
+    return host_values(self)[0]
+
+
+@impl("item")
+def item(self):
+    n = B.numel(self._tn_sizes)
+    if n != 1:
+        raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+    return B.C._aten_dispatch("_local_scalar_dense", self)
+
+
+@impl("is_nonzero")
+def is_nonzero(self):
+    n = B.numel(self._tn_sizes)
+    if n == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if n > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(B.C._aten_dispatch("item", self))
+
+
 @impl("_to_copy")
 def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
     dtype = dtype or B.dtype_of(self)
@@ -368,7 +395,8 @@ for _name in ("bitwise_and.Scalar", "bitwise_or.Scalar", "bitwise_xor.Scalar", "
         base = ("" if stem.startswith("bitwise_") else "bitwise_") + stem + ".Tensor"
 
         def fn(self, other):
-            return binary(base, self, B.C._tn_scalar_to_tensor(other))
+            # through the door, so modes see the bitwise operator as upstream's composite calls it
+            return B.C._aten_dispatch(base, self, B.C._tn_scalar_to_tensor(other))
 
         return fn
 
@@ -381,7 +409,7 @@ for _name in ("__and__.Tensor", "__or__.Tensor", "__xor__.Tensor"):
         base = ("" if stem.startswith("bitwise_") else "bitwise_") + stem + ".Tensor"
 
         def fn(self, other):
-            return binary(base, self, other)
+            return B.C._aten_dispatch(base, self, other)
 
         return fn
 

@@ -14,10 +14,22 @@ def overload_packet(op: str):
     return getattr(packet, overload or "default")
 
 
+_NUMBER_FORMATS = {"int64": "<q", "float64": "<d", "bool": "?"}
+
+
+def _number(t):
+    """A wrapped number's value, read from its bytes (not through the door: this runs inside
+    the door's mode steps)."""
+    import struct
+
+    from ..surface import types as T
+
+    return struct.unpack(_NUMBER_FORMATS[T.BY_CODE[t._tn_dtype_code]._tn_name], B.C._tn_to_bytes(t))[0]
+
+
 def _split(op, args):
     """Door arguments are in schema order; a mode sees positional arguments positionally and
     keyword-only ones as kwargs, leaving out those still at their default, as upstream does."""
-    from ..binding.functions import _schema_default
     from ..binding.schema import all_schemas
 
     schema = all_schemas().get(op)
@@ -26,14 +38,39 @@ def _split(op, args):
     pos, kw = [], {}
     # A Python number bound to a Tensor argument reaches a mode as the number (upstream converts
     # wrapped-number tensors back when it calls into Python).
-    args = [v.item() if getattr(v, "_tn_wrapped_number", False) else v for v in args]
+    args = [_number(v) if getattr(v, "_tn_wrapped_number", False) else v for v in args]
     for a, v in zip(schema.args, args):
         if a.kwarg_only:
-            if not (a.has_default and v == _schema_default(a)) and v is not None:
+            if not _is_default(a, v) and v is not None:
                 kw[a.name] = v
         else:
             pos.append(v)
+    # trailing positional arguments equal to their defaults are left out, as upstream's
+    # parseIValuesToPyArgsKwargs does (export graphs show `embedding(w, ids)`, not its defaults)
+    positional = [a for a in schema.args if not a.kwarg_only]
+    while pos and _is_default(positional[len(pos) - 1], pos[-1]):
+        pos.pop()
     return tuple(pos), kw
+
+
+def _is_default(a, v) -> bool:
+    from ..binding.functions import _schema_default
+
+    if not a.has_default:
+        return False
+    d = _schema_default(a)
+    if v is None or d is None:
+        return v is None and d is None
+    if isinstance(v, B.C.TensorBase) or isinstance(d, B.C.TensorBase):
+        return False
+    if isinstance(v, bool) != isinstance(d, bool):
+        return False
+    if isinstance(v, (list, tuple)) or isinstance(d, (list, tuple)):
+        return isinstance(v, (list, tuple)) and isinstance(d, (list, tuple)) and list(v) == list(d)
+    try:
+        return bool(v == d)
+    except Exception:
+        return False
 
 
 def _python_key_excluded() -> bool:
@@ -68,6 +105,25 @@ def _overloaded(args, kwargs):
     for a in (kwargs or {}).values():
         visit(a)
     return found
+
+
+def _fake_parts(out, args):
+    """A composite implemented here as a kernel (not as door calls, as upstream's are) computes
+    plain meta results from fake operands: they become fake tensors of the operands' mode and
+    device, as FakeTensorMode makes its kernels' meta results."""
+    import torch
+
+    fake = next((a for a in args if type(a).__name__ == "FakeTensor"), None)
+    if fake is None:
+        return out
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    def wrap(t):
+        if type(t) is torch.Tensor and t.device.type == "meta":
+            return FakeTensor(fake.fake_mode, t, fake.fake_device)
+        return t
+
+    return tuple(wrap(t) for t in out) if isinstance(out, tuple) else wrap(out)
 
 
 def handle_library(full, args, kwargs):
@@ -119,16 +175,19 @@ def handle(op, args, kwargs=None):
     """The door's Python-key step: the innermost TorchDispatchMode, else the `__torch_dispatch__`
     of tensor subclasses among the arguments, else the implementation."""
     C = B.C
-    if _python_key_excluded():
+    if _python_key_excluded() or op == "detach_":
+        # upstream's detach_ is done at the autograd key and never redispatches, so modes below
+        # it do not see it (only pre-dispatch tracing records it)
         return C._tn_call_impl(op, *args, **(kwargs or {}))
     from ..binding.schema import all_schemas
 
     schema = all_schemas().get(op)
+    overloaded = _overloaded(args, kwargs)
     if schema is not None and schema.extra.get("composite_implicit"):
         # CompositeImplicitAutograd operators decompose before the Python key upstream, so a
         # mode sees their parts (t + addmm for linear), never the composite itself.
-        return C._tn_call_impl(op, *args, **(kwargs or {}))
-    overloaded = _overloaded(args, kwargs)
+        out = C._tn_call_impl(op, *args, **(kwargs or {}))
+        return _fake_parts(out, args) if overloaded else out
     if C._len_torch_dispatch_stack():
         mode = C._pop_torch_dispatch_stack()
         try:

@@ -443,6 +443,25 @@ def max_pool2d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_m
     return _door("max_pool2d_with_indices", self, kernel_size, stride, padding, dilation, ceil_mode)[0]
 
 
+def _dense_like_strides(t):
+    """The strides empty_like(t) gives (preserve_format): t's own when its elements are dense and
+    non-overlapping in some dimension order, contiguous strides otherwise."""
+    sizes, strides = list(t._tn_sizes), list(t._tn_strides)
+    order = sorted(range(len(sizes)), key=lambda d: (strides[d], sizes[d]))
+    expect = 1
+    for d in order:
+        if sizes[d] != 1 and strides[d] != expect:
+            break
+        expect *= sizes[d]
+    else:
+        return strides
+    out, acc = [0] * len(sizes), 1
+    for d in reversed(range(len(sizes))):
+        out[d] = acc
+        acc *= max(sizes[d], 1)
+    return out
+
+
 @impl("_scaled_dot_product_flash_attention_for_cpu")
 def sdpa_flash_cpu(query, key, value, dropout_p=0.0, is_causal=False, attn_mask=None, scale=None):
     if query._tn_device_key != "cpu":
@@ -454,8 +473,19 @@ def sdpa_flash_cpu(query, key, value, dropout_p=0.0, is_causal=False, attn_mask=
         if hk == 0 or hq % hk or value._tn_sizes[-3] != hk:
             raise RuntimeError(f"number of heads in key/value ({hk}) must divide the number of heads in query ({hq})")
     sizes = list(query._tn_sizes)
-    out = B.empty(sizes[:-1] + [value._tn_sizes[-1]], B.dtype_of(query), B.device_of(query))
-    lse = B.empty(sizes[:-1], B.F32 if B.dtype_of(query)._tn_name != "float64" else B.dtype_of(query), B.device_of(query))
+    lse_dtype = B.F32 if B.dtype_of(query)._tn_name != "float64" else B.dtype_of(query)
+    if query._tn_device_key in ("cpu", "meta") and len(sizes) == 4 and value._tn_sizes[-1] == sizes[-1]:
+        # upstream's layouts (sdp_utils / attention.cpp): the output is empty_like(query), so it
+        # keeps a (batch, seq, heads, dim) query's layout and `.transpose(1, 2).contiguous()`
+        # after it copies nothing; logsumexp is [B, L, H] memory seen as [B, H, L]
+        out = B.empty(sizes, B.dtype_of(query), B.device_of(query))
+        out._tn_set_geometry(sizes, _dense_like_strides(query), 0)
+        bn, hn, ln = sizes[:3]
+        lse = B.empty([bn, ln, hn], lse_dtype, B.device_of(query))
+        lse._tn_set_geometry([bn, hn, ln], [ln * hn, 1, hn], 0)
+    else:
+        out = B.empty(sizes[:-1] + [value._tn_sizes[-1]], B.dtype_of(query), B.device_of(query))
+        lse = B.empty(sizes[:-1], lse_dtype, B.device_of(query))
     B.launch("_scaled_dot_product_flash_attention_for_cpu", (query, key, value, dropout_p, is_causal, attn_mask, scale),
              (out, lse))
     return out, lse

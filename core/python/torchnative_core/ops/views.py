@@ -296,6 +296,12 @@ def alias(self):
     return self._tn_alias()
 
 
+@impl("detach_")
+def detach_(self):
+    # the autograd-level operation Tensor.detach_ is (autograd/tensor.py): no data moves
+    return self.detach_()
+
+
 @impl("lift_fresh")
 def lift_fresh(self):
     # A freshly made tensor handed to the modes (torch.tensor under FakeTensorMode); the
@@ -440,3 +446,25 @@ def _has_compatible_shallow_copy_type(self, from_):
     """Whether `self`'s data can be swapped for `from_`'s (`module.to()`, `param.data = ...`):
     upstream answers True for two dense tensors, and every torchnative tensor is dense."""
     return True
+
+
+@impl("_assert_tensor_metadata")
+def _assert_tensor_metadata(a, size=None, stride=None, dtype=None, device=None, layout=None):
+    """torch.export's runtime check of a tensor's metadata, with upstream's messages (a meta
+    tensor's device is not checked, as upstream's meta kernel skips it)."""
+    def mismatch(name, expected, got):
+        raise RuntimeError(f"Tensor {name} mismatch! Expected: {expected}, Got: {got}")
+
+    if size is not None and list(size) != list(a._tn_sizes):
+        mismatch("sizes", list(size), list(a._tn_sizes))
+    if stride is not None and list(stride) != list(a._tn_strides):
+        mismatch("strides", list(stride), list(a._tn_strides))
+    if dtype is not None and dtype is not B.dtype_of(a):
+        mismatch("dtype", B.scalar_type_name(dtype), B.cpp_type_name(B.dtype_of(a)))
+    if device is not None and a._tn_device_key != "meta":
+        got = B.device_of(a)
+        if device.type != got.type or (device.index is not None and got.index is not None and device.index != got.index):
+            mismatch("device", device, got)
+    if layout is not None and str(layout) != "torch.strided":
+        mismatch("layout", {"torch.sparse_coo": "Sparse"}.get(str(layout), str(layout).replace("torch.", "")), "Strided")
+    return None

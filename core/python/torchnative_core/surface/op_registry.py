@@ -154,6 +154,57 @@ class FunctionSchema:
         return hash(str(self))
 
 
+class _SchemaInfo:
+    """Mutation and aliasing questions about one schema (upstream's c10::utils::SchemaInfo),
+    answered from its alias annotations: `Tensor(a!)` is written, `(a)` on an input and an
+    output says they may alias. Argument values (add_argument_value) are recorded; upstream uses
+    them to refine a few training-dependent cases (batch_norm's running stats), which this
+    answers conservatively: mutable whenever the annotation says so."""
+
+    def __init__(self, schema):
+        self._schema = schema
+        self._values = {}
+
+    def _arg(self, which):
+        if isinstance(which, str):
+            for a in self._schema.arguments:
+                if a.name == which:
+                    return a
+            raise RuntimeError(f"Schema has no argument named {which}")
+        seq = self._schema.arguments if which.type.name == "input" else self._schema.returns
+        return seq[which.index]
+
+    def is_mutable(self, which=None):
+        if which is None:
+            return any(a.alias_info is not None and a.alias_info.is_write for a in self._schema.arguments)
+        a = self._arg(which)
+        return a.alias_info is not None and a.alias_info.is_write
+
+    def has_argument(self, name):
+        return any(a.name == name for a in self._schema.arguments)
+
+    def may_alias(self, lhs, rhs):
+        a, b = self._arg(lhs), self._arg(rhs)
+        if a is b:
+            return True
+        return a.alias_info is not None and b.alias_info is not None and bool(
+            (a.alias_info.before_set | a.alias_info.after_set) & (b.alias_info.before_set | b.alias_info.after_set))
+
+    def may_contain_alias(self, lhs, rhs, bidirectional=True):
+        return self.may_alias(lhs, rhs)
+
+    def add_argument_value(self, name, value):
+        self._values[name] = value
+
+    def add_argument_values(self, values):
+        self._values.update(values)
+
+
+class _SchemaArgument:
+    def __init__(self, type, idx):
+        self.type, self.index = type, idx
+
+
 # --- calling through the door -----------------------------------------------------------------
 
 def bind_schema(schema, args, kwargs):
@@ -541,8 +592,13 @@ def install(C_) -> None:
         single = cls(text)  # the named class's instance becomes the one object for its text
         cls.get = staticmethod(lambda single=single: single)
         setattr(C, tname, cls)
-    FunctionSchema.__module__ = "torch._C"
-    Argument.__module__ = "torch._C"
+    import enum
+
+    C._SchemaArgType = enum.Enum("_SchemaArgType", ["input", "output"], start=0, module="torch._C")
+    for cls in (FunctionSchema, Argument, _SchemaInfo, _SchemaArgument):
+        cls.__module__ = "torch._C"
+    C._SchemaInfo = _SchemaInfo
+    C._SchemaArgument = _SchemaArgument
     C.FunctionSchema = FunctionSchema
     C.Argument = Argument
     C._DispatchModule = _DispatchModule

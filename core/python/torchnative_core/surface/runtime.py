@@ -367,6 +367,18 @@ def install(C) -> None:
     def set_autocast_cache_enabled(enabled):
         _autocast["cache"] = bool(enabled)
 
+    # The engine runs backward on the calling thread; this records the switch that
+    # torch.autograd.set_multithreading_enabled turns (upstream: per-device worker threads).
+    _engine = {"multithreading": True}
+
+    @export
+    def _is_multithreading_enabled():
+        return _engine["multithreading"]
+
+    @export
+    def _set_multithreading_enabled(enabled):
+        _engine["multithreading"] = bool(enabled)
+
     @export
     def _are_functorch_transforms_active():
         return False

@@ -389,13 +389,17 @@ class PyTorchFileReader:
         return data
 
     def get_storage_from_record(self, name: str, numel: int, dtype=None):
-        """A uint8 tensor of size 0 whose storage holds the record's `numel` bytes."""
+        """A tensor of size 0 whose storage holds the record: `numel` elements of `dtype`
+        (torch.export's loader passes a dtype; torch.load passes torch.UntypedStorage, bytes)."""
         data = self.get_record(name)
-        if len(data) != numel:
-            raise RuntimeError(f"PytorchStreamReader: record {name} holds {len(data)} bytes, expected {numel}")
+        itemsize = dtype.itemsize if isinstance(dtype, T.dtype) else 1
+        if len(data) != numel * itemsize:
+            raise RuntimeError(f"PytorchStreamReader: record {name} holds {len(data)} bytes, "
+                               f"expected {numel * itemsize}")
         u8 = T.BY_NAME["uint8"]._tn_code
-        whole = C._tn_from_bytes(data, [numel], u8, "cpu", 0)
-        return whole._tn_reinterpret(u8, [0], [1], 0)
+        whole = C._tn_from_bytes(data, [len(data)], u8, "cpu", 0)
+        code = dtype._tn_code if isinstance(dtype, T.dtype) else u8
+        return whole._tn_reinterpret(code, [0], [1], 0)
 
     def serialization_id(self) -> str:
         return self.get_record(".data/serialization_id").decode() if self.has_record(".data/serialization_id") else ""
