@@ -26,9 +26,6 @@ KNOWN = {
     # run_decompositions functionalizes the graph (torch._to_functional_tensor and the
     # Functionalize key): torchnative has no functionalization yet and refuses by name
     "mlp_decomposed": "refused",
-    # elementwise results are contiguous here, where upstream's TensorIterator keeps a
-    # transposed input's memory order: the attention output needs one `contiguous` more
-    "llama_prefill": "aten.contiguous.default",
 }
 
 

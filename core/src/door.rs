@@ -48,11 +48,21 @@ thread_local! {
     /// The infra modes by `_TorchDispatchModeKey` (FAKE, PROXY, FUNCTIONAL): below every user
     /// mode, FUNCTIONAL above PROXY above FAKE, as upstream's TorchDispatchModeTLS orders them.
     static INFRA: std::cell::RefCell<[Option<Py<PyAny>>; 3]> = const { std::cell::RefCell::new([None, None, None]) };
+    /// Whether either holds a mode (read on every call; kept in step by `modes_changed`).
+    static ANY_MODE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Whether a tensor subclass with its own `__torch_dispatch__` was ever made: until then the door
-/// skips the Python-key step (its check costs a Python call per operator).
-static PYTHON_DISPATCH: AtomicBool = AtomicBool::new(false);
+/// The tensor classes that override `__torch_dispatch__` (FakeTensor, NestedTensor, users'
+/// wrappers; registered as they are defined): a call whose tensor arguments include an instance
+/// of one takes the Python-key step. `import torch` alone defines several, so the check is per
+/// argument type, not a global switch.
+static DISPATCH_TYPES: std::sync::RwLock<Vec<usize>> = std::sync::RwLock::new(Vec::new());
+/// `torch.Tensor` itself (the common case, answered without the lock).
+static PLAIN_TENSOR: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+pub fn set_plain_tensor_type(ptr: usize) {
+    PLAIN_TENSOR.store(ptr, Ordering::Relaxed);
+}
 /// The pre-dispatch step (ops/modes.py `pre_dispatch`), installed once.
 static PRE_DISPATCH: GILOnceCell<Py<PyAny>> = GILOnceCell::new();
 
@@ -274,7 +284,7 @@ pub fn _tn_below_autograd(
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<PyObject> {
     let st = state(py);
-    let has_mode = PYTHON_DISPATCH.load(Ordering::Relaxed) || _len_torch_dispatch_stack() > 0;
+    let has_mode = ANY_MODE.with(|c| c.get()) || any_dispatching_arg(args);
     if has_mode {
         if let Some(h) = &st.mode_handler {
             return h.call(py, (op, args.clone()), kwargs);
@@ -328,11 +338,18 @@ pub fn _push_on_torch_dispatch_stack(mode: Bound<'_, PyAny>) -> PyResult<()> {
         if !key.is_none() {
             let slot = infra_slot(&key)?;
             INFRA.with(|m| m.borrow_mut()[slot] = Some(mode.unbind()));
+            modes_changed();
             return Ok(());
         }
     }
     MODES.with(|m| m.borrow_mut().push(mode.unbind()));
+    modes_changed();
     Ok(())
+}
+
+fn modes_changed() {
+    let any = _len_torch_dispatch_stack() > 0;
+    ANY_MODE.with(|c| c.set(any));
 }
 
 /// The infra-mode slot of a `_TorchDispatchModeKey` (an IntEnum: FAKE 0, PROXY 1, FUNCTIONAL 2).
@@ -357,18 +374,16 @@ pub fn _pop_torch_dispatch_stack(
             "trying to pop from an empty dispatch mode stack",
         )
     };
-    if let Some(key) = mode_key.filter(|k| !k.is_none()) {
+    let popped = if let Some(key) = mode_key.filter(|k| !k.is_none()) {
         let slot = infra_slot(&key)?;
-        return INFRA
-            .with(|m| m.borrow_mut()[slot].take())
-            .ok_or_else(empty);
-    }
-    if let Some(mode) = MODES.with(|m| m.borrow_mut().pop()) {
-        return Ok(mode.clone_ref(py));
-    }
-    INFRA
-        .with(|m| m.borrow_mut().iter_mut().rev().find_map(|s| s.take()))
-        .ok_or_else(empty)
+        INFRA.with(|m| m.borrow_mut()[slot].take())
+    } else if let Some(mode) = MODES.with(|m| m.borrow_mut().pop()) {
+        Some(mode.clone_ref(py))
+    } else {
+        INFRA.with(|m| m.borrow_mut().iter_mut().rev().find_map(|s| s.take()))
+    };
+    modes_changed();
+    popped.ok_or_else(empty)
 }
 
 #[pyfunction]
@@ -405,6 +420,7 @@ pub fn _get_dispatch_stack_at(py: Python<'_>, idx: usize) -> PyResult<PyObject> 
 pub fn _set_dispatch_mode(mode: Bound<'_, PyAny>) -> PyResult<()> {
     let slot = infra_slot(&mode.getattr("_mode_key")?)?;
     INFRA.with(|m| m.borrow_mut()[slot] = Some(mode.unbind()));
+    modes_changed();
     Ok(())
 }
 
@@ -417,7 +433,9 @@ pub fn _get_dispatch_mode(py: Python<'_>, key: Bound<'_, PyAny>) -> PyResult<Opt
 #[pyfunction]
 pub fn _unset_dispatch_mode(key: Bound<'_, PyAny>) -> PyResult<Option<PyObject>> {
     let slot = infra_slot(&key)?;
-    Ok(INFRA.with(|m| m.borrow_mut()[slot].take()))
+    let prior = INFRA.with(|m| m.borrow_mut()[slot].take());
+    modes_changed();
+    Ok(prior)
 }
 
 /// Installs the pre-dispatch step (once) and sets whether this thread has PreDispatch included.
@@ -430,8 +448,38 @@ pub fn _tn_set_pre_dispatch(py: Python<'_>, on: bool, handler: Option<Py<PyAny>>
     PRE_DISPATCH_ON.with(|c| c.set(on));
 }
 
-/// Called when a tensor subclass overriding `__torch_dispatch__` is first made.
+/// Registers a tensor class overriding `__torch_dispatch__` (from TensorBase.__init_subclass__).
 #[pyfunction]
-pub fn _tn_enable_python_dispatch() {
-    PYTHON_DISPATCH.store(true, Ordering::Relaxed);
+pub fn _tn_enable_python_dispatch(cls: &Bound<'_, pyo3::types::PyType>) {
+    let mut types = DISPATCH_TYPES.write().unwrap_or_else(|e| e.into_inner());
+    let ptr = cls.as_ptr() as usize;
+    if !types.contains(&ptr) {
+        types.push(ptr);
+    }
+}
+
+/// Whether a tensor argument (top level, or in a list or tuple) is of a registered class.
+fn any_dispatching_arg(args: &Bound<'_, PyTuple>) -> bool {
+    let plain = PLAIN_TENSOR.load(Ordering::Relaxed);
+    let hit = |o: &Bound<'_, PyAny>| {
+        let ty = o.get_type().as_ptr() as usize;
+        ty != plain
+            && DISPATCH_TYPES
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(&ty)
+    };
+    args.iter().any(|a| {
+        if a.is_instance_of::<TensorBase>() {
+            hit(&a)
+        } else if let Ok(l) = a.downcast::<PyList>() {
+            l.iter()
+                .any(|x| x.is_instance_of::<TensorBase>() && hit(&x))
+        } else if let Ok(t) = a.downcast::<PyTuple>() {
+            t.iter()
+                .any(|x| x.is_instance_of::<TensorBase>() && hit(&x))
+        } else {
+            false
+        }
+    })
 }

@@ -395,7 +395,18 @@ fn launch_binary(
     let out = if inplace {
         None
     } else {
-        Some(TensorBase::new_empty(device, index, shape.clone(), dt)?)
+        let mut o = TensorBase::new_empty(device, index, shape.clone(), dt)?;
+        // the layout upstream's TensorIterator gives the result (a dense permutation of
+        // contiguous: the storage size is the same)
+        let inputs: Vec<(&[i64], &[i64])> = [(&ra, wa), (&rb, wb)]
+            .iter()
+            .filter(|(_, w)| !w)
+            .map(|(t, _)| (t.meta.sizes.as_slice(), t.meta.strides.as_slice()))
+            .collect();
+        if let Some(st) = crate::layout::elementwise_strides(&shape, &inputs) {
+            o.meta.strides = st;
+        }
+        Some(o)
     };
     let out_view = out.as_ref().map_or_else(|| ra.abi_view(), |o| o.abi_view());
     // SAFETY: a registered native kernel; the views point into `ra`, `rb` (borrowed until after
@@ -1080,7 +1091,15 @@ fn unary(py: Python<'_>, op: &str, args: &Bound<'_, PyTuple>) -> PyResult<Option
         }
         (me.meta.sizes.clone(), dt, me.place())
     };
-    let out = tensor::wrap(py, TensorBase::new_empty(device, index, sizes, dt)?)?;
+    let mut o = TensorBase::new_empty(device, index, sizes, dt)?;
+    {
+        let me = t.borrow();
+        let inputs = [(me.meta.sizes.as_slice(), me.meta.strides.as_slice())];
+        if let Some(st) = crate::layout::elementwise_strides(&me.meta.sizes, &inputs) {
+            o.meta.strides = st;
+        }
+    }
+    let out = tensor::wrap(py, o)?;
     crate::launch::_tn_launch(py, op, args, &PyTuple::new(py, [out.clone_ref(py)])?)?;
     Ok(Some(out))
 }

@@ -19,6 +19,7 @@ pub mod door;
 pub mod dtype;
 pub mod fastpath;
 pub mod launch;
+pub mod layout;
 pub mod plans;
 pub mod registrar;
 pub mod registry;
@@ -46,6 +47,7 @@ fn _tn_set_tensor_class(py: Python<'_>, cls: Py<PyType>) -> PyResult<()> {
             "the tensor class must be a subclass of torch._C.TensorBase",
         ));
     }
+    door::set_plain_tensor_type(cls.as_ptr() as usize);
     let _ = TENSOR_CLASS.set(py, cls);
     Ok(())
 }
@@ -239,6 +241,7 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(door::_unset_dispatch_mode, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_enable_python_dispatch, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_set_pre_dispatch, m)?)?;
+    m.add_function(wrap_pyfunction!(layout::_tn_elementwise_strides, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::_tn_storage_expired, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::_tn_storage_free_weak_ref, m)?)?;
     // The Python half builds the rest of the surface into this module's namespace.

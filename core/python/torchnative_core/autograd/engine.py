@@ -10,6 +10,8 @@ is retained; tensor, node and post-accumulate hooks run where upstream runs them
 
 from __future__ import annotations
 
+from ..surface.types import CONTIGUOUS_FORMAT
+
 import heapq
 import sys
 import threading
@@ -395,7 +397,7 @@ def _accumulate_into_leaf(acc, g, create_graph):
         elif sys.getrefcount(g) <= _STEALABLE_REFS and g._tn_storage_use_count == 1 and G.grad_fn_of(g) is None:
             new = g  # nothing else can see this buffer: steal it, as upstream does
         else:
-            new = C._aten_dispatch("clone", g, None)
+            new = C._aten_dispatch("clone", g, CONTIGUOUS_FORMAT)
         if not create_graph and G.grad_fn_of(new) is not None:
             new = new.detach()
         var.__dict__["_tn_grad"] = new

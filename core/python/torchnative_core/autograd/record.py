@@ -15,6 +15,8 @@ argument requires grad. Like upstream's Autograd dispatch key:
 
 from __future__ import annotations
 
+from ..surface.types import CONTIGUOUS_FORMAT
+
 import json
 from importlib import resources
 
@@ -202,7 +204,7 @@ def _record(f, op, args, kwargs):
             argmeta[name] = (tuple(v._tn_sizes), _DTYPES[v._tn_dtype_code], B.device_of(v))
             if name in save:
                 if inplace and v is self_t:
-                    v = C._aten_dispatch("clone", v, None)  # upstream saves original_self
+                    v = C._aten_dispatch("clone", v, CONTIGUOUS_FORMAT)  # upstream saves original_self
                 saved[name] = G.SavedTensor(v)
         elif isinstance(v, (list, tuple)) and v and isinstance(v[0], TensorBase):
             argmeta[name] = [G.tensor_meta(x) if isinstance(x, TensorBase) else None for x in v]

@@ -115,7 +115,24 @@ def install(C_) -> None:
         return np.asarray(holder)
 
     def is_contiguous(self, memory_format=None):
-        return self._tn_is_contiguous()
+        name = "contiguous_format" if memory_format is None else str(memory_format).replace("torch.", "")
+        if name == "contiguous_format":
+            return self._tn_is_contiguous()
+        order = {"channels_last": (4, (1, 3, 2, 0)), "channels_last_3d": (5, (1, 4, 3, 2, 0))}.get(name)
+        if order is None:  # preserve_format: the default contiguity, as upstream answers
+            return self._tn_is_contiguous()
+        # c10's compute_channels_last_contiguous_{2,3}d: dims in channels-last order, size-1 skipped
+        ndim, dims = order
+        sizes, strides = self._tn_sizes, self._tn_strides
+        if len(sizes) != ndim:
+            return False
+        expected = 1
+        for d in dims:
+            if sizes[d] != 1:
+                if strides[d] != expected:
+                    return False
+                expected *= sizes[d]
+        return True
 
     def _dtype(self):
         return T.BY_CODE[self._tn_dtype_code]

@@ -9,6 +9,8 @@ and anything else runs once per sample (upstream's for-loop fallback) and is sta
 
 from __future__ import annotations
 
+from ..surface.types import CONTIGUOUS_FORMAT
+
 from ..ops import base as B
 from . import batched as BT
 from .batched import D
@@ -887,7 +889,7 @@ def _on_logical(op, args, kwargs, level, size):
 
 @rule("as_strided_copy")
 def _as_strided_copy(op, args, kwargs, level, size):
-    return D("clone", D("as_strided", *args), None)
+    return D("clone", D("as_strided", *args), CONTIGUOUS_FORMAT)
 
 
 @rule("resize_")

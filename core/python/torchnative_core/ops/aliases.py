@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from ..surface.types import CONTIGUOUS_FORMAT
+
 from . import IMPLS
 from . import base as B
 
@@ -28,8 +30,8 @@ def _copy_of(view_op):
     def run(*args):
         out = B.door(view_op, *args)
         if isinstance(out, (tuple, list)):
-            return [B.door("contiguous", B.door("clone", t, None), None) for t in out]
-        return B.door("contiguous", B.door("clone", out, None), None)
+            return [B.door("contiguous", B.door("clone", t, CONTIGUOUS_FORMAT), None) for t in out]
+        return B.door("contiguous", B.door("clone", out, CONTIGUOUS_FORMAT), None)
 
     return run
 

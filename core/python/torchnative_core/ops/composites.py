@@ -4,6 +4,8 @@ and the CPU decompositions that have the same results)."""
 
 from __future__ import annotations
 
+from ..surface.types import CONTIGUOUS_FORMAT
+
 import math
 
 from . import base as B
@@ -304,7 +306,7 @@ def flip(self, dims):
         n = self._tn_sizes[d]
         idx = D("arange.start_step", n - 1, -1, -1, B.I64, None, B.device_of(self), None)
         out = D("index_select", out, d, idx)
-    return out if dims else D("clone", self, None)
+    return out if dims else D("clone", self, CONTIGUOUS_FORMAT)
 
 
 def _tri(self, diagonal, upper):
@@ -574,7 +576,7 @@ def roll(self, shifts, dims=()):
         s %= n
         if s:
             out = D("cat", [D("slice.Tensor", out, d, n - s, n, 1), D("slice.Tensor", out, d, 0, n - s, 1)], d)
-    return out if out is not self else D("clone", self, None)
+    return out if out is not self else D("clone", self, CONTIGUOUS_FORMAT)
 
 
 @impl("vdot")
@@ -746,7 +748,7 @@ def scatter_src_(self, dim, index, src):
 
 @impl("scatter.src")
 def scatter_src(self, dim, index, src):
-    return scatter_src_(D("clone", self, None), dim, index, src)
+    return scatter_src_(D("clone", self, CONTIGUOUS_FORMAT), dim, index, src)
 
 
 @impl("scatter_.value")
@@ -760,7 +762,7 @@ def scatter_value_(self, dim, index, value):
 
 @impl("scatter.value")
 def scatter_value(self, dim, index, value):
-    return scatter_value_(D("clone", self, None), dim, index, value)
+    return scatter_value_(D("clone", self, CONTIGUOUS_FORMAT), dim, index, value)
 
 
 @impl("scatter_add_")
@@ -773,7 +775,7 @@ def scatter_add_(self, dim, index, src):
 
 @impl("scatter_add")
 def scatter_add(self, dim, index, src):
-    return scatter_add_(D("clone", self, None), dim, index, src)
+    return scatter_add_(D("clone", self, CONTIGUOUS_FORMAT), dim, index, src)
 
 
 @impl("index_add_")
@@ -792,9 +794,9 @@ def index_add(self, dim, index, source, alpha=1):
         x, src = _as_1d(self, source)
         return D("reshape", D("index_add", x, dim, index, src, alpha), [])
     d = B.wrap_dim(dim, len(self._tn_sizes))
-    moved = D("movedim.int", D("clone", self, None), d, 0)
+    moved = D("movedim.int", D("clone", self, CONTIGUOUS_FORMAT), d, 0)
     src = D("movedim.int", source if alpha == 1 else D("mul.Tensor", source, _num(alpha)), d, 0)
-    out = D("index_put_", D("clone", moved, None), [index], src, True)
+    out = D("index_put_", D("clone", moved, CONTIGUOUS_FORMAT), [index], src, True)
     return D("movedim.int", out, 0, d)
 
 
@@ -811,8 +813,8 @@ def index_fill(self, dim, index, value):
     if not self._tn_sizes:  # a 0-dim tensor: index [0] fills it, an empty index leaves it
         B.wrap_dim(dim, 0)
         hit = B.numel(index._tn_sizes) > 0
-        return D("full_like", self, value, None, None, None, None, None) if hit else D("clone", self, None)
-    return index_fill_(D("clone", self, None), dim, index, value)
+        return D("full_like", self, value, None, None, None, None, None) if hit else D("clone", self, CONTIGUOUS_FORMAT)
+    return index_fill_(D("clone", self, CONTIGUOUS_FORMAT), dim, index, value)
 
 
 # --- order statistics via sort ---------------------------------------------------------------
@@ -823,7 +825,7 @@ def median_dim(self, dim, keepdim=False):
 
     if not self._tn_sizes:  # a 0-dim tensor is its own median, at index 0
         B.wrap_dim(dim, 0)
-        return t((D("clone", self, None), D("zeros", [], B.I64, None, B.device_of(self), None)))
+        return t((D("clone", self, CONTIGUOUS_FORMAT), D("zeros", [], B.I64, None, B.device_of(self), None)))
     d = B.wrap_dim(dim, len(self._tn_sizes))
     n = self._tn_sizes[d]
     values, idx = D("sort.stable", self, True, d, False)
@@ -842,7 +844,7 @@ def kthvalue(self, k, dim=-1, keepdim=False):
     if k < 1 or k > (self._tn_sizes[d] if self._tn_sizes else 1):
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     if not self._tn_sizes:  # a 0-dim tensor is its own k=1 value, at index 0
-        return t((D("clone", self, None), D("zeros", [], B.I64, None, B.device_of(self), None)))
+        return t((D("clone", self, CONTIGUOUS_FORMAT), D("zeros", [], B.I64, None, B.device_of(self), None)))
     from .select import kthvalue_lines  # upstream's quickselect tie order, not a stable sort's
 
     v, i = kthvalue_lines(self, k, d)

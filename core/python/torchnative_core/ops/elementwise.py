@@ -8,6 +8,8 @@ docs/design/kernel-conventions.md).
 
 from __future__ import annotations
 
+from ..surface.types import CONTIGUOUS_FORMAT
+
 from . import base as B
 from . import OWN_KERNEL, impl
 
@@ -44,6 +46,17 @@ def copy_(self, src, non_blocking=False):
     B.launch("copy_", (self, src_b, non_blocking), (self,))
     self._tn_bump_version()
     return self
+
+
+def _result(shape, dtype, device, *inputs):
+    """An elementwise result laid out as upstream's TensorIterator lays it out from its inputs
+    (core/src/layout.rs): contiguous unless the inputs are ordered otherwise in memory."""
+    out = B.empty(shape, dtype, device)
+    if len(shape) > 1:
+        strides = B.C._tn_elementwise_strides(list(shape), [t for t in inputs if isinstance(t, B.C.TensorBase)])
+        if strides is not None:
+            out._tn_set_geometry(list(shape), strides, 0)
+    return out
 
 
 def _to_device(t, device):
@@ -96,13 +109,25 @@ def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_bl
     if device.type != src_dev.type or device.index not in (None, src_dev.index):
         moved = _to_device(self, device)
         return moved if dtype is B.dtype_of(self) else _to_copy(moved, dtype)
-    out = B.empty(self._tn_sizes, dtype, device)
+    if memory_format is None or str(memory_format) == "torch.preserve_format":
+        out = _result(self._tn_sizes, dtype, device, self)  # empty_like(self): its layout kept
+    else:
+        out = B.empty(self._tn_sizes, dtype, device)
+        strides = _format_strides(self._tn_sizes, memory_format)
+        if strides is not None:
+            out._tn_set_geometry(list(self._tn_sizes), strides, 0)
     return copy_(out, self)
 
 
 @impl("clone")
 def clone(self, memory_format=None):
-    out = B.empty(self._tn_sizes, B.dtype_of(self), B.device_of(self))
+    if memory_format is None or str(memory_format) == "torch.preserve_format":
+        out = _result(self._tn_sizes, B.dtype_of(self), B.device_of(self), self)
+    else:
+        out = B.empty(self._tn_sizes, B.dtype_of(self), B.device_of(self))
+        strides = _format_strides(self._tn_sizes, memory_format)
+        if strides is not None:
+            out._tn_set_geometry(list(self._tn_sizes), strides, 0)
     return copy_(out, self)
 
 
@@ -110,36 +135,53 @@ def clone(self, memory_format=None):
 def contiguous(self, memory_format=None):
     if self._tn_is_contiguous():
         return self
-    return _door("clone", self, None)
+    return _door("clone", self, CONTIGUOUS_FORMAT)
 
 
-def _to_impl(self, dtype, device, copy):
+def _to_impl(self, dtype, device, copy, memory_format=None):
     same = (dtype is None or dtype is B.dtype_of(self)) and (device is None or device == B.device_of(self)
                                                                  or (device.type == self._tn_device_key and device.index is None))
-    if same and not copy:
+    if same and not copy and _in_format(self, memory_format):
         return self
-    return _door("_to_copy", self, dtype, None, device, None, False, None)
+    return _door("_to_copy", self, dtype, None, device, None, False, memory_format)
+
+
+def _in_format(t, memory_format):
+    name = str(memory_format).replace("torch.", "") if memory_format is not None else "preserve_format"
+    return name == "preserve_format" or t.is_contiguous(memory_format=memory_format)
+
+
+def _format_strides(sizes, memory_format):
+    """Strides of a fresh tensor in `memory_format` (None: contiguous)."""
+    name = str(memory_format).replace("torch.", "")
+    if name == "channels_last" and len(sizes) == 4:
+        n, c, h, w = sizes
+        return [h * w * c, 1, w * c, c]
+    if name == "channels_last_3d" and len(sizes) == 5:
+        n, c, d, h, w = sizes
+        return [d * h * w * c, 1, h * w * c, w * c, c]
+    return None
 
 
 @impl("to.dtype")
 def to_dtype(self, dtype, non_blocking=False, copy=False, memory_format=None):
-    return _to_impl(self, dtype, None, copy)
+    return _to_impl(self, dtype, None, copy, memory_format)
 
 
 @impl("to.device")
 def to_device(self, device, dtype, non_blocking=False, copy=False, memory_format=None):
-    return _to_impl(self, dtype, device, copy)
+    return _to_impl(self, dtype, device, copy, memory_format)
 
 
 @impl("to.dtype_layout")
 def to_dtype_layout(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, copy=False,
                     memory_format=None):
-    return _to_impl(self, dtype, device, copy)
+    return _to_impl(self, dtype, device, copy, memory_format)
 
 
 @impl("to.other")
 def to_other(self, other, non_blocking=False, copy=False, memory_format=None):
-    return _to_impl(self, B.dtype_of(other), B.device_of(other), copy)
+    return _to_impl(self, B.dtype_of(other), B.device_of(other), copy, memory_format)
 
 
 def cast(t, dtype):
@@ -196,7 +238,7 @@ def binary(kernel, a, b, *extra, compute=None, out_dtype=None):
     common = B.result_type(a, b)
     compute_dtype = compute(common) if compute else common
     x, y, shape, dev = _prepare(a, b, compute_dtype, kernel)
-    out = B.empty(shape, out_dtype or compute_dtype, dev)
+    out = _result(shape, out_dtype or compute_dtype, dev, a, b)
     if B.numel(shape):
         B.launch(kernel, (x, y, *extra), (out,))
     return out
@@ -359,7 +401,7 @@ def pow_ts(self, exponent):
         # (float32, float64), x * x, x * x * x and 1 / (x * x) for 2, 3 and -2. The kernels
         # launched here are what a dispatch mode still sees as aten.pow.Tensor_Scalar.
         if exponent == 1:
-            return _door("clone", self, None)
+            return _door("clone", self, CONTIGUOUS_FORMAT)
         if exponent == 2:  # x * x: one rounding whatever the dtype
             return binary("mul.Tensor", self, self)
         if exponent in (0.5, -0.5, -1):
@@ -519,7 +561,7 @@ def where(condition, self, other):
     x = B.expand_to(cast(self, common), shape)
     y = B.expand_to(cast(other, common), shape)
     c = B.expand_to(condition, shape)
-    out = B.empty(shape, common, dev)
+    out = _result(shape, common, dev, condition, self, other)
     if B.numel(shape):
         B.launch("where.self", (c, x, y), (out,))
     return out
@@ -556,7 +598,7 @@ def unary(kernel, self, *extra, float_only=False, lead=()):
     d = B.dtype_of(self)
     out_dtype = d if (not float_only or d.is_floating_point or d.is_complex) else B.default_dtype()
     x = cast(self, out_dtype)
-    out = B.empty(self._tn_sizes, out_dtype, B.device_of(self))
+    out = _result(self._tn_sizes, out_dtype, B.device_of(self), self)
     if B.numel(self._tn_sizes):
         B.launch(kernel, (*lead, x, *extra), (out,))
     return out
@@ -618,7 +660,7 @@ def round_decimals(self, decimals=0):
 
 @impl("logical_not")
 def logical_not(self):
-    out = B.empty(self._tn_sizes, B.BOOL, B.device_of(self))
+    out = _result(self._tn_sizes, B.BOOL, B.device_of(self), self)
     if B.numel(self._tn_sizes):
         B.launch("logical_not", (self,), (out,))
     return out
@@ -627,7 +669,7 @@ def logical_not(self):
 for _n in ("isnan", "isinf", "isfinite"):
     def _mk_is(name):
         def fn(self):
-            out = B.empty(self._tn_sizes, B.BOOL, B.device_of(self))
+            out = _result(self._tn_sizes, B.BOOL, B.device_of(self), self)
             if B.numel(self._tn_sizes):
                 B.launch(name, (self,), (out,))
             return out
@@ -663,7 +705,7 @@ def clamp(self, min=None, max=None):
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     common = B.result_type(self, *[v for v in (min, max) if v is not None])
     x = cast(self, common)
-    out = B.empty(self._tn_sizes, common, B.device_of(self))
+    out = _result(self._tn_sizes, common, B.device_of(self), self)
     if B.numel(self._tn_sizes):
         B.launch("clamp", (x, min, max), (out,))
     return out

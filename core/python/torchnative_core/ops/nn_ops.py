@@ -4,6 +4,8 @@ the same operator sequence (e.g. layer_norm -> native_layer_norm)."""
 
 from __future__ import annotations
 
+from ..surface.types import CONTIGUOUS_FORMAT
+
 import math
 
 from . import base as B
@@ -105,7 +107,7 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
     if not B.numel(list(input._tn_sizes)):
         # _batch_norm_impl_index: a copy (not a view, so the gradient chain holds), scaled and
         # shifted by the first weight and bias
-        out = _door("clone", input, None)
+        out = _door("clone", input, CONTIGUOUS_FORMAT)
         if weight is not None:
             out = _door("mul.Tensor", out, _door("select.int", weight, 0, 0))
         if bias is not None:

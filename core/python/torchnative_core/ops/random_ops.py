@@ -4,6 +4,8 @@ fills (uniform_, normal_, random_, bernoulli_, exponential_), the factories buil
 
 from __future__ import annotations
 
+from ..surface.types import CONTIGUOUS_FORMAT
+
 from . import base as B
 from . import impl
 from .elementwise import _type_name
@@ -237,7 +239,7 @@ def randperm_generator(n, generator, dtype=None, layout=None, device=None, pin_m
 def native_dropout(input, p, train):
     if not train or p == 0:
         mask = _door("ones_like", input, B.BOOL, None, None, None, None)
-        return _door("clone", input, None), mask
+        return _door("clone", input, CONTIGUOUS_FORMAT), mask
     # upstream (Dropout.cpp): mask = bernoulli_(1 - p) drawn in the input's memory order, then
     # input * mask / (1 - p)
     noise = B.empty(input._tn_sizes, B.dtype_of(input), B.device_of(input))

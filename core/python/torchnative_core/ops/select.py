@@ -6,6 +6,8 @@ tie-heavy inputs with NaNs (every index agrees), where the stable-sort order dis
 
 from __future__ import annotations
 
+from ..surface.types import CONTIGUOUS_FORMAT
+
 
 def _gt(x, y):
     """x > y with NaN above everything (x != x is NaN)."""
@@ -82,7 +84,7 @@ def _register():
 
         if not self._tn_sizes:
             B.wrap_dim(dim, 0)
-            return t((B.door("clone", self, None), B.door("zeros", [], B.I64, None, B.device_of(self), None)))
+            return t((B.door("clone", self, CONTIGUOUS_FORMAT), B.door("zeros", [], B.I64, None, B.device_of(self), None)))
         sizes = list(self._tn_sizes)
         d = B.wrap_dim(dim, len(sizes))
         if sizes[d] == 0:
@@ -135,7 +137,7 @@ def _register_nanmedian():
             return t(tuple(B.door("median.dim", self, dim, keepdim)))
         if not self._tn_sizes:
             B.wrap_dim(dim, 0)
-            return t((B.door("clone", self, None), B.door("zeros", [], B.I64, None, B.device_of(self), None)))
+            return t((B.door("clone", self, CONTIGUOUS_FORMAT), B.door("zeros", [], B.I64, None, B.device_of(self), None)))
         d = B.wrap_dim(dim, len(self._tn_sizes))
         moved = self.movedim(d, -1)
         n, rest = moved.shape[-1], list(moved.shape[:-1])

@@ -3,6 +3,8 @@ advanced indexing (index.Tensor, index_put_), nonzero, sort, topk."""
 
 from __future__ import annotations
 
+from ..surface.types import CONTIGUOUS_FORMAT
+
 from . import base as B
 from . import impl
 
@@ -135,7 +137,7 @@ def masked_fill_(self, mask, value):
 @impl("masked_fill.Scalar")
 def masked_fill(self, mask, value):
     shape = B.broadcast_shapes(self._tn_sizes, mask._tn_sizes)
-    out = _door("clone", B.expand_to(self, shape), None)
+    out = _door("clone", B.expand_to(self, shape), CONTIGUOUS_FORMAT)
     return masked_fill_(out, mask, value)
 
 
@@ -169,7 +171,7 @@ def index_put_(self, indices, values, accumulate=False):
 
 @impl("index_put")
 def index_put(self, indices, values, accumulate=False):
-    return index_put_(_door("clone", self, None), indices, values, accumulate)
+    return index_put_(_door("clone", self, CONTIGUOUS_FORMAT), indices, values, accumulate)
 
 
 @impl("masked_select")

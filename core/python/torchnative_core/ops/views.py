@@ -3,6 +3,8 @@ with its base, exactly as upstream's views do."""
 
 from __future__ import annotations
 
+from ..surface.types import CONTIGUOUS_FORMAT
+
 from . import base as B
 from . import impl
 
@@ -107,7 +109,7 @@ def reshape(self, shape):
     strides = compute_stride(sizes, self._tn_strides, new)
     if strides is not None:
         return _door("view", self, new)
-    return _door("_unsafe_view", _door("clone", self, None), new)
+    return _door("_unsafe_view", _door("clone", self, CONTIGUOUS_FORMAT), new)
 
 
 # the dtypes with a legacy tensor class (torch.FloatTensor, ...), which upstream's messages name
@@ -311,7 +313,7 @@ def lift_fresh(self):
 
 @impl("lift_fresh_copy")
 def lift_fresh_copy(self):
-    return B.C._aten_dispatch("clone", self, None)
+    return B.C._aten_dispatch("clone", self, CONTIGUOUS_FORMAT)
 
 
 @impl("detach")

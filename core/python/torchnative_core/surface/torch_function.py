@@ -201,7 +201,7 @@ def install(C) -> None:
         # only once a subclass overriding __torch_dispatch__ exists (FakeTensor, user wrappers).
         super(TB, cls).__init_subclass__(**kwargs)
         if overrides_torch_dispatch(cls):
-            C._tn_enable_python_dispatch()
+            C._tn_enable_python_dispatch(cls)
 
     TB.__init_subclass__ = classmethod(__init_subclass__)
     for fn in (_disabled_torch_function_impl, _disabled_torch_dispatch_impl, _has_torch_function,

@@ -149,6 +149,9 @@ class qscheme(_Named):
 
 LAYOUTS = {n: layout._make(n) for n in ("strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "_mkldnn", "jagged")}
 MEMORY_FORMATS = {n: memory_format._make(n) for n in ("contiguous_format", "channels_last", "channels_last_3d", "preserve_format")}
+# what the core's own clones ask for where they need a contiguous result (clone's default,
+# memory_format=None, keeps the input's layout, as upstream's preserve_format)
+CONTIGUOUS_FORMAT = MEMORY_FORMATS["contiguous_format"]
 QSCHEMES = {
     n: qscheme._make(n)
     for n in ("per_tensor_affine", "per_channel_affine", "per_tensor_symmetric", "per_channel_symmetric", "per_channel_affine_float_qparams")
