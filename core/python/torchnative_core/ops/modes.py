@@ -111,12 +111,15 @@ def _fake_parts(out, args):
     """A composite implemented here as a kernel (not as door calls, as upstream's are) computes
     plain meta results from fake operands: they become fake tensors of the operands' mode and
     device, as FakeTensorMode makes its kernels' meta results."""
+    import sys
+
     import torch
 
-    fake = next((a for a in args if type(a).__name__ == "FakeTensor"), None)
+    ft = sys.modules.get("torch._subclasses.fake_tensor")  # no fake tensor exists before its import
+    fake = next((a for a in args if isinstance(a, ft.FakeTensor)), None) if ft is not None else None
     if fake is None:
         return out
-    from torch._subclasses.fake_tensor import FakeTensor
+    FakeTensor = ft.FakeTensor
 
     def wrap(t):
         if type(t) is torch.Tensor and t.device.type == "meta":

@@ -4,14 +4,7 @@ FakeTensorMode keep in sync with C++, and the guard that turns Python dispatch o
 
 from __future__ import annotations
 
-_flags = {"mode_without_ignore_compile_internals": False,
-          "only_lift_cpu_tensors": False}
-
-
-def _ensureCUDADeviceGuardSet():
-    # Upstream installs a stand-in CUDA device guard so fake CUDA tensors can be made on a
-    # machine without CUDA; torchnative's device guards are per backend and need none.
-    return None
+_flags = {"mode_without_ignore_compile_internals": False}
 
 
 # Upstream's python_arg_parser.cpp list: operators whose Tensor arguments accept Python numbers.
@@ -25,28 +18,10 @@ def _should_allow_numbers_as_tensors(name):
     return name in _NUMBERS_AS_TENSORS
 
 
-def _set_throw_on_mutable_data_ptr(tensor):
-    # FakeTensor marks its storage so that asking for a data pointer raises. A fake tensor's
-    # storage here is a meta storage, which never reaches a kernel; nothing more to mark.
-    return None
-
-
-def _set_warn_deprecated_on_mutable_data_ptr(tensor):
-    return None
-
-
 def _functionalization_reapply_views_tls():
     # Functionalization is never on in the C++ sense here (torch.func.functionalize refuses by
     # name), so the flag it would carry is always off.
     return False
-
-
-def _only_lift_cpu_tensors():
-    return _flags["only_lift_cpu_tensors"]
-
-
-def _set_only_lift_cpu_tensors(value):
-    _flags["only_lift_cpu_tensors"] = bool(value)
 
 
 def _meta_in_tls_dispatch_include():
@@ -106,7 +81,7 @@ def install(C) -> None:
     _DisableTorchDispatch.__module__ = "torch._C"
     C._DisableTorchDispatch = _DisableTorchDispatch
 
-    for fn in (_functionalization_reapply_views_tls, _set_throw_on_mutable_data_ptr, _set_warn_deprecated_on_mutable_data_ptr, _should_allow_numbers_as_tensors, _ensureCUDADeviceGuardSet, _only_lift_cpu_tensors, _set_only_lift_cpu_tensors, _meta_in_tls_dispatch_include,
+    for fn in (_functionalization_reapply_views_tls, _should_allow_numbers_as_tensors, _meta_in_tls_dispatch_include,
                _set_meta_in_tls_dispatch_include, _functionality_to_backend_keys):
         fn.__module__ = "torch._C"
         setattr(C, fn.__name__, fn)

@@ -4,6 +4,32 @@ at the door as an infra mode; a fake tensor is a meta tensor of a FakeTensor cla
 
 from __future__ import annotations
 
+_lift = {"cpu_only": False}  # FakeTensorMode's only-lift-CPU-tensors switch
+
+
+def _ensureCUDADeviceGuardSet():
+    # Upstream installs a stand-in CUDA device guard so fake CUDA tensors can be made on a
+    # machine without CUDA; torchnative's device guards are per backend and need none.
+    return None
+
+
+def _set_throw_on_mutable_data_ptr(tensor):
+    # FakeTensor marks its storage so that asking for a data pointer raises. A fake tensor's
+    # storage here is a meta storage, which never reaches a kernel; nothing more to mark.
+    return None
+
+
+def _set_warn_deprecated_on_mutable_data_ptr(tensor):
+    return None
+
+
+def _only_lift_cpu_tensors():
+    return _lift["cpu_only"]
+
+
+def _set_only_lift_cpu_tensors(value):
+    _lift["cpu_only"] = bool(value)
+
 
 def _set_conj(tensor, value):
     # torchnative has no conjugate or negative views (no complex dtypes yet): the bits are
@@ -56,6 +82,8 @@ def install(C) -> None:
 
     conv_backend = enum.IntEnum("_ConvBackend", list(_CONV_BACKENDS), start=0, module="torch._C")
     C._ConvBackend = conv_backend
-    for fn in (_set_conj, _set_neg, _select_conv_backend, _conv_determine_backend_memory_format):
+    for fn in (_set_conj, _set_neg, _select_conv_backend, _conv_determine_backend_memory_format,
+               _ensureCUDADeviceGuardSet, _set_throw_on_mutable_data_ptr, _set_warn_deprecated_on_mutable_data_ptr,
+               _only_lift_cpu_tensors, _set_only_lift_cpu_tensors):
         fn.__module__ = "torch._C"
         setattr(C, fn.__name__, fn)
