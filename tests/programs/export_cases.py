@@ -199,6 +199,22 @@ def _():
             "strides": [list(v.stride()) for v in (out, conv, t)], "device": str(out.device)}
 
 
+@case("wrapper_subclass_logging")
+def _():
+    # torch.testing's LoggingTensor: a _make_wrapper_subclass tensor whose __torch_dispatch__
+    # logs every operator (forward only: autograd's own saved-tensor calls differ, docs/export.md)
+    from torch.testing._internal.logging_tensor import LoggingTensor, capture_logs
+
+    with capture_logs() as logs:
+        x = LoggingTensor(torch.ones(2, 3))
+        y = (x * 2 + 1).sum(0)
+        z = F.linear(x, LoggingTensor(torch.full((4, 3), 0.5)))
+        w = torch.ones(3) + y
+    put("wrapper_subclass_logging.out", [y.elem, z.elem, w.elem])
+    return {"log": logs, "types": [type(v).__name__ for v in (y, z, w)], "device": str(y.device),
+            "is_meta": y.is_meta, "shape": list(z.shape)}
+
+
 @case("compile_eager")
 def _():
     model = MLP()

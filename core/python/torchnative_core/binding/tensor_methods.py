@@ -138,6 +138,9 @@ def install(C_) -> None:
         return T.BY_CODE[self._tn_dtype_code]
 
     def _device(self):
+        wrapped = getattr(self, "__dict__", None)
+        if wrapped and "_tn_wrapper_device" in wrapped:  # a wrapper subclass (no data of its own)
+            return wrapped["_tn_wrapper_device"]
         key = self._tn_device_key
         return T.device(key) if key in ("cpu", "meta") else T.device(key, self._tn_device_index)
 
@@ -244,8 +247,9 @@ def install(C_) -> None:
         "shape": property(lambda self: _size_of(self._tn_sizes)),
         "layout": property(lambda self: T.LAYOUTS["strided"]),
         "is_cuda": property(lambda self: self._tn_device_key == "cuda"),
-        "is_cpu": property(lambda self: self._tn_device_key == "cpu"),
-        "is_meta": property(lambda self: self._tn_device_key == "meta"),
+        # a wrapper subclass reports the device it was made for (its own storage is meta)
+        "is_cpu": property(lambda self: _device(self).type == "cpu"),
+        "is_meta": property(lambda self: _device(self).type == "meta"),
         "is_mps": property(lambda self: self._tn_device_key == "mps"),
         "is_xpu": property(lambda self: False),
         "is_mtia": property(lambda self: False),
@@ -291,6 +295,33 @@ def install(C_) -> None:
         return out
 
     TB._make_subclass = staticmethod(_make_subclass)
+
+    def _make_wrapper_subclass(cls, size, strides=None, storage_offset=None, memory_format=None, dtype=None,
+                               layout=None, device=None, pin_memory=False, requires_grad=False,
+                               dispatch_sizes_strides_policy=None, dispatch_device=False, dispatch_layout=False,
+                               _extra_dispatch_keys=None, storage_size=None):
+        """A `cls` tensor with the given geometry, dtype and device and no data of its own (the
+        subclass's `__torch_dispatch__` computes on the tensors it wraps), as upstream's: its
+        storage is a meta storage; it reports `device`."""
+        import torch
+
+        dtype = dtype or torch.get_default_dtype()
+        size = list(size)
+        strides = list(strides) if strides is not None else None
+        if strides is None:
+            meta = torch.empty(size, dtype=dtype, device="meta")
+        else:
+            meta = torch.empty_strided(size, strides, dtype=dtype, device="meta")
+        if storage_offset:
+            meta = meta._tn_as_strided(size, list(meta._tn_strides), int(storage_offset), None)
+        out = meta._tn_alias(cls)
+        dev = torch.device(device) if device is not None else torch.device("cpu")
+        if dev.type != "meta":
+            out.__dict__["_tn_wrapper_device"] = dev
+        out._tn_requires_grad = bool(requires_grad)
+        return out
+
+    TB._make_wrapper_subclass = staticmethod(_make_wrapper_subclass)
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         from .torch_functions import tensor
 

@@ -50,7 +50,21 @@ def _split(op, args):
     positional = [a for a in schema.args if not a.kwarg_only]
     while pos and _is_default(positional[len(pos) - 1], pos[-1]):
         pos.pop()
+    if "device" not in kw and _is_factory(schema):
+        # upstream's binding fills a factory's device with the default device (cpu; a
+        # set_default_device mode passes its own) before the call reaches a mode
+        from ..surface import types as T
+
+        kw = {**kw, "device": T.device("cpu")}
+        order = [a.name for a in schema.args if a.kwarg_only]
+        kw = {k: kw[k] for k in order if k in kw}
     return tuple(pos), kw
+
+
+def _is_factory(schema) -> bool:
+    names = {a.name for a in schema.args}
+    return {"dtype", "layout", "device", "pin_memory"} <= names and not any(
+        a.base_type.startswith("Tensor") for a in schema.args)
 
 
 def _is_default(a, v) -> bool:
