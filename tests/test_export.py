@@ -1,13 +1,13 @@
 """torch.export, torch.fx, FakeTensorMode and torch.compile against upstream.
 
 tests/programs/export_cases.py exports a Linear, an MLP, a CNN (eval and train: batch norm's
-buffer updates), a module with buffers and keyword inputs, a BERT, a Llama prefill and a Llama
-decode step against a KV cache, saves and loads one, traces with torch.fx and make_fx on fake
+buffer updates), a module with buffers and keyword inputs, a BERT, a GPT-2, a T5 encoder, a RoBERTa,
+a Llama prefill and a Llama decode step against a KV cache, saves and loads one, traces with torch.fx and make_fx on fake
 tensors, runs modules under FakeTensorMode and torch.compile; on ours and on the reference torch
 in its own process. Each exported graph (every node's op, target and output shape and dtype) and
 signature must equal upstream's, every array (ep.module()'s outputs, eager outputs) must agree
 within 1e-5 of its largest magnitude, and every refusal must be upstream's exception type and
-message. About 40 s."""
+message. About 60 s."""
 
 import json
 import subprocess

@@ -157,6 +157,26 @@ def _transformers_cases():
             return out.logits, out.past_key_values.layers[0].keys
 
     export_case("llama_prefill", Prefill(), (ids,))
+
+    class FirstOutput(nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, ids):
+            return self.m(input_ids=ids)[0]
+
+    # GPT-2 (split views into attention), a T5 encoder (relative position buckets: where with
+    # numbers), RoBERTa (position ids from the mask: type_as)
+    from transformers import GPT2Config, GPT2LMHeadModel, RobertaConfig, RobertaModel, T5Config, T5EncoderModel
+
+    export_case("gpt2", FirstOutput(GPT2LMHeadModel(GPT2Config(vocab_size=50, n_embd=16, n_layer=1, n_head=2,
+                                                               n_positions=32)).eval()), (ids,))
+    export_case("t5_encoder", FirstOutput(T5EncoderModel(T5Config(vocab_size=50, d_model=16, d_kv=8, d_ff=32,
+                                                                  num_layers=1, num_heads=2)).eval()), (ids,))
+    export_case("roberta", FirstOutput(RobertaModel(RobertaConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1,
+                                                                  num_attention_heads=2, intermediate_size=32,
+                                                                  max_position_embeddings=40)).eval()), (ids,))
     export_case("llama_decode_kv_cache", DecodeStep(), (ids[:, :1], torch.randn(2, 1, 5, 8), torch.randn(2, 1, 5, 8)))
 
 

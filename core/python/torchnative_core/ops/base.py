@@ -19,6 +19,10 @@ _DEVICES: dict = {}
 
 def device_of(t):
     """The tensor's torch.device (one cached object per device; they are immutable)."""
+    if t._tn_device_key == "meta" and type(t) is not C._tn_tensor_class_ref[0]:
+        # a fake or wrapper tensor holds meta storage but stands for another device: its own
+        # `device` says which (FakeTensor answers meta inside its kernel invocations)
+        return t.device
     key = (t._tn_device_key, t._tn_device_index)
     dev = _DEVICES.get(key)
     if dev is None:

@@ -568,19 +568,31 @@ def where(condition, self, other):
 
 
 # Composite upstream: where.self through the door, so that autograd records it (WhereBackward0).
+def _where_operand(value, dtype, device):
+    # upstream's where.Scalar* make the number a 0-dim tensor with at::scalar_tensor (a call modes
+    # see, so FakeTensorMode fakes it) in the result's dtype
+    from ..surface.types import LAYOUTS
+
+    return B.door("scalar_tensor", value, dtype, LAYOUTS["strided"], device, None)
+
+
 @impl("where.ScalarOther")
 def where_scalar_other(condition, self, other):
-    return B.door("where.self", condition, self, B.C._tn_scalar_to_tensor(other))
+    dtype = B.result_type(self, B.C._tn_scalar_to_tensor(other))
+    return B.door("where.self", condition, self, _where_operand(other, dtype, B.device_of(self)))
 
 
 @impl("where.ScalarSelf")
 def where_scalar_self(condition, self, other):
-    return B.door("where.self", condition, B.C._tn_scalar_to_tensor(self), other)
+    dtype = B.result_type(B.C._tn_scalar_to_tensor(self), other)
+    return B.door("where.self", condition, _where_operand(self, dtype, B.device_of(other)), other)
 
 
 @impl("where.Scalar")
 def where_scalar(condition, self, other):
-    return B.door("where.self", condition, B.C._tn_scalar_to_tensor(self), B.C._tn_scalar_to_tensor(other))
+    dtype = B.result_type(B.C._tn_scalar_to_tensor(self), B.C._tn_scalar_to_tensor(other))
+    dev = B.device_of(condition)
+    return B.door("where.self", condition, _where_operand(self, dtype, dev), _where_operand(other, dtype, dev))
 
 
 # --- unary ------------------------------------------------------------------------------------

@@ -37,8 +37,12 @@ def _split(op, args):
         return tuple(args), {}
     pos, kw = [], {}
     # A Python number bound to a Tensor argument reaches a mode as the number (upstream converts
-    # wrapped-number tensors back when it calls into Python).
-    args = [_number(v) if getattr(v, "_tn_wrapped_number", False) else v for v in args]
+    # wrapped-number tensors back when it calls into Python) for the operators whose Tensor
+    # arguments take numbers when called back (add, mul, ...); elsewhere it stays a tensor.
+    from ..surface.dispatch_modes import _should_allow_numbers_as_tensors
+
+    if _should_allow_numbers_as_tensors(op.split(".")[0]):
+        args = [_number(v) if getattr(v, "_tn_wrapped_number", False) else v for v in args]
     for a, v in zip(schema.args, args):
         if a.kwarg_only:
             if not _is_default(a, v) and v is not None:

@@ -445,25 +445,6 @@ def max_pool2d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_m
     return _door("max_pool2d_with_indices", self, kernel_size, stride, padding, dilation, ceil_mode)[0]
 
 
-def _dense_like_strides(t):
-    """The strides empty_like(t) gives (preserve_format): t's own when its elements are dense and
-    non-overlapping in some dimension order, contiguous strides otherwise."""
-    sizes, strides = list(t._tn_sizes), list(t._tn_strides)
-    order = sorted(range(len(sizes)), key=lambda d: (strides[d], sizes[d]))
-    expect = 1
-    for d in order:
-        if sizes[d] != 1 and strides[d] != expect:
-            break
-        expect *= sizes[d]
-    else:
-        return strides
-    out, acc = [0] * len(sizes), 1
-    for d in reversed(range(len(sizes))):
-        out[d] = acc
-        acc *= max(sizes[d], 1)
-    return out
-
-
 @impl("_scaled_dot_product_flash_attention_for_cpu")
 def sdpa_flash_cpu(query, key, value, dropout_p=0.0, is_causal=False, attn_mask=None, scale=None):
     if query._tn_device_key != "cpu":
@@ -481,7 +462,9 @@ def sdpa_flash_cpu(query, key, value, dropout_p=0.0, is_causal=False, attn_mask=
         # keeps a (batch, seq, heads, dim) query's layout and `.transpose(1, 2).contiguous()`
         # after it copies nothing; logsumexp is [B, L, H] memory seen as [B, H, L]
         out = B.empty(sizes, B.dtype_of(query), B.device_of(query))
-        out._tn_set_geometry(sizes, _dense_like_strides(query), 0)
+        strides = B.C._tn_elementwise_strides(sizes, [query])  # empty_like's preserve_format
+        if strides is not None:
+            out._tn_set_geometry(sizes, strides, 0)
         bn, hn, ln = sizes[:3]
         lse = B.empty([bn, ln, hn], lse_dtype, B.device_of(query))
         lse._tn_set_geometry([bn, hn, ln], [ln * hn, 1, hn], 0)
