@@ -81,8 +81,8 @@ def _is_default(a, v) -> bool:
         return v is None and d is None
     if isinstance(v, B.C.TensorBase) or isinstance(d, B.C.TensorBase):
         return False
-    if isinstance(v, bool) != isinstance(d, bool):
-        return False
+    if isinstance(v, bool) != isinstance(d, bool) or (isinstance(d, (int, float)) and type(v) is not type(d)):
+        return False  # as upstream's IValue comparison: 1.0 is not the default 1 (bloom's beta=1.0)
     if isinstance(v, (list, tuple)) or isinstance(d, (list, tuple)):
         return isinstance(v, (list, tuple)) and isinstance(d, (list, tuple)) and list(v) == list(d)
     try:
