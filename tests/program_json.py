@@ -28,3 +28,25 @@ def run_npz_side_by_side(source, inputs, tmp, timeout=600):
         assert p.returncode == 0, p.stderr[-3000:]
         outs.append(dict(np.load(out)))
     return tuple(outs)
+
+
+def array_disagreements(ours, ref):
+    """Every array of `ref` (upstream's) against `ours`: integers and booleans equal, others within
+    1e-5 of the largest magnitude (at least 1), shapes and dtypes equal, no key on one side only."""
+    import numpy as np
+
+    bad = []
+    for k, y in ref.items():
+        x = ours.get(k)
+        if x is None:
+            bad.append(f"{k}: missing")
+        elif x.shape != y.shape or x.dtype != y.dtype:
+            bad.append(f"{k}: {x.shape} {x.dtype} vs upstream {y.shape} {y.dtype}")
+        elif x.dtype.kind in "biu":
+            if not np.array_equal(x, y):
+                bad.append(f"{k}: values differ")
+        elif x.size:
+            d = float(np.abs(x.astype(np.float64) - y).max())
+            if not d <= 1e-5 * max(1.0, float(np.abs(y).max())):
+                bad.append(f"{k}: differs by {d:.3g}")
+    return bad + [f"{k}: not on upstream's side" for k in ours if k not in ref]

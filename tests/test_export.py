@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from program_json import array_disagreements as disagreements
 
 REPO = Path(__file__).resolve().parents[1]
 PROGRAM = REPO / "tests" / "programs" / "export_cases.py"
@@ -91,19 +92,6 @@ def test_values_agree(sides):
     ref = {k: v for k, v in ref.items() if not k.startswith(refused)}
     assert len(ref) > 15
     assert disagreements(ours, ref) == []
-
-
-def disagreements(ours, ref):
-    bad = []
-    for k, y in ref.items():
-        x = ours.get(k)
-        if x is None:
-            bad.append(f"{k}: missing")
-        elif x.shape != y.shape or x.dtype != y.dtype:
-            bad.append(f"{k}: {x.shape} {x.dtype} vs upstream {y.shape} {y.dtype}")
-        elif x.size and not float(np.abs(x.astype(np.float64) - y).max()) <= 1e-5 * max(1.0, float(np.abs(y).max())):
-            bad.append(f"{k}: differs")
-    return bad
 
 
 def test_exported_programs_match_eager_on_ours(sides):

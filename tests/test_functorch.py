@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from program_json import array_disagreements as disagreements
 
 REPO = Path(__file__).resolve().parents[1]
 PROGRAM = REPO / "tests" / "programs" / "functorch_cases.py"
@@ -32,24 +33,6 @@ def sides(tmp_path_factory):
     ours = _run(str(REPO / ".venv/bin/python"), tmp, "ours")
     ref = _run((REPO / "build/ref-python").read_text().strip(), tmp, "ref")
     return ours, ref
-
-
-def disagreements(ours, ref):
-    bad = []
-    for k, y in ref.items():
-        x = ours.get(k)
-        if x is None:
-            bad.append(f"{k}: missing")
-        elif x.shape != y.shape or x.dtype != y.dtype:
-            bad.append(f"{k}: {x.shape} {x.dtype} vs upstream {y.shape} {y.dtype}")
-        elif x.dtype.kind in "biu":
-            if not np.array_equal(x, y):
-                bad.append(f"{k}: values differ")
-        elif x.size:
-            d = float(np.abs(x.astype(np.float64) - y).max())
-            if not d <= 1e-5 * max(1.0, float(np.abs(y).max())):
-                bad.append(f"{k}: differs by {d:.3g}")
-    return bad + [f"{k}: not on upstream's side" for k in ours if k not in ref]
 
 
 def test_values_agree(sides):

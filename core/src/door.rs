@@ -57,12 +57,6 @@ thread_local! {
 /// of one takes the Python-key step. `import torch` alone defines several, so the check is per
 /// argument type, not a global switch.
 static DISPATCH_TYPES: std::sync::RwLock<Vec<usize>> = std::sync::RwLock::new(Vec::new());
-/// `torch.Tensor` itself (the common case, answered without the lock).
-static PLAIN_TENSOR: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-pub fn set_plain_tensor_type(ptr: usize) {
-    PLAIN_TENSOR.store(ptr, Ordering::Relaxed);
-}
 /// The pre-dispatch step (ops/modes.py `pre_dispatch`), installed once.
 static PRE_DISPATCH: GILOnceCell<Py<PyAny>> = GILOnceCell::new();
 
@@ -334,13 +328,8 @@ pub fn _tn_call_impl(
 /// takes its infra slot, as upstream's binding does; any other goes on the user stack.
 #[pyfunction]
 pub fn _push_on_torch_dispatch_stack(mode: Bound<'_, PyAny>) -> PyResult<()> {
-    if let Ok(key) = mode.getattr("_mode_key") {
-        if !key.is_none() {
-            let slot = infra_slot(&key)?;
-            INFRA.with(|m| m.borrow_mut()[slot] = Some(mode.unbind()));
-            modes_changed();
-            return Ok(());
-        }
+    if mode.getattr("_mode_key").is_ok_and(|k| !k.is_none()) {
+        return _set_dispatch_mode(mode);
     }
     MODES.with(|m| m.borrow_mut().push(mode.unbind()));
     modes_changed();
@@ -460,7 +449,8 @@ pub fn _tn_enable_python_dispatch(cls: &Bound<'_, pyo3::types::PyType>) {
 
 /// Whether a tensor argument (top level, or in a list or tuple) is of a registered class.
 fn any_dispatching_arg(args: &Bound<'_, PyTuple>) -> bool {
-    let plain = PLAIN_TENSOR.load(Ordering::Relaxed);
+    // torch.Tensor itself, the common case, is answered without the lock
+    let plain = crate::tensor_class_ptr(args.py());
     let hit = |o: &Bound<'_, PyAny>| {
         let ty = o.get_type().as_ptr() as usize;
         ty != plain

@@ -1076,7 +1076,7 @@ fn unary(py: Python<'_>, op: &str, args: &Bound<'_, PyTuple>) -> PyResult<Option
     let Some(t) = tensor_arg(args, 0) else {
         return Ok(None);
     };
-    let (sizes, dt, (device, index)) = {
+    let (sizes, dt, (device, index), strides) = {
         let me = t.borrow();
         let dt = me.meta.dtype;
         if !matches!(
@@ -1089,15 +1089,14 @@ fn unary(py: Python<'_>, op: &str, args: &Bound<'_, PyTuple>) -> PyResult<Option
         if !native_kernel(&format!("aten::{op}"), &me) {
             return Ok(None);
         }
-        (me.meta.sizes.clone(), dt, me.place())
+        // the result's layout follows the input's (core/src/layout.rs)
+        let inputs = [(me.meta.sizes.as_slice(), me.meta.strides.as_slice())];
+        let strides = crate::layout::elementwise_strides(&me.meta.sizes, &inputs);
+        (me.meta.sizes.clone(), dt, me.place(), strides)
     };
     let mut o = TensorBase::new_empty(device, index, sizes, dt)?;
-    {
-        let me = t.borrow();
-        let inputs = [(me.meta.sizes.as_slice(), me.meta.strides.as_slice())];
-        if let Some(st) = crate::layout::elementwise_strides(&me.meta.sizes, &inputs) {
-            o.meta.strides = st;
-        }
+    if let Some(st) = strides {
+        o.meta.strides = st;
     }
     let out = tensor::wrap(py, o)?;
     crate::launch::_tn_launch(py, op, args, &PyTuple::new(py, [out.clone_ref(py)])?)?;

@@ -47,9 +47,13 @@ fn _tn_set_tensor_class(py: Python<'_>, cls: Py<PyType>) -> PyResult<()> {
             "the tensor class must be a subclass of torch._C.TensorBase",
         ));
     }
-    door::set_plain_tensor_type(cls.as_ptr() as usize);
     let _ = TENSOR_CLASS.set(py, cls);
     Ok(())
+}
+
+/// The address of the registered tensor class (torch.Tensor), 0 before it is registered.
+pub(crate) fn tensor_class_ptr(py: Python<'_>) -> usize {
+    TENSOR_CLASS.get(py).map_or(0, |c| c.as_ptr() as usize)
 }
 
 fn dtype_of(code: i32) -> PyResult<TnDtype> {

@@ -450,10 +450,9 @@ def _read_scalar(t, what):
 
 
 def _pre_dispatch_on():
-    from ..surface.dispatch_keys import local_include
+    from ..surface.dispatch_keys import included
 
-    inc = local_include()
-    return bool(inc._keys) and inc.has(C.DispatchKey.PreDispatch)
+    return included(C.DispatchKey.PreDispatch)
 
 
 def _index(self):

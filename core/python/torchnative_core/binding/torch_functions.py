@@ -3,8 +3,6 @@ tensor_new.cpp): tensor construction from Python data and numpy, `nonzero`, `num
 
 from __future__ import annotations
 
-from ..surface.types import CONTIGUOUS_FORMAT
-
 from ..surface import types as T
 
 C = None
@@ -165,7 +163,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     if storage.is_storage(obj):
         obj = storage.tensor_over_storage(obj, dtype)  # shares the storage, as upstream's asarray does
         if copy:
-            obj = _door("clone", obj, CONTIGUOUS_FORMAT)
+            obj = _door("clone", obj, T.CONTIGUOUS_FORMAT)
     if isinstance(obj, C.TensorBase) and copy:
         out = _door("_to_copy", obj, dtype, None, _dev(device), None, False, None)
     else:

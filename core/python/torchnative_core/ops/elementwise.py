@@ -109,26 +109,28 @@ def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_bl
     if device.type != src_dev.type or device.index not in (None, src_dev.index):
         moved = _to_device(self, device)
         return moved if dtype is B.dtype_of(self) else _to_copy(moved, dtype)
-    if memory_format is None or str(memory_format) == "torch.preserve_format":
-        out = _result(self._tn_sizes, dtype, device, self)  # empty_like(self): its layout kept
-    else:
-        out = B.empty(self._tn_sizes, dtype, device)
-        strides = _format_strides(self._tn_sizes, memory_format)
-        if strides is not None:
-            out._tn_set_geometry(list(self._tn_sizes), strides, 0)
-    return copy_(out, self)
+    return copy_(_empty_like(self, dtype, device, memory_format), self)
 
 
 @impl("clone")
 def clone(self, memory_format=None):
-    if memory_format is None or str(memory_format) == "torch.preserve_format":
-        out = _result(self._tn_sizes, B.dtype_of(self), B.device_of(self), self)
-    else:
-        out = B.empty(self._tn_sizes, B.dtype_of(self), B.device_of(self))
-        strides = _format_strides(self._tn_sizes, memory_format)
-        if strides is not None:
-            out._tn_set_geometry(list(self._tn_sizes), strides, 0)
-    return copy_(out, self)
+    return copy_(_empty_like(self, B.dtype_of(self), B.device_of(self), memory_format), self)
+
+
+def _empty_like(self, dtype, device, memory_format):
+    """empty_like's layouts: `self`'s own order for preserve_format (the default), else the
+    format asked for."""
+    if _preserves(memory_format):
+        return _result(self._tn_sizes, dtype, device, self)
+    out = B.empty(self._tn_sizes, dtype, device)
+    strides = _format_strides(self._tn_sizes, memory_format)
+    if strides is not None:
+        out._tn_set_geometry(list(self._tn_sizes), strides, 0)
+    return out
+
+
+def _preserves(memory_format) -> bool:
+    return memory_format is None or str(memory_format) == "torch.preserve_format"
 
 
 @impl("contiguous")
@@ -147,8 +149,7 @@ def _to_impl(self, dtype, device, copy, memory_format=None):
 
 
 def _in_format(t, memory_format):
-    name = str(memory_format).replace("torch.", "") if memory_format is not None else "preserve_format"
-    return name == "preserve_format" or t.is_contiguous(memory_format=memory_format)
+    return _preserves(memory_format) or t.is_contiguous(memory_format=memory_format)
 
 
 def _format_strides(sizes, memory_format):

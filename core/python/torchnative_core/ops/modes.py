@@ -94,10 +94,9 @@ def _is_default(a, v) -> bool:
 def _python_key_excluded() -> bool:
     # torch._C._DisableTorchDispatch (FakeTensorMode's kernel invocations, subclasses unwrapping
     # themselves) excludes the Python key: modes and subclasses are skipped while it is on.
-    from ..surface.dispatch_keys import local_exclude
+    from ..surface.dispatch_keys import excluded
 
-    ex = local_exclude()
-    return bool(ex._keys) and ex.has(B.C.DispatchKey.Python)
+    return excluded(B.C.DispatchKey.Python)
 
 
 def _overloaded(args, kwargs):
@@ -161,17 +160,26 @@ def handle_library(full, args, kwargs):
     ns, _, rest = full.partition("::")
     name, _, overload = rest.partition(".")
     func = getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
+    return _to_python(func, overloaded, tuple(args), dict(kwargs), full)
+
+
+def _to_python(func, overloaded, pos, kw, name):
+    """The innermost mode (popped while it runs), else each overriding subclass in turn."""
+    C = B.C
     if C._len_torch_dispatch_stack():
         mode = C._pop_torch_dispatch_stack()
         try:
-            return mode.__torch_dispatch__(func, tuple(overloaded), tuple(args), dict(kwargs))
+            return mode.__torch_dispatch__(func, tuple(overloaded), pos, kw)
         finally:
             C._push_on_torch_dispatch_stack(mode)
     for t in overloaded:
-        out = t.__torch_dispatch__(func, tuple(overloaded), tuple(args), dict(kwargs))
+        out = t.__torch_dispatch__(func, tuple(overloaded), pos, kw)
         if out is not NotImplemented:
             return out
-    raise TypeError(f"Multiple dispatch failed for '{full}'; all __torch_dispatch__ handlers returned NotImplemented")
+    names = "".join(f"\n  - tensor subclass {t}" for t in overloaded)
+    raise TypeError(f"Multiple dispatch failed for '{name}'; all __torch_dispatch__ handlers returned "
+                    f"NotImplemented:\n{names}\n\nFor more information, try re-running with "
+                    "TORCH_LOGS=not_implemented")
 
 
 def pre_dispatch(op, args, kwargs=None):
@@ -209,25 +217,8 @@ def handle(op, args, kwargs=None):
         # mode sees their parts (t + addmm for linear), never the composite itself.
         out = C._tn_call_impl(op, *args, **(kwargs or {}))
         return _fake_parts(out, args) if overloaded else out
-    if C._len_torch_dispatch_stack():
-        mode = C._pop_torch_dispatch_stack()
-        try:
-            func = overload_packet(op)
-            pos, kw = _split(op, args)
-            kw.update(kwargs or {})
-            return mode.__torch_dispatch__(func, tuple(overloaded), pos, kw)
-        finally:
-            C._push_on_torch_dispatch_stack(mode)
-    if not overloaded:
+    if not overloaded and not C._len_torch_dispatch_stack():
         return C._tn_call_impl(op, *args, **(kwargs or {}))
-    func = overload_packet(op)
     pos, kw = _split(op, args)
     kw.update(kwargs or {})
-    for t in overloaded:
-        out = t.__torch_dispatch__(func, tuple(overloaded), pos, kw)
-        if out is not NotImplemented:
-            return out
-    names = "".join(f"\n  - tensor subclass {t}" for t in overloaded)
-    raise TypeError(f"Multiple dispatch failed for 'aten::{op}'; all __torch_dispatch__ handlers returned "
-                    f"NotImplemented:\n{names}\n\nFor more information, try re-running with "
-                    "TORCH_LOGS=not_implemented")
+    return _to_python(overload_packet(op), overloaded, pos, kw, f"aten::{op}")

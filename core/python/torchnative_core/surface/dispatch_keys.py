@@ -121,15 +121,39 @@ class DispatchKeySet:
 _EMPTY = DispatchKeySet._of(())
 
 
+def included(key) -> bool:
+    inc = local_include()
+    return bool(inc._keys) and inc.has(key)
+
+
+def excluded(key) -> bool:
+    ex = local_exclude()
+    return bool(ex._keys) and ex.has(key)
+
+
+def set_included(key, on) -> None:
+    inc = local_include()
+    _set_local(inc.add(key) if on else inc.remove(key), local_exclude())
+
+
+def set_excluded(key, on) -> None:
+    ex = local_exclude()
+    _set_local(local_include(), ex.add(key) if on else ex.remove(key))
+
+
 class _ForceDispatchKeyGuard:
-    """Sets both local sets for the guard's extent (upstream: c10::impl::ForceDispatchKeyGuard)."""
+    """Sets both local sets for the guard's extent (upstream: c10::impl::ForceDispatchKeyGuard).
+    The other guards differ only in the sets they derive from the current ones (`_apply`)."""
 
     def __init__(self, include=None, exclude=None):
         self._new = (DispatchKeySet(include), DispatchKeySet(exclude))
 
+    def _apply(self, include, exclude):
+        return self._new
+
     def __enter__(self):
         self._saved = (local_include(), local_exclude())
-        _set_local(*self._new)
+        _set_local(*self._apply(*self._saved))
         return self
 
     def __exit__(self, *exc):
@@ -143,29 +167,24 @@ class _PreserveDispatchKeyGuard(_ForceDispatchKeyGuard):
     def __init__(self):
         pass
 
-    def __enter__(self):
-        self._saved = (local_include(), local_exclude())
-        return self
+    def _apply(self, include, exclude):
+        return include, exclude
 
 
 class _IncludeDispatchKeyGuard(_ForceDispatchKeyGuard):
     def __init__(self, key):
         self._key = key
 
-    def __enter__(self):
-        self._saved = (local_include(), local_exclude())
-        _set_local(self._saved[0].add(self._key), self._saved[1])
-        return self
+    def _apply(self, include, exclude):
+        return include.add(self._key), exclude
 
 
 class _ExcludeDispatchKeyGuard(_ForceDispatchKeyGuard):
     def __init__(self, keyset):
         self._keys = DispatchKeySet(keyset)
 
-    def __enter__(self):
-        self._saved = (local_include(), local_exclude())
-        _set_local(self._saved[0], self._saved[1] | self._keys)
-        return self
+    def _apply(self, include, exclude):
+        return include, exclude | self._keys
 
 
 class _SetExcludeDispatchKeyGuard(_ForceDispatchKeyGuard):
@@ -174,36 +193,36 @@ class _SetExcludeDispatchKeyGuard(_ForceDispatchKeyGuard):
     def __init__(self, key, enabled):
         self._key, self._enabled = key, bool(enabled)
 
-    def __enter__(self):
-        self._saved = (local_include(), local_exclude())
-        ex = self._saved[1]
-        _set_local(self._saved[0], ex.add(self._key) if self._enabled else ex.remove(self._key))
-        return self
+    def _apply(self, include, exclude):
+        return include, exclude.add(self._key) if self._enabled else exclude.remove(self._key)
 
 
-class _EnablePythonDispatcher(_ForceDispatchKeyGuard):
+class _EnablePythonDispatcher(_PreserveDispatchKeyGuard):
     """Marks the thread as running upstream's Python dispatcher (the PythonDispatcher key in the
     include set, which torch._ops reads). The door already routes every overload through Python,
     so nothing else changes."""
 
-    def __init__(self):
-        pass
-
-    def __enter__(self):
+    def _apply(self, include, exclude):
         from torch._C import DispatchKey
 
-        self._saved = (local_include(), local_exclude())
-        _set_local(self._saved[0].add(DispatchKey.PythonDispatcher), self._saved[1])
-        return self
+        return include.add(DispatchKey.PythonDispatcher), exclude
 
 
-class _DisablePythonDispatcher(_EnablePythonDispatcher):
-    def __enter__(self):
+class _DisablePythonDispatcher(_PreserveDispatchKeyGuard):
+    def _apply(self, include, exclude):
         from torch._C import DispatchKey
 
-        self._saved = (local_include(), local_exclude())
-        _set_local(self._saved[0].remove(DispatchKey.PythonDispatcher), self._saved[1])
-        return self
+        return include.remove(DispatchKey.PythonDispatcher), exclude
+
+
+class _DisableTorchDispatch(_PreserveDispatchKeyGuard):
+    """Python dispatch off while inside, as upstream's guard: the Python key is excluded, so the
+    door skips modes and subclass `__torch_dispatch__` (the mode stack itself is untouched)."""
+
+    def _apply(self, include, exclude):
+        from torch._C import DispatchKey
+
+        return include, exclude.add(DispatchKey.Python)
 
 
 def install(C) -> None:
@@ -243,18 +262,16 @@ def install(C) -> None:
         return local_exclude()
 
     def _dispatch_tls_is_dispatch_key_excluded(key):
-        return local_exclude().has(key)
+        return excluded(key)
 
     def _dispatch_tls_is_dispatch_key_included(key):
-        return local_include().has(key)
+        return included(key)
 
     def _dispatch_tls_set_dispatch_key_excluded(key, value):
-        ex = local_exclude()
-        _set_local(local_include(), ex.add(key) if value else ex.remove(key))
+        set_excluded(key, value)
 
     def _dispatch_tls_set_dispatch_key_included(key, value):
-        inc = local_include()
-        _set_local(inc.add(key) if value else inc.remove(key), local_exclude())
+        set_included(key, value)
 
     def _parse_dispatch_key(name):
         # torch.library asks whether a string names a dispatch key; None means it does not.
@@ -272,7 +289,7 @@ def install(C) -> None:
         setattr(C, fn.__name__, fn)
     for cls in (_ForceDispatchKeyGuard, _PreserveDispatchKeyGuard, _IncludeDispatchKeyGuard,
                 _ExcludeDispatchKeyGuard, _SetExcludeDispatchKeyGuard, _EnablePythonDispatcher,
-                _DisablePythonDispatcher):
+                _DisablePythonDispatcher, _DisableTorchDispatch):
         cls.__module__ = "torch._C"
         setattr(C, cls.__name__, cls)
     C._after_autograd_keyset = _dispatch_keyset_full()

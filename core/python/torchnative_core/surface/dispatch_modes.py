@@ -1,6 +1,7 @@
 """TorchDispatchMode bookkeeping beyond the mode stack and the infra-mode slots (both live in
 Rust, at the door, where they are consulted): the flags torch.utils._python_dispatch and
-FakeTensorMode keep in sync with C++, and the guard that turns Python dispatch off."""
+FakeTensorMode keep in sync with C++ (the guards, _DisableTorchDispatch among them, are with
+the dispatch-key sets in dispatch_keys.py)."""
 
 from __future__ import annotations
 
@@ -29,18 +30,17 @@ def _meta_in_tls_dispatch_include():
     # _PreserveDispatchKeyGuard, which is why it lives in the set, not in a flag).
     from torch._C import DispatchKey
 
-    from .dispatch_keys import local_include
+    from .dispatch_keys import included
 
-    return local_include().has(DispatchKey.Meta)
+    return included(DispatchKey.Meta)
 
 
 def _set_meta_in_tls_dispatch_include(value):
     from torch._C import DispatchKey
 
-    from .dispatch_keys import _set_local, local_exclude, local_include
+    from .dispatch_keys import set_included
 
-    inc = local_include()
-    _set_local(inc.add(DispatchKey.Meta) if value else inc.remove(DispatchKey.Meta), local_exclude())
+    set_included(DispatchKey.Meta, value)
 
 
 def _functionality_to_backend_keys(key):
@@ -55,31 +55,8 @@ def get_is_in_mode_without_ignore_compile_internals():
     return _flags["mode_without_ignore_compile_internals"]
 
 
-class _DisableTorchDispatch:
-    """Python dispatch off while inside, as upstream's guard: the Python key is excluded, so the
-    door skips modes and subclass `__torch_dispatch__` (the mode stack itself is untouched)."""
-
-    def __enter__(self):
-        from torch._C import DispatchKey
-
-        from .dispatch_keys import _set_local, local_exclude, local_include
-
-        self._saved = (local_include(), local_exclude())
-        _set_local(self._saved[0], self._saved[1].add(DispatchKey.Python))
-        return self
-
-    def __exit__(self, *exc):
-        from .dispatch_keys import _set_local
-
-        _set_local(*self._saved)
-        return False
-
-
 def install(C) -> None:
     from .placeholders import module_for
-
-    _DisableTorchDispatch.__module__ = "torch._C"
-    C._DisableTorchDispatch = _DisableTorchDispatch
 
     for fn in (_functionalization_reapply_views_tls, _should_allow_numbers_as_tensors, _meta_in_tls_dispatch_include,
                _set_meta_in_tls_dispatch_include, _functionality_to_backend_keys):

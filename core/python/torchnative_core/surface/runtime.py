@@ -310,22 +310,17 @@ def install(C) -> None:
     def _deprecated(name, device, kind):
         import warnings
 
-        generic = {"is": "is_autocast_enabled", "set": "set_autocast_enabled", "get_dtype": "get_autocast_dtype",
-                   "set_dtype": "set_autocast_dtype"}[kind]
-        call = {"is": f"torch.{generic}('{device}')", "set": f"torch.{generic}('{device}', enabled)",
-                "get_dtype": f"torch.{generic}('{device}')", "set_dtype": f"torch.{generic}('{device}', dtype)"}[kind]
-        shown = {"is": f"torch.{name}()", "set": f"torch.{name}(enabled)", "get_dtype": f"torch.{name}()",
-                 "set_dtype": f"torch.{name}(dtype)"}[kind]
+        # kind -> (the device-generic function, its name, the argument the call passes on)
+        target, generic, arg = {"is": (is_autocast_enabled, "is_autocast_enabled", ""),
+                                "set": (set_autocast_enabled, "set_autocast_enabled", "enabled"),
+                                "get_dtype": (get_autocast_dtype, "get_autocast_dtype", ""),
+                                "set_dtype": (set_autocast_dtype, "set_autocast_dtype", "dtype")}[kind]
+        message = (f"torch.{name}({arg}) is deprecated. Please use "
+                   f"torch.{generic}('{device}'{', ' + arg if arg else ''}) instead.")
 
         def fn(*args):
-            warnings.warn(f"{shown} is deprecated. Please use {call} instead.", DeprecationWarning, stacklevel=2)
-            if kind == "is":
-                return is_autocast_enabled(device)
-            if kind == "get_dtype":
-                return get_autocast_dtype(device)
-            if kind == "set":
-                return set_autocast_enabled(device, *args)
-            return set_autocast_dtype(device, *args)
+            warnings.warn(message, DeprecationWarning, stacklevel=2)
+            return target(device, *args)
 
         fn.__name__ = fn.__qualname__ = name
         fn.__module__ = "torch._C"
