@@ -2,7 +2,7 @@
 //!
 //! In order: autograd (when grad mode is on and an input requires grad, the autograd handler
 //! records the graph around the rest of the call, as upstream's Autograd key sits above the
-//! Python key), dispatch modes (TorchDispatchMode stack), then the operator's implementation
+//! Python key), functionalization (when an argument is a functional wrapper), dispatch modes (TorchDispatchMode stack), then the operator's implementation
 //! (its meta step plus a kernel launch, or a composition of other operators through this door),
 //! or a refusal by name. Implementations are registered per overload name by the core's Python layer
 //! (`torchnative_core.ops`); for the hottest ones a native meta step (`fastpath.rs`) runs instead
@@ -50,6 +50,51 @@ thread_local! {
     static INFRA: std::cell::RefCell<[Option<Py<PyAny>>; 3]> = const { std::cell::RefCell::new([None, None, None]) };
     /// Whether either holds a mode (read on every call; kept in step by `modes_changed`).
     static ANY_MODE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Whether the Functionalize key is in the thread's include set (`torch._enable_functionalization`):
+    /// every call then takes the functionalize step, so that factories' results are wrapped too.
+    static FUNCTIONALIZE_TLS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The functionalize step (functionalize/step.py `handle`), installed once.
+static FUNCTIONALIZE: GILOnceCell<Py<PyAny>> = GILOnceCell::new();
+/// Whether a functional wrapper was ever made: until then the door checks no argument for one.
+static FUNCTIONAL_LIVE: AtomicBool = AtomicBool::new(false);
+
+pub fn functional_exists() {
+    FUNCTIONAL_LIVE.store(true, Ordering::Relaxed);
+}
+
+/// Installs the functionalize step (once).
+#[pyfunction]
+pub fn _tn_install_functionalize(py: Python<'_>, handler: Py<PyAny>) {
+    let _ = FUNCTIONALIZE.set(py, handler);
+}
+
+/// Sets whether the Functionalize key is in this thread's include set; returns the old value.
+#[pyfunction]
+pub fn _tn_set_functionalize_tls(on: bool) -> bool {
+    if on {
+        functional_exists();
+    }
+    FUNCTIONALIZE_TLS.with(|c| c.replace(on))
+}
+
+/// Whether a tensor argument (top level, or in a list or tuple) is a functional wrapper.
+fn any_functional_arg(args: &Bound<'_, PyTuple>) -> bool {
+    let hit = |o: &Bound<'_, PyAny>| {
+        o.downcast::<TensorBase>()
+            .map(|t| t.borrow().functional)
+            .unwrap_or(false)
+    };
+    args.iter().any(|a| {
+        if let Ok(l) = a.downcast::<PyList>() {
+            l.iter().any(|x| hit(&x))
+        } else if let Ok(t) = a.downcast::<PyTuple>() {
+            t.iter().any(|x| hit(&x))
+        } else {
+            hit(&a)
+        }
+    })
 }
 
 /// The tensor classes that override `__torch_dispatch__` (FakeTensor, NestedTensor, users'
@@ -268,7 +313,8 @@ pub fn _aten_dispatch(
     Ok(out)
 }
 
-/// What runs below the autograd step: dispatch modes, then the implementation.
+/// What runs below the autograd step: functionalization (upstream's Functionalize key sits
+/// between Autograd and Python), dispatch modes, then the implementation.
 #[pyfunction]
 #[pyo3(signature = (op, *args, **kwargs))]
 pub fn _tn_below_autograd(
@@ -277,6 +323,13 @@ pub fn _tn_below_autograd(
     args: &Bound<'_, PyTuple>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<PyObject> {
+    if FUNCTIONAL_LIVE.load(Ordering::Relaxed)
+        && (FUNCTIONALIZE_TLS.with(|c| c.get()) || any_functional_arg(args))
+    {
+        if let Some(h) = FUNCTIONALIZE.get(py) {
+            return h.call(py, (op, args.clone()), kwargs);
+        }
+    }
     let st = state(py);
     let has_mode = ANY_MODE.with(|c| c.get()) || any_dispatching_arg(args);
     if has_mode {

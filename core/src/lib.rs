@@ -168,6 +168,7 @@ fn _tn_from_address(
         inference: false,
         base: None,
         batched: false,
+        functional: false,
     };
     tensor::wrap(py, t)
 }
@@ -245,6 +246,8 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(door::_unset_dispatch_mode, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_enable_python_dispatch, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_set_pre_dispatch, m)?)?;
+    m.add_function(wrap_pyfunction!(door::_tn_install_functionalize, m)?)?;
+    m.add_function(wrap_pyfunction!(door::_tn_set_functionalize_tls, m)?)?;
     m.add_function(wrap_pyfunction!(layout::_tn_elementwise_strides, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::_tn_storage_expired, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::_tn_storage_free_weak_ref, m)?)?;

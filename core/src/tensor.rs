@@ -119,6 +119,9 @@ pub struct TensorBase {
     /// A vmap logical tensor (functorch/batched.py): its geometry is sample 0 of its batch, so
     /// no kernel or host reader may take it as data; the door's vmap step unwraps it first.
     pub batched: bool,
+    /// A functionalization wrapper (functionalize/tensor.py): its data lives in the value it
+    /// wraps, so the door's functionalize step takes every call that has one as an argument.
+    pub functional: bool,
 }
 
 /// A kernel launch or a view made directly (not through the door) of a vmap logical tensor
@@ -162,6 +165,7 @@ impl TensorBase {
             inference: false,
             base: None,
             batched: false,
+            functional: false,
         })
     }
 
@@ -176,6 +180,7 @@ impl TensorBase {
             inference: self.inference,
             base,
             batched: false,
+            functional: false,
         }
     }
 
@@ -289,6 +294,7 @@ impl TensorBase {
             inference: t.inference,
             base: None,
             batched: false,
+            functional: false,
         })
     }
 
@@ -360,6 +366,21 @@ impl TensorBase {
     #[setter(_tn_batched)]
     fn set_tn_batched(&mut self, v: bool) {
         self.batched = v;
+    }
+
+    #[getter]
+    fn _tn_functional(&self) -> bool {
+        self.functional
+    }
+
+    /// Marking a tensor functional also turns the door's functionalize step on (for good: from
+    /// then on every call checks its arguments' flag).
+    #[setter(_tn_functional)]
+    fn set_tn_functional(&mut self, v: bool) {
+        if v {
+            crate::door::functional_exists();
+        }
+        self.functional = v;
     }
 
     fn _tn_bump_version(&self) {

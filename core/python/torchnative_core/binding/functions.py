@@ -380,6 +380,9 @@ def install(C) -> None:
     from . import torch_functions
 
     torch_functions.install(C, C._VariableFunctions)
+    from .. import functionalize
+
+    functionalize.install(C, C._VariableFunctions)
 
     for mod_name in ("_nn", "_linalg", "_special", "_fft", "_nested", "_sparse"):
         mod = getattr(C, mod_name, None)

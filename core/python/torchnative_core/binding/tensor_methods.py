@@ -58,6 +58,26 @@ def _nest(flat, sizes):
     return [_nest(flat[i * step : (i + 1) * step], sizes[1:]) for i in range(sizes[0])]
 
 
+def wrapper_tensor(cls, size, strides, storage_offset, dtype, device, requires_grad=False):
+    """A `cls` tensor of the given geometry over a fresh meta storage, reporting `device`."""
+    size = [int(s) for s in size]
+    offset = int(storage_offset or 0)
+    if strides is None:
+        strides, step = [], 1
+        for s in reversed(size):
+            strides.insert(0, step)
+            step *= max(s, 1)
+    strides = [int(s) for s in strides]
+    need = offset + 1 + sum((s - 1) * st for s, st in zip(size, strides)) if all(s > 0 for s in size) else offset
+    out = C._tn_empty([need], dtype._tn_code, "meta")._tn_alias(cls)
+    out._tn_set_geometry(size, strides, offset)
+    dev = T.device(device) if device is not None else T.device("cpu")
+    if dev.type != "meta":
+        out.__dict__["_tn_wrapper_device"] = dev
+    out._tn_requires_grad = bool(requires_grad)
+    return out
+
+
 def install(C_) -> None:
     global C
     C = C_
@@ -302,24 +322,12 @@ def install(C_) -> None:
                                _extra_dispatch_keys=None, storage_size=None):
         """A `cls` tensor with the given geometry, dtype and device and no data of its own (the
         subclass's `__torch_dispatch__` computes on the tensors it wraps), as upstream's: its
-        storage is a meta storage; it reports `device`."""
+        storage is a meta storage; it reports `device`. Made without the door, so that no
+        dispatch mode sees a wrapper being built (FunctionalTensorMode builds one per result)."""
         import torch
 
-        dtype = dtype or torch.get_default_dtype()
-        size = list(size)
-        strides = list(strides) if strides is not None else None
-        if strides is None:
-            meta = torch.empty(size, dtype=dtype, device="meta")
-        else:
-            meta = torch.empty_strided(size, strides, dtype=dtype, device="meta")
-        if storage_offset:
-            meta = meta._tn_as_strided(size, list(meta._tn_strides), int(storage_offset), None)
-        out = meta._tn_alias(cls)
-        dev = torch.device(device) if device is not None else torch.device("cpu")
-        if dev.type != "meta":
-            out.__dict__["_tn_wrapper_device"] = dev
-        out._tn_requires_grad = bool(requires_grad)
-        return out
+        return wrapper_tensor(cls, size, strides, storage_offset, dtype or torch.get_default_dtype(), device,
+                              requires_grad)
 
     TB._make_wrapper_subclass = staticmethod(_make_wrapper_subclass)
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):

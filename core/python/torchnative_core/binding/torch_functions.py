@@ -213,16 +213,8 @@ def numel(input):
     return input.numel()
 
 
-# Tensor-kind queries: torchnative tensors are never functional wrappers, lazy-conjugated,
-# lazily negated or zero tensors (inference tensors are real: the door marks them).
-def _is_functional_tensor(t):
-    return False
-
-
-def _is_functional_tensor_base(t):
-    return False
-
-
+# Tensor-kind queries: torchnative tensors are never lazy-conjugated, lazily negated or zero
+# tensors (inference tensors and functional wrappers are real: functionalize/ makes the latter).
 def is_conj(t):
     return False
 
@@ -250,12 +242,14 @@ def _parse_to(*args, **kwargs):
 def install(C_, VF) -> None:
     global C
     C = C_
+    from ..functionalize import _is_functional_tensor, _is_functional_tensor_base
+
     for fn in (_is_functional_tensor, _is_functional_tensor_base, is_conj, is_neg, _is_zerotensor, is_inference):
         setattr(C_.TensorBase, fn.__name__, lambda self, fn=fn: fn(self))
     from ..surface.storage import frombuffer
     from ..surface.torch_function import with_modes
 
-    for fn in (tensor, as_tensor, asarray, from_numpy, frombuffer, nonzero, numel, _is_functional_tensor,
-               _is_functional_tensor_base, is_conj, is_neg, _is_zerotensor, is_inference):
+    for fn in (tensor, as_tensor, asarray, from_numpy, frombuffer, nonzero, numel, is_conj, is_neg, _is_zerotensor,
+               is_inference):
         fn.__module__ = "torch._C._VariableFunctions"
         setattr(type(VF), fn.__name__, staticmethod(with_modes(fn)))

@@ -165,6 +165,17 @@ def native_batch_norm_legit(input, weight, bias, running_mean, running_var, trai
     return _door("native_batch_norm", input, weight, bias, running_mean, running_var, training, momentum, eps)
 
 
+@impl("_native_batch_norm_legit_functional")
+def native_batch_norm_legit_functional(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """The functional variant (what functionalization and exported programs call): the updated
+    running statistics are new tensors, the given ones untouched."""
+    running_mean = _door("clone", running_mean, CONTIGUOUS_FORMAT)
+    running_var = _door("clone", running_var, CONTIGUOUS_FORMAT)
+    out, mean, invstd = _door("native_batch_norm", input, weight, bias, running_mean, running_var, training, momentum,
+                              eps)
+    return out, mean, invstd, running_mean, running_var
+
+
 @impl("_native_batch_norm_legit.no_stats")
 def native_batch_norm_legit_no_stats(input, weight, bias, training, momentum, eps):
     return _door("native_batch_norm", input, weight, bias, None, None, training, momentum, eps)

@@ -19,12 +19,6 @@ def _should_allow_numbers_as_tensors(name):
     return name in _NUMBERS_AS_TENSORS
 
 
-def _functionalization_reapply_views_tls():
-    # Functionalization is never on in the C++ sense here (torch.func.functionalize refuses by
-    # name), so the flag it would carry is always off.
-    return False
-
-
 def _meta_in_tls_dispatch_include():
     # Meta in the thread's include set (FakeTensorMode's kernel invocations; restored by
     # _PreserveDispatchKeyGuard, which is why it lives in the set, not in a flag).
@@ -58,7 +52,7 @@ def get_is_in_mode_without_ignore_compile_internals():
 def install(C) -> None:
     from .placeholders import module_for
 
-    for fn in (_functionalization_reapply_views_tls, _should_allow_numbers_as_tensors, _meta_in_tls_dispatch_include,
+    for fn in (_should_allow_numbers_as_tensors, _meta_in_tls_dispatch_include,
                _set_meta_in_tls_dispatch_include, _functionality_to_backend_keys):
         fn.__module__ = "torch._C"
         setattr(C, fn.__name__, fn)

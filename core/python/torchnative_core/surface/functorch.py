@@ -33,7 +33,16 @@ def is_gradtrackingtensor(tensor):
 
 
 def is_functionaltensor(tensor):
-    return False
+    from ..functionalize import tensor as functional
+
+    return functional.is_functional(tensor)
+
+
+def _unwrap_functional_tensor(tensor, reapply_views=False):
+    from ..functionalize import tensor as functional
+
+    functional.sync(tensor)
+    return functional.unwrap(tensor)
 
 
 def get_unwrapped(tensor):
@@ -200,7 +209,7 @@ def install(C) -> None:
                get_inplace_requires_grad_allowed, set_single_level_autograd_function_allowed,
                get_single_level_autograd_function_allowed, _vmap_increment_nesting, _vmap_decrement_nesting,
                _grad_increment_nesting, _grad_decrement_nesting, _wrap_for_grad, _unwrap_for_grad,
-               _add_batch_dim, _remove_batch_dim, _unwrap_batched, _jvp_increment_nesting, _jvp_decrement_nesting,
+               _add_batch_dim, _remove_batch_dim, _unwrap_batched, _unwrap_functional_tensor, _jvp_increment_nesting, _jvp_decrement_nesting,
                _func_increment_nesting, _func_decrement_nesting):
         fn.__module__ = "torch._C._functorch"
         setattr(mod, fn.__name__, fn)

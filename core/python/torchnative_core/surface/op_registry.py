@@ -298,6 +298,20 @@ def _aten_overload_fn(schema):
     return op
 
 
+def _aten_op_dk(schema, fn):
+    """`OpOverload._op_dk(key, ...)`: the call from one dispatch key down. Functionalize is the
+    key upstream's Python calls it with (FunctionalTensorMode): the door's functionalize step,
+    autograd above it skipped; other keys take the whole door."""
+    def op_dk(dk, *args, **kwargs):
+        if dk == C.DispatchKey.Functionalize:
+            from ..functionalize import step
+
+            return step.handle(schema.qualified, bind_schema(schema, args, kwargs))
+        return fn(*args, **kwargs)
+
+    return op_dk
+
+
 def _aten_packet_fn(name):
     def op(*args, **kwargs):
         errors = []
@@ -427,7 +441,7 @@ def install(C_) -> None:
         if ns == "aten" and key in all_schemas():
             s = all_schemas()[key]
             fn = _aten_overload_fn(s)
-            return fn, (lambda dk, *a, **k: fn(*a, **k)), [getattr(C.Tag, t) for t in s.tags if hasattr(C.Tag, t)]
+            return fn, _aten_op_dk(s, fn), [getattr(C.Tag, t) for t in s.tags if hasattr(C.Tag, t)]
         full = f"{ns}::{key}"
         if full not in LIB_SCHEMAS:
             raise RuntimeError(f"Couldn't find {qualname}.{overload}")
