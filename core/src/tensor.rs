@@ -333,6 +333,20 @@ impl TensorBase {
         self.base.is_some()
     }
 
+    /// Makes this tensor a view of `base` (of `base`'s own base when it is a view), sharing its
+    /// version counter: what upstream's ADInplaceOrView key does to a view operator's result,
+    /// whoever computed it (a dispatch mode or a subclass).
+    fn _tn_mark_view_of(&mut self, py: Python<'_>, base: &Bound<'_, TensorBase>) {
+        let b = base.borrow();
+        self.base = Some(
+            b.base
+                .as_ref()
+                .map(|x| x.clone_ref(py))
+                .unwrap_or_else(|| base.clone().into_any().unbind()),
+        );
+        self.version = b.version.clone();
+    }
+
     #[getter]
     fn _base(&self, py: Python<'_>) -> Option<PyObject> {
         self.base.as_ref().map(|b| b.clone_ref(py))

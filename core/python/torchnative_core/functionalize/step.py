@@ -192,8 +192,11 @@ def _values(args):
 def _wrap(out):
     if isinstance(out, B.C.TensorBase):
         return F.make(out)
-    if isinstance(out, (list, tuple)):
-        return type(out)(_wrap(x) for x in out)
+    if isinstance(out, list):
+        return [_wrap(x) for x in out]
+    if isinstance(out, tuple):
+        items = [_wrap(x) for x in out]
+        return type(out)(*items) if hasattr(out, "_fields") else tuple(items)
     return out
 
 

@@ -200,6 +200,18 @@ def pre_dispatch(op, args, kwargs=None):
     return handler(*pos, **kw)
 
 
+def _python_cia_kernel(op):
+    """While upstream's Python dispatcher is on, a Python kernel registered for an operator's
+    CompositeImplicitAutograd key replaces its decomposition (export's run_decompositions
+    registers the decomposition table's entries there: dropout becomes clone)."""
+    from ..surface.dispatch_keys import included
+
+    if not included(B.C.DispatchKey.PythonDispatcher):
+        return None
+    kernel = overload_packet(op).py_kernels.get(B.C.DispatchKey.CompositeImplicitAutograd)
+    return kernel if callable(kernel) and not isinstance(kernel, B.C.DispatchKey) else None
+
+
 def handle(op, args, kwargs=None):
     """The door's Python-key step: the innermost TorchDispatchMode, else the `__torch_dispatch__`
     of tensor subclasses among the arguments, else the implementation."""
@@ -215,10 +227,33 @@ def handle(op, args, kwargs=None):
     if schema is not None and schema.extra.get("composite_implicit"):
         # CompositeImplicitAutograd operators decompose before the Python key upstream, so a
         # mode sees their parts (t + addmm for linear), never the composite itself.
+        override = _python_cia_kernel(op)
+        if override is not None:
+            pos, kw = _split(op, args)
+            kw.update(kwargs or {})
+            return override(*pos, **kw)
         out = C._tn_call_impl(op, *args, **(kwargs or {}))
         return _fake_parts(out, args) if overloaded else out
     if not overloaded and not C._len_torch_dispatch_stack():
         return C._tn_call_impl(op, *args, **(kwargs or {}))
     pos, kw = _split(op, args)
     kw.update(kwargs or {})
-    return _to_python(overload_packet(op), overloaded, pos, kw, f"aten::{op}")
+    out = _to_python(overload_packet(op), overloaded, pos, kw, f"aten::{op}")
+    if schema is not None and isinstance(args[0] if args else None, C.TensorBase) and _is_view_op(schema):
+        _mark_views(out, args[0])
+    return out
+
+
+def _is_view_op(schema) -> bool:
+    return any("(" in r.type and "!" not in r.type for r in schema.returns)
+
+
+def _mark_views(out, base):
+    """A view operator's results are views of its input whoever computed them, as upstream's
+    ADInplaceOrView key (above the Python key) makes them."""
+    if isinstance(out, B.C.TensorBase):
+        if out is not base:
+            out._tn_mark_view_of(base)
+    elif isinstance(out, (list, tuple)):
+        for t in out:
+            _mark_views(t, base)

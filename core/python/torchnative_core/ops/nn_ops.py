@@ -548,9 +548,14 @@ def gqa_expand(query, kv):
 
 
 def _bool_mask_to_float(attn_mask, dtype):
-    # upstream's convert_boolean_attn_mask: True keeps, False becomes -inf
-    zero = _door("zeros_like", attn_mask, dtype, None, None, None, None)
-    return _door("masked_fill.Scalar", zero, _door("logical_not", attn_mask), float("-inf"))
+    # upstream's convert_boolean_attn_mask: where(mask, 0, -inf), its two scalars made in the
+    # order (and with the options) its compiled code makes them, which export graphs show
+    import torch
+
+    dev = B.device_of(attn_mask)
+    neg_inf = _door("scalar_tensor", float("-inf"), dtype, None, dev, None)
+    zero = _door("scalar_tensor", 0.0, dtype, torch.strided, dev, None)
+    return _door("where.self", attn_mask, zero, neg_inf)
 
 
 def _flash_applies(q, k, v, attn_mask, dropout_p, enable_gqa):

@@ -301,12 +301,17 @@ def _aten_overload_fn(schema):
 def _aten_op_dk(schema, fn):
     """`OpOverload._op_dk(key, ...)`: the call from one dispatch key down. Functionalize is the
     key upstream's Python calls it with (FunctionalTensorMode): the door's functionalize step,
-    autograd above it skipped; other keys take the whole door."""
+    autograd above it skipped. CompositeImplicitAutograd (export's decomposition overrides call
+    it) runs the core's composite itself. Other keys take the whole door."""
+    composite = schema.extra.get("composite_implicit")
+
     def op_dk(dk, *args, **kwargs):
         if dk == C.DispatchKey.Functionalize:
             from ..functionalize import step
 
             return step.handle(schema.qualified, bind_schema(schema, args, kwargs))
+        if composite and dk == C.DispatchKey.CompositeImplicitAutograd:
+            return C._tn_call_impl(schema.qualified, *bind_schema(schema, args, kwargs))
         return fn(*args, **kwargs)
 
     return op_dk
