@@ -1104,7 +1104,8 @@ fn unary(py: Python<'_>, op: &str, args: &Bound<'_, PyTuple>) -> PyResult<Option
 }
 
 /// ops/views.py `reshape` when the new shape can view the old geometry: `view` through the door
-/// (what a dispatch mode sees); a reshape that must copy takes the Python path.
+/// (what a dispatch mode sees), with the shape as given for a contiguous input (as upstream's
+/// reshape, -1 and all) and inferred otherwise; a reshape that must copy takes the Python path.
 fn reshape(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
     let Some((t, shape)) = tensor_and_int_list(args) else {
         return Ok(None);
@@ -1114,10 +1115,13 @@ fn reshape(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObjec
         let Some(new) = infer_size(&shape, me.numel()) else {
             return Ok(None);
         };
-        if compute_stride(&me.meta.sizes, &me.meta.strides, &new).is_none() {
+        if crate::tensor::is_contiguous(&me.meta.sizes, &me.meta.strides) {
+            shape
+        } else if compute_stride(&me.meta.sizes, &me.meta.strides, &new).is_none() {
             return Ok(None);
+        } else {
+            new
         }
-        new
     };
     let new = pyo3::types::PyList::new(py, new)?.into_any().unbind();
     dispatch(py, "view", [t.into_any().unbind(), new]).map(Some)

@@ -26,7 +26,7 @@ arrays: dict = {}
 
 def _shape(v):
     if isinstance(v, torch.Tensor):
-        return [list(v.shape), str(v.dtype)]
+        return [[d if isinstance(d, int) else str(d) for d in v.shape], str(v.dtype)]
     if isinstance(v, (list, tuple)):
         return [_shape(x) for x in v]
     return None if v is None else type(v).__name__
@@ -112,6 +112,39 @@ class Buffers(nn.Module):
         return x * self.scale + shift, x.sum(0)
 
 
+class ViewMutation(nn.Module):
+    """In-place updates through views (a row, a flattened slice) of an intermediate, both
+    returned: functionalization's scatters and view replays."""
+
+    def forward(self, x):
+        y = x.clone()
+        z = y[0]
+        z.mul_(2)
+        y.view(-1)[1:3].add_(1)
+        return y, z
+
+
+def onnx_case(name, model, args):
+    """torch.onnx.export(dynamo=True): the ONNX graph's operators, and ONNX Runtime's outputs."""
+    @case(name)
+    def _():
+        import contextlib
+        import io
+
+        import onnx
+        import onnxruntime
+
+        with contextlib.redirect_stdout(io.StringIO()):  # the exporter's progress lines
+            program = torch.onnx.export(model, args, dynamo=True)
+        path = os.path.join(tempfile.mkdtemp(), "model.onnx")
+        program.save(path)
+        session = onnxruntime.InferenceSession(path)
+        outs = session.run(None, {i.name: a.numpy() for i, a in zip(session.get_inputs(), args)})
+        put(name + ".ort", outs[0])
+        return {"nodes": [n.op_type for n in onnx.load(path).graph.node],
+                "inputs": [i.name for i in session.get_inputs()]}
+
+
 x5 = torch.randn(4, 5)
 img = torch.randn(2, 3, 8, 8)
 export_case("linear", nn.Linear(3, 2), (torch.randn(1, 3),))
@@ -120,7 +153,28 @@ export_case("mlp_decomposed", MLP(), (x5,), decompose=True)
 export_case("mlp_saved", MLP(), (x5,), roundtrip=True)
 export_case("cnn_eval", CNN().eval(), (img,))
 export_case("cnn_train", CNN().train(), (img,))
+export_case("cnn_train_decomposed", CNN().train(), (img,), decompose=True)
 export_case("buffers", Buffers(), (torch.randn(2, 3),), {"shift": torch.randn(3)})
+export_case("buffers_decomposed", Buffers(), (torch.randn(2, 3),), {"shift": torch.randn(3)}, decompose=True)
+export_case("view_mutation_decomposed", ViewMutation(), (torch.randn(3, 4),), decompose=True)
+onnx_case("onnx_mlp", MLP(), (x5,))
+onnx_case("onnx_cnn", CNN().eval(), (img,))
+
+
+@case("export_dynamic_shapes")
+def _():
+    ep = torch.export.export(MLP(), (x5,), dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
+    return {"graph": graph_of(ep.graph_module)}
+
+
+@case("view_input_then_fresh_input")
+def _():
+    # exported with a view of a larger tensor as input, run with a tensor that is not a view:
+    # no guard may refer to the example input's base
+    ep = torch.export.export(MLP(), (torch.randn(4, 9)[:, :5],))
+    fresh = torch.randn(4, 5)
+    put("view_input_then_fresh_input.out", ep.module()(fresh))
+    return {"guards": ep._guards_code}
 
 
 def _transformers_cases():
@@ -178,6 +232,12 @@ def _transformers_cases():
                                                                   num_attention_heads=2, intermediate_size=32,
                                                                   max_position_embeddings=40)).eval()), (ids,))
     export_case("llama_decode_kv_cache", DecodeStep(), (ids[:, :1], torch.randn(2, 1, 5, 8), torch.randn(2, 1, 5, 8)))
+    # run_decompositions (functionalization, the core ATen decompositions) and ONNX
+    export_case("bert_decomposed", bert, (ids,), decompose=True)
+    export_case("llama_decode_decomposed", DecodeStep(), (ids[:, :1], torch.randn(2, 1, 5, 8),
+                                                          torch.randn(2, 1, 5, 8)), decompose=True)
+    onnx_case("onnx_bert", FirstOutput(bert), (ids,))
+    onnx_case("onnx_llama", Prefill(), (ids,))
 
 
 with warnings.catch_warnings():

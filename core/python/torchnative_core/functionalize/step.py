@@ -210,9 +210,14 @@ def handle(op, args, kwargs=None):
         return _mutation(name, args, *kind[1:])
     if kind[0] == "inplace_view":
         return _inplace_view(kind[1], args)
+    # upstream's hand-written Functionalize kernels (FunctionalizeFallbackKernel.cpp)
     if name in ("lift_fresh", "lift"):
         if F.is_functional(args[0]):
-            return _view("alias", args, False)  # upstream: self.view_as(self)
+            return _view("alias", args, False)  # self.view_as(self)
+        return _wrap(redispatch(name, *args))
+    if name == "lift_fresh_copy":
+        if F.is_functional(args[0]):
+            return _wrap(redispatch("clone", *_values(args), None))  # self.clone()
         return _wrap(redispatch(name, *args))
     # upstream's functionalizeFallback: results are wrapped when an input was, or when there is
     # no tensor input at all (a factory); plain inputs give plain results

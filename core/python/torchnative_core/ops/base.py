@@ -232,3 +232,33 @@ def scalar_type_name(d) -> str:
 def cpp_type_name(d) -> str:
     """A dtype's C++ type name (`float`, `long int`, ...)."""
     return CPP_TYPE_NAMES.get(d._tn_name, d._tn_name)
+
+
+def concrete(s):
+    """A size our tensors can hold: an int. Our tensors' sizes are concrete: a symbolic size
+    that stands for an input's dimension (dynamic shapes) is refused by name, any other symbolic
+    expression is specialized with a guard (`int()`), and a symbol that only describes the base
+    of a view input is fixed without one: FakeTensorMode rebuilds that base with fresh
+    symbols, the program never receives it, and upstream's symbolic allocation records no guard
+    on it. That symbol is fixed at its hint in the ShapeEnv without a guard; a guard on
+    `input._base` would refuse every later input that is not such a view."""
+    if isinstance(s, int) or type(s).__name__ != "SymInt":
+        return s
+    node = s.node
+    expr, env = node.expr, node.shape_env
+    if getattr(expr, "is_Symbol", False) and node.hint is not None:
+        sources = env.var_to_sources.get(expr, [])
+        if sources and all("._base" in src.name for src in sources):
+            import sympy
+
+            env._set_replacement(expr, sympy.Integer(int(node.hint)), "torchnative: the base of a view input")
+            return int(node.hint)
+        if sources:
+            # an input's dimension marked dynamic (torch.export's dynamic_shapes=): refused here,
+            # by name, rather than specialized into upstream's later "you marked ... as dynamic
+            # but your code specialized it to be a constant"
+            raise NotImplementedError(
+                f"torchnative does not support dynamic shapes yet: {sources[0].name} is symbolic ({expr}), and "
+                "torchnative's tensors have concrete sizes. Export with static shapes (no dynamic_shapes=, or "
+                "torch.export.Dim.STATIC) instead.")
+    return int(s)

@@ -69,6 +69,7 @@ def empty(size, dtype=None, layout=None, device=None, pin_memory=None, memory_fo
 def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory=None):
     # Allocate enough storage for the strided geometry, then give the fresh tensor that geometry
     # in place: the result owns its storage and is not a view, as upstream's.
+    size, stride = [B.concrete(s) for s in size], [B.concrete(s) for s in stride]
     need = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(s > 0 for s in size) else 0
     itemsize = (dtype or B.default_dtype()).itemsize
     if any(s < 0 for s in size):

@@ -437,26 +437,37 @@ def trapezoid_dx(y, dx=1, dim=-1):
 
 @impl("diff")
 def diff(self, n=1, dim=-1, prepend=None, append=None):
+    """upstream's ReduceOps.cpp diff, operator for operator (export graphs show them): cat of
+    prepend/self/append, then `narrow(1) - narrow(0)` n times, the second narrow made first as
+    its compiled code evaluates them, on the dimension as given."""
     import torch
 
     if self.dim() == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
+    d = dim % self.dim()
+    for other in (prepend, append):
+        if other is None:
+            continue
+        if other.dim() != self.dim():
+            raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+        for i in range(other.dim()):
+            if i != d and other.shape[i] != self.shape[i]:
+                raise RuntimeError("diff expects the shape of tensor to prepend or append to match that of input "
+                                   f"except along the differencing dimension; input.size({i}) = {self.shape[i]}, "
+                                   f"but got tensor.size({i}) = {other.shape[i]}")
     if n == 0:  # upstream returns a copy, and ignores prepend and append
         return self.clone()
     x = self
     if prepend is not None or append is not None:
-        parts = ([prepend] if prepend is not None else []) + [x] + ([append] if append is not None else [])
-        x = torch.cat([p.expand(list(x.shape[:dim % x.dim()]) + [p.shape[dim]] + list(x.shape[dim % x.dim() + 1:]))
-                       if p.dim() == x.dim() else p for p in parts], dim)
-    d = dim % x.dim()
-    for _ in range(n):
-        m = x.shape[d]
-        if m == 0:
-            break
-        a, b = x.narrow(d, 1, m - 1), x.narrow(d, 0, m - 1)
-        x = a != b if x.dtype == torch.bool else a - b
+        x = torch.cat([p for p in (prepend, self, append) if p is not None], dim)
+    out_len = x.shape[d] - 1
+    for _ in range(min(n, x.shape[d])):
+        b = x.narrow(dim, 0, out_len)
+        a = x.narrow(dim, 1, out_len)
+        x = torch.logical_xor(a, b) if x.dtype == torch.bool else a - b
+        out_len -= 1
     return x
 
 

@@ -164,14 +164,17 @@ def handle_library(full, args, kwargs):
 
 
 def _to_python(func, overloaded, pos, kw, name):
-    """The innermost mode (popped while it runs), else each overriding subclass in turn."""
+    """The innermost mode (popped while it runs), then, if it declines (NotImplemented), each
+    overriding subclass in turn, as upstream's handle_torch_function does."""
     C = B.C
     if C._len_torch_dispatch_stack():
         mode = C._pop_torch_dispatch_stack()
         try:
-            return mode.__torch_dispatch__(func, tuple(overloaded), pos, kw)
+            out = mode.__torch_dispatch__(func, tuple(overloaded), pos, kw)
         finally:
             C._push_on_torch_dispatch_stack(mode)
+        if out is not NotImplemented:
+            return out
     for t in overloaded:
         out = t.__torch_dispatch__(func, tuple(overloaded), pos, kw)
         if out is not NotImplemented:
@@ -228,12 +231,19 @@ def handle(op, args, kwargs=None):
         # CompositeImplicitAutograd operators decompose before the Python key upstream, so a
         # mode sees their parts (t + addmm for linear), never the composite itself.
         override = _python_cia_kernel(op)
-        if override is not None:
-            pos, kw = _split(op, args)
-            kw.update(kwargs or {})
-            return override(*pos, **kw)
-        out = C._tn_call_impl(op, *args, **(kwargs or {}))
-        return _fake_parts(out, args) if overloaded else out
+        if override is None:
+            out = C._tn_call_impl(op, *args, **(kwargs or {}))
+            return _fake_parts(out, args) if overloaded else out
+        pos, kw = _split(op, args)
+        kw.update(kwargs or {})
+        out = override(*pos, **kw)
+        if out is not NotImplemented:
+            return out
+        # the override preserves the operator (export's _special_op_to_preserve_cia): the
+        # modes see it whole, as upstream's dispatcher passes it on below the composite
+        if not overloaded and not C._len_torch_dispatch_stack():
+            return C._tn_call_impl(op, *args, **(kwargs or {}))
+        return _to_python(overload_packet(op), overloaded, pos, kw, f"aten::{op}")
     if not overloaded and not C._len_torch_dispatch_stack():
         return C._tn_call_impl(op, *args, **(kwargs or {}))
     pos, kw = _split(op, args)

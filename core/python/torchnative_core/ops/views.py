@@ -104,8 +104,12 @@ def _unsafe_view(self, size):
 
 @impl("reshape")
 def reshape(self, shape):
+    # upstream's reshape_symint: a contiguous input is viewed with the shape as given (-1 and
+    # all, which export graphs show), another viewable one with the inferred shape
     sizes = self._tn_sizes
     new = infer_size(shape, B.numel(sizes))
+    if self._tn_is_contiguous():
+        return _door("view", self, list(shape))
     strides = compute_stride(sizes, self._tn_strides, new)
     if strides is not None:
         return _door("view", self, new)
@@ -251,7 +255,7 @@ def narrow(self, dim, start, length):
         raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
     if length < 0 or start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-    return _door("slice.Tensor", self, d, start, start + length, 1)
+    return _door("slice.Tensor", self, dim, start, start + length, 1)  # the dim as given, as upstream's
 
 
 def _squeeze_dims(self, dims):
@@ -290,7 +294,8 @@ def unsqueeze(self, dim):
 
 @impl("as_strided")
 def as_strided(self, size, stride, storage_offset=None):
-    return _view(self, size, stride, storage_offset)
+    size, stride = [B.concrete(s) for s in size], [B.concrete(s) for s in stride]
+    return _view(self, size, stride, None if storage_offset is None else B.concrete(storage_offset))
 
 
 @impl("alias")
