@@ -238,6 +238,12 @@ def _transformers_cases():
                                                           torch.randn(2, 1, 5, 8)), decompose=True)
     onnx_case("onnx_bert", FirstOutput(bert), (ids,))
     onnx_case("onnx_llama", Prefill(), (ids,))
+    # OPT: the ONNX exporter's type promotion re-picks an overload by checking each schema
+    from transformers import OPTConfig, OPTForCausalLM
+
+    onnx_case("onnx_opt", FirstOutput(OPTForCausalLM(OPTConfig(
+        vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, ffn_dim=32,
+        max_position_embeddings=32, word_embed_proj_dim=16)).eval()), (ids,))
 
 
 with warnings.catch_warnings():

@@ -517,6 +517,29 @@ def install(C_) -> None:
         return False, None
 
     def _check_schema_allow_fake_script_object(schema, *args, **kwargs):
+        """Whether the arguments match the schema (upstream's matchSchema: names, arity, and types
+        without Python-number-to-Tensor conversion); RuntimeError when they do not (torch.onnx
+        picks an operator's overload by trying each)."""
+        ns, _, name = schema.name.partition("::")
+        key = name + ("." + schema.overload_name if schema.overload_name else "")
+        ours = all_schemas().get(key) if ns == "aten" else LIB_SCHEMAS.get(f"{schema.name}" + (
+            "." + schema.overload_name if schema.overload_name else ""))
+        if ours is None:
+            return True
+        bound = bind_schema(ours, args, kwargs)
+        given = dict(zip([a.name for a in ours.args], list(args) + [None] * len(ours.args)))
+        given.update(kwargs)
+        for a in ours.args:
+            v = given.get(a.name)
+            t = a.base_type
+            if v is None:
+                continue
+            tensor = isinstance(v, C.TensorBase)
+            if (t.rstrip("?") == "Tensor" and not tensor) or (t.rstrip("?") in ("Scalar", "int", "float", "bool")
+                                                              and tensor):
+                raise RuntimeError(f"{schema.name}() Expected a value of type '{t}' for argument '{a.name}' but "
+                                   f"instead found type '{type(v).__name__}'.")
+        del bound
         return True
 
     def _to_functionality_key(key):
