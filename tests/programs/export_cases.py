@@ -161,6 +161,34 @@ onnx_case("onnx_mlp", MLP(), (x5,))
 onnx_case("onnx_cnn", CNN().eval(), (img,))
 
 
+@case("func_functionalize")
+def _():
+    # torch.func.functionalize: intermediate mutations (through views, into a factory's result)
+    # and an input's mutation, traced with make_fx as views and as their *_copy variants
+    from torch.func import functionalize
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def f(a):
+        b = a + 1
+        b.view(-1).add_(1)
+        z = torch.zeros(2, 2)
+        z[0].add_(b[0])
+        return b, z
+
+    def g(x):
+        x.mul_(2)
+        x[0].add_(1)
+        return x.sum()
+
+    a, x = torch.arange(4.0).view(2, 2), torch.arange(4.0)
+    put("func_functionalize.f", functionalize(f)(a))
+    put("func_functionalize.eager", f(a))
+    put("func_functionalize.g", [functionalize(g)(x), x])
+    return {remove: make_fx(functionalize(f, remove=remove))(a).code.strip().splitlines()
+            for remove in ("mutations", "mutations_and_views")} | \
+        {"input_mutation": make_fx(functionalize(g))(torch.arange(4.0)).code.strip().splitlines()}
+
+
 @case("export_dynamic_shapes")
 def _():
     ep = torch.export.export(MLP(), (x5,), dynamic_shapes={"x": {0: torch.export.Dim("batch")}})

@@ -9,7 +9,7 @@ from ..ops import base as B
 from . import step
 from . import tensor as F
 
-_tls = {"reapply_views": False}
+_tls = step._REAPPLY
 
 
 def _inner(t):
@@ -139,22 +139,22 @@ def _functionalize_unsafe_set(dst, src):
 
 
 def _functionalize_enable_reapply_views(reapply_views=False):
-    old = _tls["reapply_views"]
-    _tls["reapply_views"] = bool(reapply_views)
+    old = _tls["on"]
+    _tls["on"] = bool(reapply_views)
     return old
 
 
 def _functionalization_reapply_views_tls():
-    return _tls["reapply_views"]
+    return _tls["on"]
 
 
 def _enable_functionalization(*, reapply_views=False):
-    _tls["reapply_views"] = bool(reapply_views)
+    _tls["on"] = bool(reapply_views)
     B.C._tn_set_functionalize_tls(True)
 
 
 def _disable_functionalization():
-    _tls["reapply_views"] = False
+    _tls["on"] = False
     B.C._tn_set_functionalize_tls(False)
 
 
@@ -189,6 +189,56 @@ def apply_view_meta_sequence(base, sequence):
     return out
 
 
+# --- torch.func.functionalize (torch._C._functorch) ----------------------------------------------
+
+def _func_increment_nesting(reapply_views):
+    """A functionalize transform level: until it is popped, factories' results are wrapped too
+    (the Functionalize key in the thread's include set, as upstream's dynamic layer puts it)."""
+    from ..functorch import levels
+
+    level = levels.push("functionalize")
+    levels.layer(level).saved = (B.C._tn_set_functionalize_tls(True), _tls["on"])
+    _tls["on"] = bool(reapply_views)
+    return level
+
+
+def _func_decrement_nesting():
+    from ..functorch import levels
+
+    entry = levels.stack()[-1] if levels.stack() else None
+    levels.pop("functionalize")
+    tls, reapply = entry.saved
+    B.C._tn_set_functionalize_tls(tls)
+    _tls["on"] = reapply
+
+
+def _wrap_functional_tensor(t, level):
+    return F.make(t)
+
+
+def _assert_wrapped_functional(unwrapped, wrapped):
+    if not F.is_functional(wrapped) or F.unwrap(wrapped) is not unwrapped:
+        raise RuntimeError("functionalize: expected the wrapped tensor to be a functional wrapper of the input")
+
+
+def _propagate_functional_input_mutation(unwrapped, wrapped):
+    """An input the function mutated gets the new value (upstream's: resized, restrided, then
+    copied into)."""
+    F.sync(wrapped)
+    inner = F.unwrap(wrapped)
+    if inner is unwrapped:
+        return
+    if unwrapped.untyped_storage().nbytes() != inner.untyped_storage().nbytes() and unwrapped.numel() == 0:
+        unwrapped.resize_(inner.shape)
+    if unwrapped.shape != inner.shape:
+        unwrapped.as_strided_(inner.shape, inner.stride())
+    unwrapped.copy_(inner)
+
+
+_FUNCTORCH = (_func_increment_nesting, _func_decrement_nesting, _wrap_functional_tensor, _assert_wrapped_functional,
+              _propagate_functional_input_mutation)
+
+
 _VARIABLE_FUNCTIONS = (
     _to_functional_tensor, _from_functional_tensor, _is_functional_tensor, _is_functional_tensor_base, _sync,
     _functionalize_sync, _functionalize_replace, _functionalize_commit_update,
@@ -215,6 +265,10 @@ def install(C, VF) -> None:
     setattr(type(VF), "_functionalize_mark_storage_changed", staticmethod(_functionalize_mark_storage_changed))
     _functionalization_reapply_views_tls.__module__ = "torch._C"
     C._functionalization_reapply_views_tls = _functionalization_reapply_views_tls
+    functorch = module_for(C, "torch._C._functorch")
+    for fn in _FUNCTORCH:
+        fn.__module__ = "torch._C._functorch"
+        setattr(functorch, fn.__name__, fn)
     mod = module_for(C, "torch._C._functionalization")
     for fn in (get_view_meta_sequence, apply_view_meta_sequence):
         fn.__module__ = "torch._C._functionalization"

@@ -41,14 +41,17 @@ class ViewMeta:
     """One view of a wrapper's chain: `op(base, *args)` (its `out_index`-th result for a view
     with several results), and how to put a new value of it back into its base."""
 
-    __slots__ = ("op", "args", "out_index", "multi")
+    __slots__ = ("op", "args", "out_index", "multi", "reapply")
     has_symbolic_inputs = False
 
-    def __init__(self, op, args, out_index=0, multi=False):
+    def __init__(self, op, args, out_index=0, multi=False, reapply=None):
         self.op, self.args, self.out_index, self.multi = op, list(args), out_index, multi
+        # upstream's reapply_views: views replayed as views, or (torch.func.functionalize with
+        # remove="mutations_and_views") as their *_copy variants, inverses never views
+        self.reapply = reapply_views() if reapply is None else reapply
 
     def forward(self, base):
-        out = redispatch(self.op, base, *self.args)
+        out = redispatch(self.op if self.reapply else copy_variant(self.op), base, *self.args)
         return out[self.out_index] if self.multi else out
 
     def inverse(self, base, mutated):
@@ -57,6 +60,23 @@ class ViewMeta:
             raise NotImplementedError(f"functionalization: writing through a view made by aten::{self.op} is not "
                                       "implemented by torchnative yet")
         return fn(self, base, mutated)
+
+    def view(self, op, *args):
+        """An inverse that is a view: the view itself, or its *_copy variant (NeverView)."""
+        return redispatch(op if self.reapply else copy_variant(op), *args)
+
+
+_REAPPLY = {"on": True}
+
+
+def reapply_views() -> bool:
+    return _REAPPLY["on"]
+
+
+def copy_variant(op):
+    """`view` -> `view_copy`, `select.int` -> `select_copy.int`: the non-aliasing variant."""
+    name, dot, overload = op.partition(".")
+    return f"{name}_copy{dot}{overload}"
 
 
 def _squeeze_inverse(m, base, mutated):
@@ -67,7 +87,7 @@ def _squeeze_inverse(m, base, mutated):
         given = m.args[0] if isinstance(m.args[0], (list, tuple)) else [m.args[0]]
         dims = sorted({d % max(len(sizes), 1) for d in given if sizes and sizes[d % len(sizes)] == 1})
     for d in dims:
-        mutated = redispatch("unsqueeze", mutated, d)
+        mutated = m.view("unsqueeze", mutated, d)
     return mutated
 
 
@@ -85,22 +105,22 @@ def _permute_inverse(m, base, mutated):
     inv = [0] * len(dims)
     for i, d in enumerate(dims):
         inv[d] = i
-    return redispatch("permute", mutated, inv)
+    return m.view("permute", mutated, inv)
 
 
 # upstream's FunctionalInverses with InverseReturnMode::ViewOrScatterInverse (the mode its
 # Python functionalization uses): a view where the inverse is one, else a scatter
 _INVERSES = {
-    "view": lambda m, base, v: redispatch("view", v, list(base.shape)),
-    "_unsafe_view": lambda m, base, v: redispatch("view", v, list(base.shape)),
-    "_reshape_alias": lambda m, base, v: redispatch("view", v, list(base.shape)),
-    "view.dtype": lambda m, base, v: redispatch("view.dtype", v, base.dtype),
-    "alias": lambda m, base, v: redispatch("alias", v),
-    "detach": lambda m, base, v: redispatch("alias", v),
-    "t": lambda m, base, v: redispatch("t", v),
-    "transpose.int": lambda m, base, v: redispatch("transpose.int", v, *m.args),
+    "view": lambda m, base, v: m.view("view", v, list(base.shape)),
+    "_unsafe_view": lambda m, base, v: m.view("view", v, list(base.shape)),
+    "_reshape_alias": lambda m, base, v: m.view("view", v, list(base.shape)),
+    "view.dtype": lambda m, base, v: m.view("view.dtype", v, base.dtype),
+    "alias": lambda m, base, v: m.view("alias", v),
+    "detach": lambda m, base, v: m.view("alias", v),
+    "t": lambda m, base, v: m.view("t", v),
+    "transpose.int": lambda m, base, v: m.view("transpose.int", v, *m.args),
     "permute": _permute_inverse,
-    "unsqueeze": lambda m, base, v: redispatch("squeeze.dim", v, m.args[0]),
+    "unsqueeze": lambda m, base, v: m.view("squeeze.dim", v, m.args[0]),
     "squeeze": _squeeze_inverse,
     "squeeze.dim": _squeeze_inverse,
     "squeeze.dims": _squeeze_inverse,
@@ -238,9 +258,10 @@ def _view(op, args, multi):
     self = args[0]
     if not F.is_functional(self):
         return redispatch(op, *args)
-    F.sync(self)
+    # not synced first, as upstream's generated view kernels: the view is taken of the value as
+    # it stands and, stale at birth, regenerated from the base at its first use
     w = F.state(self)
-    out = redispatch(op, *_values(args))
+    out = redispatch(op if reapply_views() else copy_variant(op), w.value, *args[1:])
     if multi:
         return [F.make(o, w.storage, w.metas + [ViewMeta(op, args[1:], i, True)]) for i, o in enumerate(out)]
     return F.make(out, w.storage, w.metas + [ViewMeta(op, args[1:])])

@@ -9,11 +9,11 @@ from ..ops import base as B
 
 
 class Layer:
-    __slots__ = ("level", "kind", "batch_size", "randomness", "alive", "inputs", "clean")
+    __slots__ = ("level", "kind", "batch_size", "randomness", "alive", "inputs", "clean", "saved")
 
     def __init__(self, level, kind, batch_size=None, randomness=None):
         self.level = level
-        self.kind = kind  # "vmap" or "grad"
+        self.kind = kind  # "vmap", "grad", "jvp" or "functionalize"
         self.batch_size = batch_size
         self.randomness = randomness  # "error", "same" or "different" (vmap only)
         self.alive = True
@@ -21,6 +21,7 @@ class Layer:
         # where it reaches other leaves that require grad)
         self.inputs = set()
         self.clean = set()  # graph nodes known not to reach other leaves (grad.reaches_outside)
+        self.saved = None  # functionalize: the thread's functionalization state to restore
 
 
 _local = threading.local()

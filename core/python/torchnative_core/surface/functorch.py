@@ -4,7 +4,7 @@ vmap, grad and jvp are real (functorch/); a grad or jvp transform wraps no tenso
 the core's one autograd graph), so no tensor is a GradTrackingTensor. Upstream's Python
 interpreter objects (pyfunctorch) stay off: `peek_interpreter_stack` answers None, so
 `autograd.Function` takes its plain path (functorch/functions.py handles it there).
-functionalize refuses by name."""
+functionalize's entry points are with the functional wrappers (torchnative_core/functionalize)."""
 
 from __future__ import annotations
 
@@ -120,17 +120,6 @@ def _jvp_decrement_nesting():
     return _forward.jvp_decrement_nesting()
 
 
-def _func_increment_nesting(reapply_views):
-    raise NotImplementedError(
-        "torch.func.functionalize is not implemented by torchnative yet (torch._C._functorch._func_increment_nesting: "
-        "there are no functional tensor wrappers); vmap, grad, vjp, jacrev, jvp, jacfwd and hessian are"
-    )
-
-
-def _func_decrement_nesting():
-    return None  # nothing was entered: _func_increment_nesting refuses
-
-
 def count_jvp_interpreters():
     return sum(1 for e in _levels.stack() if e.kind == "jvp")
 
@@ -209,7 +198,6 @@ def install(C) -> None:
                get_inplace_requires_grad_allowed, set_single_level_autograd_function_allowed,
                get_single_level_autograd_function_allowed, _vmap_increment_nesting, _vmap_decrement_nesting,
                _grad_increment_nesting, _grad_decrement_nesting, _wrap_for_grad, _unwrap_for_grad,
-               _add_batch_dim, _remove_batch_dim, _unwrap_batched, _unwrap_functional_tensor, _jvp_increment_nesting, _jvp_decrement_nesting,
-               _func_increment_nesting, _func_decrement_nesting):
+               _add_batch_dim, _remove_batch_dim, _unwrap_batched, _unwrap_functional_tensor, _jvp_increment_nesting, _jvp_decrement_nesting):
         fn.__module__ = "torch._C._functorch"
         setattr(mod, fn.__name__, fn)
