@@ -75,7 +75,7 @@ def _functionalize_was_storage_changed(t):
     return _state(t).storage_changed
 
 
-def _functionalize_set_storage_changed(t):
+def _functionalize_mark_storage_changed(t):
     w = _state(t)
     w.storage_changed = True
     w.storage.storage_changes += 1
@@ -243,7 +243,7 @@ _VARIABLE_FUNCTIONS = (
     _to_functional_tensor, _from_functional_tensor, _is_functional_tensor, _is_functional_tensor_base, _sync,
     _functionalize_sync, _functionalize_replace, _functionalize_commit_update,
     _functionalize_mark_mutation_hidden_from_autograd, _functionalize_has_data_mutation,
-    _functionalize_has_metadata_mutation, _functionalize_was_storage_changed, _functionalize_set_storage_changed,
+    _functionalize_has_metadata_mutation, _functionalize_was_storage_changed, _functionalize_mark_storage_changed,
     _functionalize_are_all_mutations_under_no_grad_or_inference_mode,
     _functionalize_are_all_mutations_hidden_from_autograd, _functionalize_is_symbolic,
     _functionalize_get_storage_size, _functionalize_was_inductor_storage_resized,
@@ -260,9 +260,6 @@ def install(C, VF) -> None:
     for fn in _VARIABLE_FUNCTIONS:
         fn.__module__ = "torch._C._VariableFunctions"
         setattr(type(VF), fn.__name__, staticmethod(fn))
-        setattr(C, fn.__name__, fn)
-    _functionalize_mark_storage_changed = _functionalize_set_storage_changed
-    setattr(type(VF), "_functionalize_mark_storage_changed", staticmethod(_functionalize_mark_storage_changed))
     _functionalization_reapply_views_tls.__module__ = "torch._C"
     C._functionalization_reapply_views_tls = _functionalization_reapply_views_tls
     functorch = module_for(C, "torch._C._functorch")

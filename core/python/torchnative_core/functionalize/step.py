@@ -286,15 +286,11 @@ def _mutation(op, args, schema, writes, functional):
         raise NotImplementedError(f"functionalization: aten::{op} has no functional variant that torchnative "
                                   "knows of (it mutates its inputs)")
     targets = [args[i] for i in writes]
-    if not any(F.is_functional(t) for t in targets):
-        if any(F.is_functional(a) for a in _leaves(args)):
-            raise RuntimeError("mutating a non-functional tensor with a functional tensor is not allowed. Please "
-                               "ensure that all of your inputs are wrapped inside of a functionalize() call.")
+    if not any(F.is_functional(t) for t in targets) and not any(F.is_functional(a) for a in _leaves(args)):
         return redispatch(op, *args)  # nothing functional: the mutation itself, as upstream
-    for t in targets:
-        if t is not None and not F.is_functional(t):
-            raise RuntimeError("mutating a non-functional tensor with a functional tensor is not allowed. Please "
-                               "ensure that all of your inputs are wrapped inside of a functionalize() call.")
+    if any(t is not None and not F.is_functional(t) for t in targets):
+        raise RuntimeError("mutating a non-functional tensor with a functional tensor is not allowed. Please "
+                           "ensure that all of your inputs are wrapped inside of a functionalize() call.")
     keep = [i for i, a in enumerate(schema.args) if not (a.is_write and a.kwarg_only)]
     values = _values(args)
     out = redispatch(functional, *[values[i] for i in keep])
