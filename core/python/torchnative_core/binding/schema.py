@@ -58,6 +58,11 @@ class Schema:
     def is_out(self) -> bool:
         return any(a.is_write and a.kwarg_only for a in self.args)
 
+    @property
+    def is_view(self) -> bool:
+        """A return aliases an input without writing it (`Tensor(a)`): a view operator."""
+        return any("(" in r.type and "!" not in r.type for r in self.returns)
+
 
 def _split_top(s: str) -> list[str]:
     """Splits on ', ' outside brackets."""

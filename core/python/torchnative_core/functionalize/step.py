@@ -157,7 +157,7 @@ def _classify(op):
     writes = [i for i, a in enumerate(schema.args) if a.is_write]
     if writes:
         return ("mutation", schema, writes, _functional_variant(schema))
-    if any("(" in r.type and "!" not in r.type for r in schema.returns):
+    if schema.is_view:
         multi = len(schema.returns) > 1 or schema.returns[0].type.endswith("[]")
         return ("view", schema, multi)
     return ("functional", schema)

@@ -249,13 +249,9 @@ def handle(op, args, kwargs=None):
     pos, kw = _split(op, args)
     kw.update(kwargs or {})
     out = _to_python(overload_packet(op), overloaded, pos, kw, f"aten::{op}")
-    if schema is not None and isinstance(args[0] if args else None, C.TensorBase) and _is_view_op(schema):
+    if schema is not None and isinstance(args[0] if args else None, C.TensorBase) and schema.is_view:
         _mark_views(out, args[0])
     return out
-
-
-def _is_view_op(schema) -> bool:
-    return any("(" in r.type and "!" not in r.type for r in schema.returns)
 
 
 def _mark_views(out, base):
