@@ -129,6 +129,9 @@ with warnings.catch_warnings(record=True) as w:
     a = f(torch.ones(1, 3)); b = f(torch.ones(1, 3))
     g = torch.compile(lambda x: x.sin(), fullgraph=True, backend="aot_eager")
     g(torch.ones(2))
+    torch._dynamo.reset()  # what tests and notebooks call between compiles
+    h = torch.compile(m, mode="reduce-overhead", dynamic=True)
+    assert (h(torch.ones(1, 3)) == a).all() and h._orig_mod is m
 said = [str(x.message) for x in w if "torchnative runs this function eagerly" in str(x.message)]
 print(len(said), "PEP 523" in said[0], bool((a == m(torch.ones(1, 3))).all()), torch.compiler.is_compiling(),
       torch._C._dynamo.eval_frame.get_eval_frame_callback() is None)

@@ -138,12 +138,24 @@ def set_autograd_compiler(compiler, dynamic):
     return prior
 
 
+def set_verbose_logger(logger):
+    """Compiled autograd's verbose logger (kept; nothing here logs to it)."""
+    _compiled_autograd["logger"] = logger
+    return True
+
+
+def clear_cache():
+    """Compiled autograd's cache of compiled backward graphs: empty here, there are none."""
+    return None
+
+
 def install(C) -> None:
     from .placeholders import module_for
 
     ca = module_for(C, "torch._C._dynamo.compiled_autograd")
-    set_autograd_compiler.__module__ = "torch._C._dynamo.compiled_autograd"
-    ca.set_autograd_compiler = set_autograd_compiler
+    for fn in (set_autograd_compiler, set_verbose_logger, clear_cache):
+        fn.__module__ = "torch._C._dynamo.compiled_autograd"
+        setattr(ca, fn.__name__, fn)
 
     ef = module_for(C, "torch._C._dynamo.eval_frame")
     for obj in (_FrameExecStrategy, set_guard_error_hook, set_code_exec_strategy, get_code_exec_strategy,
