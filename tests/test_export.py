@@ -10,7 +10,7 @@ FakeTensorMode and torch.compile; on ours and on the reference torch in its own 
 exported graph (every node's op, target and output shape and dtype), signature and ONNX operator
 list must equal upstream's, every array (ep.module()'s outputs, eager and ONNX Runtime outputs)
 must agree within 1e-5 of its largest magnitude, and every refusal must be upstream's exception
-type and message. About 90 s."""
+type and message. About 50 s."""
 
 import json
 import subprocess
