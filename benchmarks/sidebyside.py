@@ -64,6 +64,34 @@ def alternate(program: str, args=(), *, reps: int, threads: str | None = "1", ti
     return o, u
 
 
+def lockstep(program: str, args=(), *, batches: int, threads: str | None = "1", timeout: float = 1800):
+    """One long-lived process per side running `program`, which prints "ready" once set up, then
+    for each line `n` read from stdin does `n` units of work and prints their mean time. The two
+    sides take turns batch by batch, so a change of the shared machine's speed (which moved
+    upstream's own figures by 30% within minutes on the 2-core KVM machines) hits both alike
+    within a batch. Returns (ours per batch, upstream per batch); the median of the per-batch
+    ratios is the figure to read."""
+    procs = []
+    for python, ours in ((ours_python(), True), (ref_python(), False)):
+        p = subprocess.Popen([python, "-c", program, *map(str, args)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True, env=thread_env(threads, ours))
+        if p.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"{python} did not start the benchmark program")
+        procs.append(p)
+    results = ([], [])
+    try:
+        for _ in range(batches):
+            for p, out in zip(procs, results):
+                p.stdin.write("1\n")
+                p.stdin.flush()
+                out.append(float(p.stdout.readline()))
+    finally:
+        for p in procs:
+            p.stdin.close()
+            p.wait(timeout=timeout)
+    return results
+
+
 def median(xs):
     return statistics.median(xs)
 

@@ -48,6 +48,8 @@ for _ in range(10): step()
 pr.disable()
 groups = {}
 def group(file, fn):
+    if file == "~" and ("_tn_record" in fn or "_tn_execute" in fn):
+        return "recording and engine loop, native (graph.rs, engine.rs)"
     if "autograd/record.py" in file or "autograd/graph.py" in file:
         return "recording (record.py, graph.py)"
     if "autograd/engine.py" in file:

@@ -1,10 +1,12 @@
 """Training-step time, torchnative against upstream torch 2.13.0, in one run (a benchmark, never
-a test): forward + backward + AdamW step of small models, both interpreters alternating, median
-of several runs, ratio ours/upstream. Both sides run with one intra-op thread (OMP_NUM_THREADS=1
-for upstream, RAYON_NUM_THREADS=1 for the cpu backend; benchmarks/sidebyside.py), so the ratio
-compares work, not thread counts; set BENCH_THREADS to change that.
+a test): forward + backward + AdamW step of small models. One process per side, taking turns
+batch by batch (`sidebyside.lockstep`: each batch is `--steps` steps, garbage collection
+included), ratio ours/upstream as the median of the per-batch ratios. Both sides run with one
+intra-op thread (OMP_NUM_THREADS=1 for upstream, RAYON_NUM_THREADS=1 for the cpu backend;
+benchmarks/sidebyside.py), so the ratio compares work, not thread counts; set BENCH_THREADS to
+change that.
 
-    .venv/bin/python benchmarks/training_step.py [--json docs/bench-training.json]
+    .venv/bin/python benchmarks/training_step.py [--batches 20] [--json docs/bench-training.json]
 """
 
 import argparse
@@ -41,28 +43,34 @@ opt = torch.optim.AdamW(m.parameters(), lr=1e-3)
 RUNNER = SETUP + r"""
 def step():
     opt.zero_grad(); loss_fn().backward(); opt.step()
-for _ in range(3): step()
-n = 20
-t = time.perf_counter()
-for _ in range(n): step()
-print(json.dumps((time.perf_counter() - t) / n * 1e3))
+for _ in range(5): step()
+steps = int(sys.argv[2])
+print("ready", flush=True)
+for line in sys.stdin:
+    t = time.perf_counter()
+    for _ in range(steps): step()
+    print((time.perf_counter() - t) / steps * 1e3, flush=True)
 """
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", default="")
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--batches", type=int, default=20)
+    ap.add_argument("--steps", type=int, default=10, help="training steps per batch")
+    ap.add_argument("--cases", default="mlp,cnn,llama-tiny")
     args = ap.parse_args()
     threads = os.environ.get("BENCH_THREADS", "1")
     rows = []
-    for case in ("mlp", "cnn", "llama-tiny"):
-        o, r = SB.alternate(RUNNER, (case,), reps=args.reps, threads=threads)  # alternating
+    for case in args.cases.split(","):
+        o, r = SB.lockstep(RUNNER, (case, args.steps), batches=args.batches, threads=threads)
+        ratio = SB.median([a / b for a, b in zip(o, r)])
         mo, mr = SB.median(o), SB.median(r)
-        rows.append({"case": case, "ours_ms": round(mo, 2), "upstream_ms": round(mr, 2), "ratio": round(mo / mr, 2)})
-        print(f"{case:12s} ours {mo:8.2f} ms   upstream {mr:8.2f} ms   ratio {mo / mr:5.2f}")
+        rows.append({"case": case, "ours_ms": round(mo, 3), "upstream_ms": round(mr, 3), "ratio": round(ratio, 2)})
+        print(f"{case:12s} ours {mo:8.3f} ms   upstream {mr:8.3f} ms   ratio {ratio:5.2f} (median of {len(o)} batch ratios)")
     if args.json:
-        Path(args.json).write_text(json.dumps({"threads": threads, "rows": rows}, indent=1))
+        Path(args.json).write_text(json.dumps({"threads": threads, "batches": args.batches, "steps": args.steps,
+                                               "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":

@@ -340,6 +340,22 @@ pub fn _tn_below_autograd(
     _tn_call_impl(py, op, args, kwargs)
 }
 
+/// `_tn_below_autograd` with grad mode off, restored afterwards whatever happens: how the
+/// autograd step runs an operator it records one node for (one call instead of three).
+#[pyfunction]
+#[pyo3(signature = (op, *args, **kwargs))]
+pub fn _tn_below_autograd_no_grad(
+    py: Python<'_>,
+    op: &Bound<'_, PyString>,
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<PyObject> {
+    let prev = GRAD_ENABLED.with(|g| g.replace(false));
+    let out = _tn_below_autograd(py, op, args, kwargs);
+    GRAD_ENABLED.with(|g| g.set(prev));
+    out
+}
+
 /// The implementation step alone (no modes): what a mode calls to run the real operator.
 #[pyfunction]
 #[pyo3(signature = (op, *args, **kwargs))]

@@ -34,6 +34,9 @@
 //!   bias, any input without one) re-entering the door for
 //!   each operator they are made of, exactly as ops/linalg.py does, so dispatch modes and
 //!   autograd see the same calls.
+//! * the optimizers' pointwise operators: `addcmul`, `addcdiv`, `lerp.Scalar` and their in-place
+//!   forms with float32/float64 operands of one dtype and place and a Python number, as
+//!   ops/composites.py `_fused` launches them (`fused` below).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -70,6 +73,11 @@ enum Fast {
     SumDim,
     MeanDim,
     Slice,
+    /// `addcmul`, `addcdiv`, `lerp.Scalar` and their in-place forms: one kernel of float32 or
+    /// float64 operands of one dtype and place.
+    Fused {
+        inplace: bool,
+    },
 }
 
 struct Entry {
@@ -120,6 +128,12 @@ pub fn _tn_set_fast_paths(py: Python<'_>, impls: &Bound<'_, PyDict>) -> PyResult
             "addmm" => (Fast::Addmm, "linalg", "addmm"),
             "matmul" => (Fast::Matmul, "linalg", "matmul"),
             "linear" => (Fast::Linear, "linalg", "linear"),
+            "addcmul" => (Fast::Fused { inplace: false }, "composites", "addcmul"),
+            "addcdiv" => (Fast::Fused { inplace: false }, "composites", "addcdiv"),
+            "lerp.Scalar" => (Fast::Fused { inplace: false }, "composites", "lerp_scalar"),
+            "addcmul_" => (Fast::Fused { inplace: true }, "composites", "addcmul_"),
+            "addcdiv_" => (Fast::Fused { inplace: true }, "composites", "addcdiv_"),
+            "lerp_.Scalar" => (Fast::Fused { inplace: true }, "composites", "lerp_scalar_"),
             "neg" => (Fast::Unary, "elementwise", "neg"),
             "silu" => (Fast::Unary, "elementwise", "silu"),
             n if UNARY.contains(&n) => (
@@ -237,6 +251,106 @@ pub fn try_call(
         Fast::Linear => linear(py, args),
         Fast::Unary => unary(py, op, args),
         Fast::Reshape => reshape(py, args),
+        Fast::Fused { inplace } => fused(py, op, args, inplace),
+    }
+}
+
+/// ops/composites.py `_fused` (and `_fused_inplace` where `inplace`): `addcmul(self, t1, t2,
+/// value)`, `addcdiv(...)` and `lerp.Scalar(self, end, weight)` with every tensor operand float32
+/// or float64 of one dtype and place, the scalar a Python number and a native kernel of the
+/// operator's name registered: the operands expanded to the broadcast shape and one launch into
+/// a new contiguous output, or in place into `self` when `self` has the broadcast shape, no other
+/// operand shares its storage and autograd need not see the parts (grad mode off or nothing
+/// requires grad). Empty results take the Python path.
+fn fused(
+    py: Python<'_>,
+    op: &str,
+    args: &Bound<'_, PyTuple>,
+    inplace: bool,
+) -> PyResult<Option<PyObject>> {
+    let n_tensors = if op.starts_with("lerp") { 2 } else { 3 };
+    if args.len() != n_tensors + 1 {
+        return Ok(None);
+    }
+    let mut ts = Vec::with_capacity(n_tensors);
+    for i in 0..n_tensors {
+        let Some(t) = tensor_arg(args, i) else {
+            return Ok(None);
+        };
+        ts.push(t);
+    }
+    let Some(scalar) = number_arg(&args.get_item(n_tensors)?) else {
+        return Ok(None);
+    };
+    let refs: Vec<_> = ts.iter().map(|t| t.borrow()).collect();
+    let first = &refs[0];
+    let dt = first.meta.dtype;
+    if !matches!(dt, TnDtype::Float32 | TnDtype::Float64)
+        || refs
+            .iter()
+            .any(|t| t.meta.dtype != dt || t.place() != first.place())
+    {
+        return Ok(None);
+    }
+    if inplace && crate::door::is_grad_enabled() && refs.iter().any(|t| t.requires_grad) {
+        return Ok(None);
+    }
+    let mut shape = first.meta.sizes.clone();
+    for t in &refs[1..] {
+        match broadcast(&shape, &t.meta.sizes) {
+            Some(s) => shape = s,
+            None => return Ok(None),
+        }
+    }
+    if shape.iter().product::<i64>() == 0 {
+        return Ok(None);
+    }
+    if inplace
+        && (shape != first.meta.sizes
+            || refs[1..]
+                .iter()
+                .any(|t| std::sync::Arc::ptr_eq(&t.storage, &first.storage)))
+    {
+        return Ok(None);
+    }
+    let (device, index) = first.place();
+    let Some(Kernel::Native { f, user, .. }) = registry::kernel(op, device) else {
+        return Ok(None);
+    };
+    let mut strides: Vec<Vec<i64>> = Vec::with_capacity(n_tensors);
+    for t in &refs {
+        match expanded_strides(&t.meta.sizes, &t.meta.strides, &shape) {
+            Some(s) => strides.push(s),
+            None => return Ok(None),
+        }
+    }
+    let mut targs = Vec::with_capacity(n_tensors + 1);
+    for (t, st) in refs.iter().zip(&strides) {
+        let mut v = t.abi_view();
+        v.ndim = shape.len() as i32;
+        v.sizes = shape.as_ptr();
+        v.strides = st.as_ptr();
+        targs.push(launch::tensor_arg(v));
+    }
+    targs.push(scalar);
+    let out = if inplace {
+        None
+    } else {
+        Some(TensorBase::new_empty(device, index, shape.clone(), dt)?)
+    };
+    let out_view = out
+        .as_ref()
+        .map_or_else(|| first.abi_view(), |o| o.abi_view());
+    // SAFETY: a registered native kernel; the views point into the borrowed operands, `out`,
+    // `shape` and `strides`, all alive until after the call.
+    unsafe { launch::call_native(py, f, user, (device, index), &targs, &mut [out_view])? };
+    if inplace {
+        first.bump_version();
+    }
+    drop(refs);
+    match out {
+        Some(out) => tensor::wrap(py, out).map(Some),
+        None => Ok(Some(ts[0].clone().into_any().unbind())),
     }
 }
 

@@ -458,6 +458,47 @@ impl TensorBase {
         id
     }
 
+    /// The one element of a single-element CPU tensor as a Python number (`item()`'s plain
+    /// read), or None where `binding/tensor_methods.host_values` must do it (other devices,
+    /// half, bfloat16 and complex dtypes, batched tensors, more or fewer elements).
+    fn _tn_read_one(&self, py: Python<'_>) -> PyResult<PyObject> {
+        if self.batched
+            || self.device() != crate::registry::CPU
+            || self.meta.sizes.iter().product::<i64>() != 1
+        {
+            return Ok(py.None());
+        }
+        let p = self.data_ptr_raw();
+        if p.is_null() {
+            return Ok(py.None());
+        }
+        // SAFETY: a CPU tensor with one element holds a value of its dtype at its data pointer.
+        let v = unsafe {
+            match self.meta.dtype {
+                TnDtype::Float32 => (std::ptr::read_unaligned(p as *const f32) as f64)
+                    .into_pyobject(py)?
+                    .into_any(),
+                TnDtype::Float64 => std::ptr::read_unaligned(p as *const f64)
+                    .into_pyobject(py)?
+                    .into_any(),
+                TnDtype::Int64 => std::ptr::read_unaligned(p as *const i64)
+                    .into_pyobject(py)?
+                    .into_any(),
+                TnDtype::Int32 => std::ptr::read_unaligned(p as *const i32)
+                    .into_pyobject(py)?
+                    .into_any(),
+                TnDtype::Int16 => std::ptr::read_unaligned(p as *const i16)
+                    .into_pyobject(py)?
+                    .into_any(),
+                TnDtype::Int8 => (*(p as *const i8)).into_pyobject(py)?.into_any(),
+                TnDtype::UInt8 => (*p).into_pyobject(py)?.into_any(),
+                TnDtype::Bool => pyo3::types::PyBool::new(py, *p != 0).to_owned().into_any(),
+                _ => return Ok(py.None()),
+            }
+        };
+        Ok(v.unbind())
+    }
+
     #[getter]
     fn _tn_inference(&self) -> bool {
         self.inference

@@ -18,6 +18,7 @@ def install(C):
     from . import engine, formulas, function, graph, record, tensor  # noqa: F401  (formulas register by import)
 
     record.C = engine.C = function.C = C
+    C._tn_install_record(graph.SavedTensor, graph.grad_accumulator, graph.tensor_meta, graph._DEVICE_CODE)
     functions = module_for(C, "torch._C._functions")
     graph.AccumulateGrad.__module__ = "builtins"
     functions.AccumulateGrad = graph.AccumulateGrad
@@ -52,7 +53,7 @@ def install(C):
     graph.SavedTensor.__module__ = "torch._C._autograd"
     C._autograd.SavedTensor = graph.SavedTensor
     C._autograd._make_saved_tensor = lambda tensor, is_output, is_inplace_on_view=False: graph.SavedTensor(tensor, is_output)
-    C._autograd._get_sequence_nr = lambda: next(graph._SEQ)
+    C._autograd._get_sequence_nr = C._tn_next_seq
 
     # A view's creation meta (how upstream decides which in-place updates of views to refuse):
     # torchnative records none, so every view reports DEFAULT unless one was set (MetaConverter

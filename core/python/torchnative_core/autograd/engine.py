@@ -5,14 +5,15 @@ dependencies are counted over the nodes reachable from the roots; a node runs on
 gradients have arrived, the most recently created first among those ready (sequence numbers);
 incoming gradients are checked against the forward output's metadata and reduced or cast as
 upstream's `validate_outputs` does; saved values are freed after a node runs unless the graph
-is retained; tensor, node and post-accumulate hooks run where upstream runs them.
+is retained; tensor, node and post-accumulate hooks run where upstream runs them. The loop over
+the graph is native (core/src/engine.rs `_tn_execute`); this module holds the task, the entry
+points and what the loop calls back: hooks, accumulation into a leaf, gradient reshaping.
 """
 
 from __future__ import annotations
 
 from ..surface.types import CONTIGUOUS_FORMAT
 
-import heapq
 import sys
 import threading
 
@@ -140,106 +141,11 @@ def current_node():
 
 
 def _execute(task, roots, targets, accumulate_grad, inputs):
-    # reachability and dependency counts
-    deps: dict = {}
-    order = []
-    seen = set()
-    todo = [e[0] for e, _ in roots]
-    while todo:
-        n = todo.pop()
-        if id(n) in seen:
-            continue
-        seen.add(id(n))
-        order.append(n)
-        for nxt, _ in n._tn_edges:
-            if nxt is not None:
-                deps[id(nxt)] = deps.get(id(nxt), 0) + 1
-                if id(nxt) not in seen:
-                    todo.append(nxt)
-
-    # which nodes must run: all of them, or those on a path to a target
-    captures: dict = {}  # id(node) -> [(slot, target index)]
-    needed = None
-    if targets:
-        target_ids = set()
-        for i, (n, nr) in enumerate(targets):
-            captures.setdefault(id(n), []).append((nr, i))
-            target_ids.add(id(n))
-        needed = set()
-        # reverse topological sweep: a node is needed if it is a target or feeds a needed node
-        for n in _postorder([e[0] for e, _ in roots]):
-            if id(n) in target_ids or any(nxt is not None and id(nxt) in needed for nxt, _ in n._tn_edges):
-                needed.add(id(n))
-
-    buffers: dict = {}
-    nodes: dict = {}
-    ready = []
-    heappush, heappop = heapq.heappush, heapq.heappop
-
-    def deliver(node, nr, g):
-        """One incoming gradient for `node`'s output `nr` (summed with those already there);
-        the node is ready once every edge into it has delivered."""
-        k = id(node)
-        if needed is not None and k not in needed:
-            return
-        buf = buffers.get(k)
-        if buf is None:
-            buf = buffers[k] = [None] * (len(node._tn_out_meta) or 1)
-            nodes[k] = node
-        if g is not None:
-            old = buf[nr]
-            buf[nr] = g if old is None else _accumulate(old, g)
-        left = deps.get(k, 0) - 1
-        deps[k] = left
-        if left <= 0:
-            heappush(ready, (-node._tn_seq, k))
-
-    for (node, nr), g in roots:
-        deps[id(node)] = deps.get(id(node), 0) + 1
-    for (node, nr), g in roots:
-        deliver(node, nr, g)
-
-    captured: dict = {}
-    prev_grad = C.is_grad_enabled()
-    try:
-        C._set_grad_enabled(task.create_graph)
-        while ready:
-            _, k = heappop(ready)
-            node = nodes.pop(k)
-            grads = buffers.pop(k)
-            task.current_node = node
-            nd = node.__dict__
-            accumulator = isinstance(node, G.AccumulateGrad)
-            if accumulator or "_tn_tensor_hooks" in nd or "_tn_retain_grad" in nd:
-                grads = _tensor_pre_hooks(node, grads)
-            if captures:
-                for nr, i in captures.get(k, ()):
-                    captured[i] = grads[nr]
-            if accumulator:
-                if accumulate_grad:
-                    g0 = grads[0]
-                    grads = None  # the accumulator may steal g0 only if nothing else holds it
-                    _accumulate_into_leaf(node, g0, task.create_graph)
-                    g0 = None
-                continue
-            if not accumulate_grad and targets and k in captures and not any(
-                nxt is not None and id(nxt) in needed for nxt, _ in node._tn_edges
-            ):
-                continue  # a target reached: nothing below it is needed
-            if "_tn_pre_hooks" in nd:
-                grads = _pre_hooks(node, grads)
-            outs = _validate(node, node._tn_apply(list(grads)))
-            if "_tn_post_hooks" in nd:
-                outs = _post_hooks(node, outs, grads)
-            if not task.keep_graph:
-                node._tn_release()
-            for (nxt, nr), g in zip(node._tn_edges, outs):
-                if nxt is not None:
-                    deliver(nxt, nr, g)
-            outs = g = None  # drop this frame's references before the next node runs
-    finally:
-        C._set_grad_enabled(prev_grad)
-        task.current_node = None
+    # the loop itself is native (core/src/engine.rs); it calls back into the helpers below
+    captured = C._tn_execute(
+        task, list(roots), list(targets), accumulate_grad, task.keep_graph, task.create_graph,
+        ANOMALY["enabled"] and ANOMALY["check_nan"], _HELPERS,
+    )
     if accumulate_grad and inputs:
         # backward(inputs=...) with a non-leaf input accumulates into its .grad too
         for i, t in enumerate(inputs):
@@ -247,30 +153,6 @@ def _execute(task, roots, targets, accumulate_grad, inputs):
                 old = t.grad
                 t.grad = captured[i].detach() if old is None else old + captured[i]
     return captured
-
-
-def _postorder(starts):
-    out, seen = [], set()
-    for s in starts:
-        stack = [(s, iter(s._tn_edges))]
-        if id(s) in seen:
-            continue
-        seen.add(id(s))
-        while stack:
-            n, it = stack[-1]
-            for nxt, _ in it:
-                if nxt is not None and id(nxt) not in seen:
-                    seen.add(id(nxt))
-                    stack.append((nxt, iter(nxt._tn_edges)))
-                    break
-            else:
-                stack.pop()
-                out.append(n)
-    return out
-
-
-def _accumulate(a, b):
-    return C._aten_dispatch("add.Tensor", a, b, 1)
 
 
 def _tensor_pre_hooks(node, grads):
@@ -329,8 +211,10 @@ def _post_hooks(node, outs, grads):
 
 
 def _validate(node, outs):
-    """upstream's validate_outputs: one gradient per edge, reduced to the input's shape when it
-    was broadcast, cast to the input's dtype."""
+    """upstream's validate_outputs, under anomaly mode (the native loop checks shapes and dtypes
+    itself and calls `_validate_one` for a gradient that needs reshaping or casting): one
+    gradient per edge, reduced to the input's shape when it was broadcast, cast to the input's
+    dtype, and none with NaNs."""
     edges = node._tn_edges
     if len(outs) != len(edges):
         raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients (expected {len(edges)}, got {len(outs)})")
@@ -344,21 +228,26 @@ def _validate(node, outs):
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
         metas = nxt._tn_out_meta
         meta = metas[nr] if nr < len(metas) else None
-        if meta is None:
-            continue
-        shape, dtype, _ = meta
-        sizes = g._tn_sizes
-        if len(sizes) != len(shape) or tuple(sizes) != shape:
-            if not _expandable(shape, sizes):
-                raise RuntimeError(
-                    f"Function {node.name()} returned an invalid gradient at index {i} - got {list(sizes)} "
-                    f"but expected shape compatible with {list(shape)}"
-                )
-            g = _sum_to(g, shape, sizes)
-        if _DTYPES[g._tn_dtype_code] is not dtype:
-            g = g.to(dtype)
-        res[i] = g
+        if meta is not None:
+            res[i] = _validate_one(node, i, g, meta)
     return res
+
+
+def _validate_one(node, i, g, meta):
+    """Gradient `i` of `node` for an output whose metadata is `meta`: summed to its shape where it
+    was broadcast, cast to its dtype; a shape it cannot come from raises upstream's message."""
+    shape, code = meta[2:], meta[0]
+    sizes = g._tn_sizes
+    if len(sizes) != len(shape) or tuple(sizes) != shape:
+        if not _expandable(shape, sizes):
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {i} - got {list(sizes)} "
+                f"but expected shape compatible with {list(shape)}"
+            )
+        g = _sum_to(g, shape, sizes)
+    if g._tn_dtype_code != code:
+        g = g.to(_DTYPES[code])
+    return g
 
 
 def _sum_to(g, shape, sizes):
@@ -381,8 +270,9 @@ def _expandable(shape, to):
     return True
 
 
-# References to a gradient nobody else holds, as seen inside _accumulate_into_leaf: the caller's
-# local, this function's argument, getrefcount's own argument.
+# References to a gradient nobody else holds, as seen inside _accumulate_into_leaf: the native
+# loop's argument tuple (the gradient is moved into it), this function's argument, getrefcount's
+# own argument.
 _STEALABLE_REFS = 3
 
 
@@ -409,3 +299,7 @@ def _accumulate_into_leaf(acc, g, create_graph):
     if hooks:
         for h in list(hooks.values()):
             h(var)
+
+
+# engine.rs `_tn_execute`'s calls back into Python
+_HELPERS = (G.AccumulateGrad, _tensor_pre_hooks, _pre_hooks, _post_hooks, _accumulate_into_leaf, _validate_one, _validate)

@@ -12,7 +12,8 @@ through the door on every backend and record their own graph when `create_graph=
 
 from __future__ import annotations
 
-from .graph import SavedTensor
+from .graph import SavedTensor, meta_parts
+from ..surface.types import BY_CODE
 
 FORMULAS: dict = {}
 
@@ -80,11 +81,12 @@ class Saved:
                 return [x.unpack(node) for x in v]
             return v
         if name.endswith("_sizes"):
-            return list(node._tn_argmeta[name[:-6]][0])
+            return list(node._tn_argmeta[name[:-6]][2:])
         if name.endswith("_dtype"):
-            return node._tn_argmeta[name[:-6]][1]
+            return BY_CODE[node._tn_argmeta[name[:-6]][0]]
         if name.endswith("_meta"):
-            return node._tn_argmeta[name[:-5]]
+            m = node._tn_argmeta[name[:-5]]
+            return [meta_parts(x) if x is not None else None for x in m] if isinstance(m, list) else meta_parts(m)
         raise AttributeError(f"{type(node).__name__} saved no '{name}'")
 
     def needs(self, i):

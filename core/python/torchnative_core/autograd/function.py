@@ -110,7 +110,7 @@ class FunctionBase(G.NodeBase):
 
 
 def _zeros(meta):
-    shape, dtype, device = meta
+    shape, dtype, device = G.meta_parts(meta)
     return C._aten_dispatch("zeros", list(shape), dtype, None, device, None)
 
 

@@ -12,15 +12,13 @@ tensor's `__dict__` under `_tn_*` names; `requires_grad` is the native flag the 
 
 from __future__ import annotations
 
-import itertools
+import sys
 import threading
 import weakref
 from collections import OrderedDict
 
 from ..ops import base as B
 
-_SEQ = itertools.count()
-_RECORDED = [0]  # nodes made so far (record.py tells a composition from a kernel call by it)
 
 RELEASED = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -39,25 +37,26 @@ INFERENCE_SAVED = (
 
 # --- per-tensor metadata ---------------------------------------------------------------------
 
+# A tensor's history is one edge `(grad_fn, output_nr)` in its `__dict__`, shared by every node
+# that takes the tensor as an input (one tuple per recorded output, not one per use).
+_NO_EDGE = (None, 0)
+
+
 def grad_fn_of(t):
-    return t.__dict__.get("_tn_grad_fn")
+    return t.__dict__.get("_tn_edge", _NO_EDGE)[0]
 
 
 def output_nr_of(t):
-    return t.__dict__.get("_tn_output_nr", 0)
+    return t.__dict__.get("_tn_edge", _NO_EDGE)[1]
 
 
 def set_history(t, node, nr):
-    d = t.__dict__
-    d["_tn_grad_fn"] = node
-    d["_tn_output_nr"] = nr
+    t.__dict__["_tn_edge"] = (node, nr)
     t._tn_requires_grad = True
 
 
 def clear_history(t):
-    d = t.__dict__
-    d.pop("_tn_grad_fn", None)
-    d.pop("_tn_output_nr", None)
+    t.__dict__.pop("_tn_edge", None)
 
 
 def grad_accumulator(t):
@@ -73,16 +72,36 @@ def grad_accumulator(t):
 
 def gradient_edge(t):
     """Where a gradient for `t` goes: its grad_fn slot, a leaf's accumulator, or nowhere."""
-    fn = grad_fn_of(t)
-    if fn is not None:
-        return (fn, output_nr_of(t))
+    edge = t.__dict__.get("_tn_edge")
+    if edge is not None:
+        return edge
     if t._tn_requires_grad:
-        return (grad_accumulator(t), 0)
-    return (None, 0)
+        return (grad_accumulator(t), 0)  # not cached on the accumulator: that would be a cycle
+    return _NO_EDGE
+
+
+# Devices as small ints in metadata: a flat tuple of ints (dtype code, device code, *sizes) is
+# untracked by the garbage collector at its first pass, so a node's metadata never reaches the
+# older generations, whose full collections otherwise grow with the number of nodes recorded.
+_DEVICE_CODE: dict = {}  # (device key, index), or a torch.device for fake tensors -> code
+_DEVICE_BY_CODE: list = []
 
 
 def tensor_meta(t):
-    return (tuple(t._tn_sizes), B.dtype_of(t), B.device_of(t))
+    """(dtype code, device code, *sizes) of `t`; `meta_parts` gives the torch objects back."""
+    key = t._tn_device_key
+    # a fake or wrapper tensor on meta storage stands for another device (ops/base.device_of)
+    k = (key, t._tn_device_index) if key != "meta" else B.device_of(t)
+    code = _DEVICE_CODE.get(k)
+    if code is None:
+        code = _DEVICE_CODE[k] = len(_DEVICE_BY_CODE)
+        _DEVICE_BY_CODE.append(B.device_of(t))
+    return (t._tn_dtype_code, code, *t._tn_sizes)
+
+
+def meta_parts(m):
+    """A `tensor_meta` as (sizes, torch.dtype, torch.device)."""
+    return (m[2:], B.T.BY_CODE[m[0]], _DEVICE_BY_CODE[m[1]])
 
 
 # --- saved tensors ----------------------------------------------------------------------------
@@ -126,7 +145,7 @@ class SavedTensor:
         self.requires_grad = t._tn_requires_grad
         self.was_leaf = grad_fn_of(t) is None
         self.packed = self.unpack_hook = None
-        hooks = SavedTensorHooks.stack()
+        hooks = getattr(SavedTensorHooks._local, "stack", None)  # SavedTensorHooks.stack(), without the call
         if hooks:
             pack, self.unpack_hook = hooks[-1]
             saved_stack = hooks[:]
@@ -186,14 +205,10 @@ def _version_message(t, fn, nr, expected):
 
 # --- nodes --------------------------------------------------------------------------------------
 
-class NodeBase:
-    """What the engine needs from a node; built-in nodes and custom Functions share it."""
-
-    def _tn_init(self, edges, out_meta):
-        self._tn_edges = edges
-        self._tn_out_meta = out_meta
-        self._tn_seq = next(_SEQ)
-        _RECORDED[0] += 1
+class NodeBase(sys.modules["torch._C"]._TnNode):
+    """What the engine needs from a node; built-in nodes and custom Functions share it. The
+    native base (core/src/graph.rs) holds the edges, output metadata, sequence number, saved
+    values and formula; this class's `__dict__` holds the rest (hooks, metadata)."""
 
     # upstream's Node API ------------------------------------------------------------------
     def name(self):
@@ -201,7 +216,7 @@ class NodeBase:
 
     @property
     def next_functions(self):
-        return tuple(self.__dict__.get("_tn_edges", ()))
+        return tuple(self._tn_edges)
 
     @property
     def metadata(self):
@@ -212,15 +227,16 @@ class NodeBase:
 
     @property
     def _input_metadata(self):
-        return [_InputMetadata(*m) if m is not None else None for m in self.__dict__.get("_tn_out_meta", ())]
+        return [_InputMetadata(*meta_parts(m)) if m is not None else None for m in self._tn_out_meta or ()]
 
     def _sequence_nr(self):
-        return self.__dict__.get("_tn_seq", 0)
+        return self._tn_seq
 
     def register_hook(self, fn):
         from torch.utils.hooks import RemovableHandle
 
         hooks = self.__dict__.setdefault("_tn_post_hooks", OrderedDict())
+        self._tn_hooked = True
         handle = RemovableHandle(hooks)
         hooks[handle.id] = fn
         return handle
@@ -229,6 +245,7 @@ class NodeBase:
         from torch.utils.hooks import RemovableHandle
 
         hooks = self.__dict__.setdefault("_tn_pre_hooks", OrderedDict())
+        self._tn_hooked = True
         handle = RemovableHandle(hooks)
         hooks[handle.id] = fn
         return handle
@@ -236,6 +253,7 @@ class NodeBase:
     def _register_hook_dict(self, tensor):
         """Tensor hooks (`tensor.register_hook`) of a non-leaf: a dict read at backward time."""
         self.__dict__.setdefault("_tn_tensor_hooks", []).append((output_nr_of(tensor), tensor._backward_hooks))
+        self._tn_hooked = True
 
     def __call__(self, *grads):
         return self._tn_apply(list(grads))
@@ -265,7 +283,7 @@ class Node(NodeBase):
         return self._tn_f.backward(self, grads)
 
     def _tn_release(self):
-        saved = self.__dict__.get("_tn_saved")
+        saved = self._tn_saved
         if saved:
             for s in saved.values():
                 for x in (s if isinstance(s, list) else [s]):
@@ -275,7 +293,7 @@ class Node(NodeBase):
     def __getattr__(self, name):
         # upstream exposes saved values as `_saved_<name>`
         if name.startswith("_saved_"):
-            saved = self.__dict__.get("_tn_saved", {})
+            saved = self._tn_saved or {}
             key = name[len("_saved_"):]
             if key in saved:
                 v = saved[key]

@@ -88,9 +88,9 @@ def _untracked(op, args, kwargs):
         _refuse_out(op, args)
     mutated = mutable and args and isinstance(args[0], C.TensorBase)
     before = G.grad_fn_of(args[0]) if mutated else None
-    recorded = G._RECORDED[0]
+    recorded = C._tn_nodes_recorded()
     out = C._tn_below_autograd(op, *args, **(kwargs or {}))
-    composed = G._RECORDED[0] != recorded  # its parts recorded themselves
+    composed = C._tn_nodes_recorded() != recorded  # its parts recorded themselves
     if nondiff:
         return out  # not differentiable upstream either
     if composed and not (mutated and G.grad_fn_of(args[0]) is before and _is_diff_dtype(args[0])):
@@ -112,7 +112,7 @@ def _untracked(op, args, kwargs):
     if stale:
         node = G.NotImplementedNode(op)
         edges = [G.gradient_edge(t) for t in _tensor_args(args)]
-        node._tn_init(edges, [G.tensor_meta(t) if isinstance(t, C.TensorBase) else None for t in outs])
+        node._tn_init(edges, tuple(G.tensor_meta(t) if isinstance(t, C.TensorBase) else None for t in outs))
         node._tn_saved = {}
         for i in stale:
             G.set_history(outs[i], node, i)
@@ -144,7 +144,8 @@ class _Plan:
     """What recording needs to know about one operator overload, worked out on its first call:
     its argument names, differentiable inputs, what the formula saves, and its node class."""
 
-    __slots__ = ("formula", "names", "inputs", "inplace", "is_out", "diff", "node_cls", "save", "result_keys")
+    __slots__ = ("formula", "names", "inputs", "input_index", "self_index", "inplace", "is_out", "diff", "node_cls", "save",
+                 "result_keys", "native")
 
     def __init__(self, f, op):
         self.formula = f
@@ -152,12 +153,22 @@ class _Plan:
         entry = _table().get(op)
         self.names = tuple(a.name for a in schema.args)
         self.inputs = tuple(f.inputs if f.inputs is not None else (entry["inputs"] if entry else ()))
+        # each differentiable input's position among the arguments (None: not a schema argument)
+        self.input_index = tuple(self.names.index(n) if n in self.names else None for n in self.inputs)
+        self.self_index = self.names.index("self") if "self" in self.names else None
         self.is_out = schema.is_out
         self.inplace = schema.is_mutable and not self.is_out
         self.diff = entry["output_differentiability"] if entry else None
         self.node_cls = G.node_class(f.node or (entry["node"] if entry else _node_name(op)), _functions_module())
         self.save = frozenset(f.save)
         self.result_keys = {}  # number of outputs -> the saved name of each ("result", "result0", ...)
+        # the same, for the native recorder (core/src/graph.rs `_tn_record`)
+        self.native = C._TnRecordPlan(
+            f, self.node_cls, list(self.names), list(self.input_index), [n in self.save for n in self.names],
+            None if self.diff is None else [bool(d) for d in self.diff],
+            [(0, "result")] if "result" in self.save else [],
+            [(i, k) for i in range(64) if (k := f"result{i}") in self.save],
+        )
 
     def keys(self, n):
         k = self.result_keys.get(n)
@@ -173,35 +184,51 @@ def _record(f, op, args, kwargs):
     plan = _PLANS.get(op)
     if plan is None or plan.formula is not f:  # a formula registered later replaces the plan
         plan = _PLANS[op] = _Plan(f, op)
-    bound = dict(zip(plan.names, args))
-    if kwargs:
-        bound.update(kwargs)
-    inputs = plan.inputs
-    inplace = plan.inplace
     if plan.is_out:
         _refuse_out(op, args)
-
-    self_t = bound.get("self") if inplace else None
-    if inplace and isinstance(self_t, C.TensorBase):
+    if not kwargs and not plan.inplace:  # the usual call, recorded natively
+        return C._tn_record(plan.native, op, args)
+    names = plan.names
+    if kwargs:
+        bound = dict(zip(names, args))
+        bound.update(kwargs)
+        values = [bound.get(n) for n in names]
+        items = bound.items()
+    else:  # the usual call: positional arguments only, no dict
+        values = args
+        items = zip(names, args)
+    n_values = len(values)
+    inplace = plan.inplace
+    TensorBase = C.TensorBase
+    si = plan.self_index
+    self_t = values[si] if inplace and si is not None and si < n_values else None
+    if inplace and isinstance(self_t, TensorBase):
         _check_inplace(self_t)
 
     # edges, one per differentiable input tensor (list arguments flattened)
-    TensorBase = C.TensorBase
-    edges, argmeta = [], {}
-    for name in inputs:
-        v = bound.get(name)
-        if isinstance(v, (list, tuple)):
+    edges = []
+    any_edge = False
+    for i in plan.input_index:
+        v = values[i] if i is not None and i < n_values else None
+        if isinstance(v, TensorBase):
+            e = G.gradient_edge(v)
+            any_edge = any_edge or e[0] is not None
+            edges.append(e)
+        elif isinstance(v, (list, tuple)):
             for x in v:
-                edges.append(G.gradient_edge(x) if isinstance(x, TensorBase) else (None, 0))
+                e = G.gradient_edge(x) if isinstance(x, TensorBase) else _NO_EDGE
+                any_edge = any_edge or e[0] is not None
+                edges.append(e)
         else:
-            edges.append(G.gradient_edge(v) if isinstance(v, TensorBase) else (None, 0))
+            edges.append(_NO_EDGE)
     # metadata of every tensor argument; saved: the tensors the formula reads and every
     # non-tensor argument
     save = plan.save
     saved = {}
-    for name, v in bound.items():
+    argmeta = {}
+    for name, v in items:
         if isinstance(v, TensorBase):
-            argmeta[name] = (tuple(v._tn_sizes), _DTYPES[v._tn_dtype_code], B.device_of(v))
+            argmeta[name] = G.tensor_meta(v)
             if name in save:
                 if inplace and v is self_t:
                     v = C._aten_dispatch("clone", v, CONTIGUOUS_FORMAT)  # upstream saves original_self
@@ -213,47 +240,51 @@ def _record(f, op, args, kwargs):
         else:
             saved[name] = v
 
-    prev = C.is_grad_enabled()
-    C._set_grad_enabled(False)
-    try:
-        out = C._tn_below_autograd(op, *args, **(kwargs or {}))
-    finally:
-        C._set_grad_enabled(prev)
+    out = C._tn_below_autograd_no_grad(op, *args, **(kwargs or {}))
 
-    if all(e[0] is None for e in edges):
+    if not any_edge:
         return out
     if not inplace:
         out = _distinct_from_inputs(out, args)
-    outs = _flat_outputs(out)
+    outs = out if isinstance(out, (tuple, list)) else (out,)
     diff = plan.diff
+    out_meta = tuple(
+        G.tensor_meta(t)
+        if isinstance(t, TensorBase) and _is_diff_dtype(t) and (diff is None or i >= len(diff) or diff[i])
+        else None
+        for i, t in enumerate(outs)
+    )
     node = plan.node_cls(f)
-    out_meta = []
-    for i, t in enumerate(outs):
-        ok = isinstance(t, C.TensorBase) and _is_diff_dtype(t) and (diff is None or i >= len(diff) or diff[i])
-        out_meta.append(G.tensor_meta(t) if ok else None)
     node._tn_init(edges, out_meta)
     node._tn_argmeta = argmeta
-    for i, t in enumerate(outs):
-        if out_meta[i] is not None:
-            G.set_history(t, node, i)
-    if inplace and isinstance(self_t, C.TensorBase) and self_t._base is not None and G.grad_fn_of(self_t) is node:
-        if not inputs or inputs[0] != "self":
+    for i, m in enumerate(out_meta):
+        if m is not None:
+            G.set_history(outs[i], node, i)
+    if inplace and isinstance(self_t, TensorBase) and self_t._base is not None and G.grad_fn_of(self_t) is node:
+        if not plan.inputs or plan.inputs[0] != "self":
             raise NotImplementedError(f"torchnative: in-place {op} on a view that requires grad is not supported yet")
         G.rebase_view_history(self_t, node)
     for i, key in enumerate(plan.keys(len(outs))):
-        t = outs[i]
-        if key in plan.save and isinstance(t, C.TensorBase):
-            saved[key] = G.SavedTensor(t, is_output=True, output_nr=i)
+        if key in save:
+            t = outs[i]
+            if isinstance(t, TensorBase):
+                saved[key] = G.SavedTensor(t, is_output=True, output_nr=i)
     node._tn_saved = saved
     return out
+
+
+_NO_EDGE = (None, 0)
 
 
 def _distinct_from_inputs(out, args):
     """An implementation may hand back an input unchanged (a no-op view); the result must still
     be a tensor of its own, or recording its history would rewrite the input's."""
-    ids = {id(a) for a in args if isinstance(a, C.TensorBase)}
     if isinstance(out, C.TensorBase):
-        return out._tn_alias() if id(out) in ids else out
+        for a in args:
+            if a is out:
+                return out._tn_alias()
+        return out
+    ids = {id(a) for a in args if isinstance(a, C.TensorBase)}
     if isinstance(out, (tuple, list)) and any(id(t) in ids for t in out if isinstance(t, C.TensorBase)):
         fresh = [t._tn_alias() if isinstance(t, C.TensorBase) and id(t) in ids else t for t in out]
         return type(out)(fresh) if isinstance(out, list) else tuple(fresh)

@@ -72,6 +72,7 @@ def install(C):
         if fn is None or self.__dict__.get("_tn_retains_grad"):
             return
         fn.__dict__.setdefault("_tn_retain_grad", {})[G.output_nr_of(self)] = weakref.ref(self)
+        fn._tn_hooked = True
         self.__dict__["_tn_retains_grad"] = True
 
     def detach_(self):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct
 
+from ..surface import dispatch_keys as _dispatch_keys
 from ..surface import types as T
 from ..surface.torch_function import overrides_torch_dispatch
 
@@ -454,13 +455,12 @@ def _read_scalar(t, what):
     # see it; a plain read otherwise.
     if C._len_torch_dispatch_stack() or overrides_torch_dispatch(type(t)) or _pre_dispatch_on():
         return _door("is_nonzero" if what == "bool" else "item", t)
-    return host_values(t)[0]
+    v = t._tn_read_one()  # a CPU element of a plain dtype, read natively
+    return host_values(t)[0] if v is None else v
 
 
 def _pre_dispatch_on():
-    from ..surface.dispatch_keys import included
-
-    return included(C.DispatchKey.PreDispatch)
+    return _dispatch_keys.included(C.DispatchKey.PreDispatch)
 
 
 def _index(self):

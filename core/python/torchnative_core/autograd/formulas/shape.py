@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from ..formula import formula
+from ..graph import meta_parts
 
 
 def _zeros(s, g, name="self"):
@@ -79,14 +80,14 @@ def _(s, g):
 
 @formula("split.Tensor", "split_with_sizes", "unsafe_split.Tensor", multi=True)
 def _(s, grads):
-    metas = s._node._tn_out_meta
+    metas = [meta_parts(m) for m in s._node._tn_out_meta]
     parts = [g if g is not None else torch.zeros(m[0], dtype=m[1], device=m[2]) for g, m in zip(grads, metas)]
     return torch.cat(parts, s.dim)
 
 
 @formula("unbind.int", multi=True)
 def _(s, grads):
-    metas = s._node._tn_out_meta
+    metas = [meta_parts(m) for m in s._node._tn_out_meta]
     parts = [g if g is not None else torch.zeros(m[0], dtype=m[1], device=m[2]) for g, m in zip(grads, metas)]
     return torch.stack(parts, s.dim)
 
