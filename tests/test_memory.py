@@ -31,3 +31,58 @@ def test_rss_flat_over_1000_steps():
 
 def test_measure_detects_a_kept_graph():
     assert _growth("keep") > LIMIT
+
+
+def _ours(program):
+    out = subprocess.run([OURS, "-c", program], capture_output=True, text=True, timeout=300, cwd=str(REPO))
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+HOOK_CYCLES = r"""
+import gc, json, weakref, torch
+refs = []
+for i in range(50):
+    x = torch.randn(10, 10, requires_grad=True)
+    y = x * 2
+    y.register_hook(lambda g, y=y: g * 1)  # the hook holds its own tensor: a cycle through the node
+    refs.append(weakref.ref(y))
+    y.sum().backward()
+    del x, y
+gc.collect()
+print(json.dumps(sum(r() is not None for r in refs)))
+"""
+
+
+def test_cycles_through_hooks_are_collected():
+    """A node is native (core/src/graph.rs) but takes part in garbage collection, so a hook that
+    holds its own tensor does not keep the graph alive. (Upstream 2.13.0 keeps all 50 here: its
+    C++ nodes hide the cycle from the collector.)"""
+    assert _ours(HOOK_CYCLES) == 0
+
+
+OBJECTS_PER_NODE = r"""
+import gc, json, sys, torch
+a = torch.randn(8, 8, requires_grad=True); b = torch.randn(8, 8, requires_grad=True)
+extra = sys.argv[1:] == ["extra"]
+keep = [a * b]
+gc.collect(); before = len(gc.get_objects())
+for _ in range(100):
+    keep.append(a * b)
+    if extra:
+        keep.append({"x": []})  # two more collected objects per call: the control
+gc.collect(); gc.collect()
+print(json.dumps((len(gc.get_objects()) - before) / 100))
+"""
+
+
+def test_a_recorded_node_is_few_collected_objects():
+    """Objects the collector tracks per recorded two-input call (the result, its history, the
+    node, the saved values): 7.0 since nodes are native, 13.7 before. Every one of them lives
+    through the younger generations while the graph does; the bound keeps that from creeping
+    back. The control adds two objects per call and is caught."""
+    per_call = _ours(OBJECTS_PER_NODE)
+    assert per_call <= 8, per_call
+    out = subprocess.run([OURS, "-c", OBJECTS_PER_NODE, "extra"], capture_output=True, text=True, timeout=300,
+                         cwd=str(REPO))
+    assert json.loads(out.stdout.strip().splitlines()[-1]) > 8

@@ -155,6 +155,12 @@ impl Node {
         self.edges.len()
     }
 
+    /// Whether edge `i` leads anywhere: differentiable input `i` needs a gradient (upstream's
+    /// `needs_input_grad`). Out of range: False.
+    fn _tn_needs(&self, i: usize) -> bool {
+        self.edges.get(i).is_some_and(|(n, _)| n.is_some())
+    }
+
     /// A new node's edges and output metadata; gives it the next sequence number.
     fn _tn_init(&mut self, edges: &Bound<'_, PyAny>, out_meta: PyObject) -> PyResult<()> {
         self.set__tn_edges(edges)?;

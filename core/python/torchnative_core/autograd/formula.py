@@ -25,7 +25,7 @@ class Formula:
         self.op, self.fn, self.save, self.multi, self.inputs, self.node = op, fn, save, multi, inputs, node
 
     def backward(self, node, grads):
-        n = len(node._tn_edges)
+        n = node._tn_num_edges()
         if all(g is None for g in grads):
             return [None] * n
         s = Saved(node)
@@ -95,4 +95,4 @@ class Saved:
 
 
 def node_needs(node, i):
-    return node._tn_edges[i][0] is not None
+    return node._tn_needs(i)

@@ -85,7 +85,7 @@ class FunctionBase(G.NodeBase):
         res = self.apply(*grads)
         if not isinstance(res, tuple):
             res = (res,)
-        n = len(self._tn_edges)
+        n = self._tn_num_edges()
         if len(res) != n:
             if len(res) > n and all(r is None for r in res[n:]):
                 res = res[:n]
@@ -100,7 +100,7 @@ class FunctionBase(G.NodeBase):
                     f"function {self.name()} returned a gradient different than None at position {i + 1}, but the "
                     "corresponding forward input was not a Variable"
                 )
-            out.append(r if self._tn_edges[i][0] is not None else None)
+            out.append(r if self._tn_needs(i) else None)
         return out
 
     def _tn_release(self):
