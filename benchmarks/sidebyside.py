@@ -69,12 +69,15 @@ def lockstep(program: str, args=(), *, batches: int, threads: str | None = "1", 
     for each line `n` read from stdin does `n` units of work and prints their mean time. The two
     sides take turns batch by batch, so a change of the shared machine's speed (which moved
     upstream's own figures by 30% within minutes on the 2-core KVM machines) hits both alike
-    within a batch. Returns (ours per batch, upstream per batch); the median of the per-batch
-    ratios is the figure to read."""
+    within a batch. Both processes are pinned to the same CPU (they never run at once), so a
+    difference between the machine's CPUs does not fall on one side. Returns (ours per batch,
+    upstream per batch); the median of the per-batch ratios is the figure to read."""
+    cpu = max(os.sched_getaffinity(0))
     procs = []
     for python, ours in ((ours_python(), True), (ref_python(), False)):
         p = subprocess.Popen([python, "-c", program, *map(str, args)], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True, env=thread_env(threads, ours))
+                             stdout=subprocess.PIPE, text=True, env=thread_env(threads, ours),
+                             preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
         if p.stdout.readline().strip() != "ready":
             raise RuntimeError(f"{python} did not start the benchmark program")
         procs.append(p)

@@ -6,7 +6,7 @@ intra-op thread (OMP_NUM_THREADS=1 for upstream, RAYON_NUM_THREADS=1 for the cpu
 benchmarks/sidebyside.py), so the ratio compares work, not thread counts; set BENCH_THREADS to
 change that.
 
-    .venv/bin/python benchmarks/training_step.py [--batches 20] [--json docs/bench-training.json]
+    .venv/bin/python benchmarks/training_step.py [--batches 30] [--steps 30] [--json docs/bench-training.json]
 """
 
 import argparse
@@ -56,8 +56,8 @@ for line in sys.stdin:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", default="")
-    ap.add_argument("--batches", type=int, default=20)
-    ap.add_argument("--steps", type=int, default=10, help="training steps per batch")
+    ap.add_argument("--batches", type=int, default=30)
+    ap.add_argument("--steps", type=int, default=30, help="training steps per batch")
     ap.add_argument("--cases", default="mlp,cnn,llama-tiny")
     args = ap.parse_args()
     threads = os.environ.get("BENCH_THREADS", "1")
