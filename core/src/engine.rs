@@ -220,34 +220,56 @@ pub fn _tn_execute<'py>(
                     continue; // a target reached: nothing below it is needed
                 }
             }
-            let grads_list = to_list(py, &grads)?;
-            let grads_list = if hooked {
-                pre_hooks
-                    .call1((&node, grads_list))?
-                    .downcast_into::<PyList>()?
+            let native = node.downcast::<Node>()?.borrow().native;
+            let native_outs = if native != crate::formulas::Kind::None
+                && !hooked
+                && !create_graph
+                && !check_nan
+            {
+                crate::formulas::backward(py, native, node.downcast::<Node>()?, &grads)?
             } else {
-                grads_list
+                None
             };
-            let applied = node.call_method1(
-                intern!(py, "_tn_apply"),
-                (grads_list.get_slice(0, grads_list.len()),),
-            )?;
-            let mut outs = validate(
-                py,
-                &node,
-                &edges,
-                applied,
-                check_nan,
-                &validate_one,
-                &validate_all,
-            )?;
-            if hooked {
-                let r = post_hooks.call1((&node, to_list(py, &outs)?, &grads_list))?;
-                outs = from_seq(&r)?;
-            }
-            if !keep_graph {
-                node.call_method0(intern!(py, "_tn_release"))?;
-            }
+            let outs = match native_outs {
+                Some(outs) => {
+                    let outs = check(py, &node, &edges, outs, &validate_one)?;
+                    if !keep_graph {
+                        crate::formulas::release(py, node.downcast::<Node>()?)?;
+                    }
+                    outs
+                }
+                None => {
+                    let grads_list = to_list(py, &grads)?;
+                    let grads_list = if hooked {
+                        pre_hooks
+                            .call1((&node, grads_list))?
+                            .downcast_into::<PyList>()?
+                    } else {
+                        grads_list
+                    };
+                    let applied = node.call_method1(
+                        intern!(py, "_tn_apply"),
+                        (grads_list.get_slice(0, grads_list.len()),),
+                    )?;
+                    let mut outs = validate(
+                        py,
+                        &node,
+                        &edges,
+                        applied,
+                        check_nan,
+                        &validate_one,
+                        &validate_all,
+                    )?;
+                    if hooked {
+                        let r = post_hooks.call1((&node, to_list(py, &outs)?, &grads_list))?;
+                        outs = from_seq(&r)?;
+                    }
+                    if !keep_graph {
+                        node.call_method0(intern!(py, "_tn_release"))?;
+                    }
+                    outs
+                }
+            };
             for ((nxt, nr), g) in edges.into_iter().zip(outs) {
                 if let Some(nxt) = nxt {
                     deliver(
@@ -298,7 +320,18 @@ fn validate<'py>(
     if check_nan {
         return from_seq(&validate_all.call1((node, applied))?);
     }
-    let mut outs = from_seq(&applied)?;
+    check(py, node, edges, from_seq(&applied)?, validate_one)
+}
+
+/// One gradient per edge, each of the receiving output's shape and dtype (`validate_one`
+/// reduces, casts or raises for one that is not).
+fn check<'py>(
+    py: Python<'py>,
+    node: &Bound<'py, PyAny>,
+    edges: &[(Option<PyObject>, i64)],
+    mut outs: Vec<Option<PyObject>>,
+    validate_one: &Bound<'py, PyAny>,
+) -> PyResult<Vec<Option<PyObject>>> {
     if outs.len() != edges.len() {
         let name: String = node.call_method0(intern!(py, "name"))?.extract()?;
         return Err(PyRuntimeError::new_err(format!(

@@ -53,10 +53,10 @@ pub struct Node {
     pub _tn_seq: i64,
     /// Saved values by name (`SavedTensor`s and plain arguments).
     #[pyo3(get, set)]
-    _tn_saved: Option<PyObject>,
+    pub _tn_saved: Option<PyObject>,
     /// Metadata of every tensor argument by name.
     #[pyo3(get, set)]
-    _tn_argmeta: Option<PyObject>,
+    pub _tn_argmeta: Option<PyObject>,
     /// The derivative formula (built-in nodes).
     #[pyo3(get, set)]
     _tn_f: Option<PyObject>,
@@ -64,6 +64,8 @@ pub struct Node {
     /// retain_grad, all kept in its `__dict__`): the engine asks Python for them only then.
     #[pyo3(get, set)]
     pub _tn_hooked: bool,
+    /// The native formula the engine may run instead of `_tn_f` (formulas.rs).
+    pub native: crate::formulas::Kind,
 }
 
 impl Node {
@@ -107,6 +109,7 @@ impl Node {
             _tn_argmeta: None,
             _tn_f: None,
             _tn_hooked: false,
+            native: crate::formulas::Kind::None,
         }
     }
 
@@ -244,6 +247,8 @@ pub struct RecordPlan {
     /// `result0`, `result1`, ...
     result_save: Vec<(usize, Py<PyString>)>,
     result_save_multi: Vec<(usize, Py<PyString>)>,
+    /// The operator's native formula, if it has one.
+    native: crate::formulas::Kind,
 }
 
 #[pymethods]
@@ -260,7 +265,16 @@ impl RecordPlan {
         result_save: Vec<(usize, Py<PyString>)>,
         result_save_multi: Vec<(usize, Py<PyString>)>,
     ) -> Self {
+        let native = Python::with_gil(|py| {
+            formula
+                .getattr(py, "op")
+                .and_then(|o| o.extract::<String>(py))
+                .map_or(crate::formulas::Kind::None, |o| {
+                    crate::formulas::Kind::of(&o)
+                })
+        });
         RecordPlan {
+            native,
             formula,
             node_cls,
             names,
@@ -474,6 +488,7 @@ pub fn _tn_record(
         nb._tn_out_meta = Some(PyTuple::new(py, &metas)?.into_any().unbind());
         nb._tn_seq = _tn_next_seq();
         nb._tn_argmeta = Some(argmeta.into_any().unbind());
+        nb.native = plan.native;
     }
     RECORDED.fetch_add(1, Ordering::Relaxed);
     let edge_key = intern!(py, "_tn_edge");

@@ -37,7 +37,7 @@ fn channels_last_strides(sizes: &[i64]) -> Vec<i64> {
 }
 
 /// c10's `compute_non_overlapping_and_dense`.
-fn is_non_overlapping_and_dense(sizes: &[i64], strides: &[i64]) -> bool {
+pub(crate) fn is_non_overlapping_and_dense(sizes: &[i64], strides: &[i64]) -> bool {
     if sizes.len() == 1 {
         return sizes[0] < 2 || strides[0] == 1;
     }

@@ -19,6 +19,7 @@ pub mod door;
 pub mod dtype;
 pub mod engine;
 pub mod fastpath;
+pub mod formulas;
 pub mod graph;
 pub mod launch;
 pub mod layout;
@@ -226,6 +227,8 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<graph::RecordPlan>()?;
     m.add_function(wrap_pyfunction!(graph::_tn_record, m)?)?;
     m.add_function(wrap_pyfunction!(engine::_tn_execute, m)?)?;
+    m.add_function(wrap_pyfunction!(formulas::_tn_set_native_formulas, m)?)?;
+    m.add_function(wrap_pyfunction!(formulas::_tn_native_formula_runs, m)?)?;
     m.add_function(wrap_pyfunction!(graph::_tn_install_record, m)?)?;
     m.add_function(wrap_pyfunction!(graph::_tn_next_seq, m)?)?;
     m.add_function(wrap_pyfunction!(graph::_tn_nodes_recorded, m)?)?;

@@ -515,6 +515,59 @@ impl TensorBase {
         is_contiguous(&self.meta.sizes, &self.meta.strides)
     }
 
+    #[getter]
+    fn _tn_non_overlapping_and_dense(&self) -> bool {
+        crate::layout::is_non_overlapping_and_dense(&self.meta.sizes, &self.meta.strides)
+    }
+
+    /// This gradient, for AccumulateGrad to keep as `variable.grad` without a copy, or None when
+    /// it must be copied: upstream steals a gradient nothing else can see that obeys the
+    /// gradient layout contract (`utils::obeys_layout_contract`: the variable's strides where
+    /// the variable is non-overlapping and dense, else contiguous). A view whose base only it
+    /// holds (a formula's `.t()` of a fresh product) is stolen as a plain alias, as upstream's
+    /// `new_grad.detach()` does. The caller checks that no Python reference but its own remains.
+    fn _tn_steal_as_grad_of(
+        slf: &Bound<'_, Self>,
+        variable: &Bound<'_, TensorBase>,
+    ) -> PyResult<Option<PyObject>> {
+        let py = slf.py();
+        let me = slf.borrow();
+        let var = variable.borrow();
+        if me.batched
+            || me.functional
+            || me.meta.sizes != var.meta.sizes
+            || me.device() != var.device()
+        {
+            return Ok(None);
+        }
+        let obeys =
+            if crate::layout::is_non_overlapping_and_dense(&var.meta.sizes, &var.meta.strides) {
+                me.meta.sizes.iter().enumerate().all(|(i, &n)| {
+                    if n != 1 {
+                        me.meta.strides[i] == var.meta.strides[i]
+                    } else {
+                        me.meta.strides[i] != 0
+                    }
+                })
+            } else {
+                is_contiguous(&me.meta.sizes, &me.meta.strides)
+            };
+        if !obeys {
+            return Ok(None);
+        }
+        match &me.base {
+            None if Arc::strong_count(&me.storage) == 1 => {
+                Ok(Some(slf.clone().into_any().unbind()))
+            }
+            Some(b) if Arc::strong_count(&me.storage) == 2 && b.get_refcnt(py) == 1 => {
+                let t = me.view_of(me.meta.clone(), None);
+                drop(me);
+                Ok(Some(wrap(py, t)?))
+            }
+            _ => Ok(None),
+        }
+    }
+
     fn _tn_size(&self, dim: i64) -> PyResult<i64> {
         Ok(self.meta.sizes
             [dim_index(dim, self.meta.sizes.len())?.min(self.meta.sizes.len().saturating_sub(1))])
@@ -639,14 +692,24 @@ impl TensorBase {
     }
 
     /// A fresh tensor object sharing storage, geometry and version counter (`detach`, `alias`).
-    #[pyo3(signature = (cls=None))]
-    fn _tn_alias(slf: &Bound<'_, Self>, cls: Option<Bound<'_, PyType>>) -> PyResult<PyObject> {
+    /// `view=False`: no `_base` (upstream's `detach` is not a view, even of a view).
+    #[pyo3(signature = (cls=None, view=true))]
+    fn _tn_alias(
+        slf: &Bound<'_, Self>,
+        cls: Option<Bound<'_, PyType>>,
+        view: bool,
+    ) -> PyResult<PyObject> {
         if slf.borrow().batched {
             return Err(batched_kernel_error());
         }
         let py = slf.py();
         let me = slf.borrow();
-        let t = me.view_of(me.meta.clone(), me.base.as_ref().map(|b| b.clone_ref(py)));
+        let base = if view {
+            me.base.as_ref().map(|b| b.clone_ref(py))
+        } else {
+            None
+        };
+        let t = me.view_of(me.meta.clone(), base);
         drop(me);
         match cls {
             Some(c) => wrap_as(py, &c, t),

@@ -470,6 +470,30 @@ def backward_on_tensor_without_grad():
     torch.ones(2).sum().backward()
 
 
+@case
+def leaf_gradient_layout():
+    """AccumulateGrad's layout contract: a gradient keeps the leaf's strides (a linear layer's
+    weight gradient is contiguous, a transposed leaf's is transposed), a leaf that is not dense
+    gets a contiguous one; none of them is a view."""
+    lin = nn.Linear(4, 3)
+    lin(_ramp(5, 4)).sum().backward()
+    wt = _ramp(3, 4).t().requires_grad_()
+    (_ramp(5, 4) @ wt).sum().backward()
+    ex = torch.ones(3, 1).expand(3, 4).requires_grad_()
+    (ex * _ramp(3, 4)).sum().backward()
+    out = []
+    for g in (lin.weight.grad, lin.bias.grad, wt.grad, ex.grad):
+        out += [g, g.stride(), g._base is None, g._is_view()]
+    return out
+
+
+@case
+def detach_of_a_view_is_not_a_view():
+    a = _ramp(3, 4)
+    d = a.t().detach()
+    return d, d.stride(), d._base is None, d._is_view(), a[1:].detach()._is_view()
+
+
 # --- optimizers ---------------------------------------------------------------------------------
 
 def _train(opt_fn, steps=5, sched=False, clip=None):

@@ -265,6 +265,23 @@ unsafe fn sum_f32_run(p: *const f32, n: usize) -> f64 {
     ((quads[0] + quads[2]) + (quads[1] + quads[3])) + tail
 }
 
+/// A contiguous input whose reduced dims are one block of consecutive dims followed by at least
+/// one kept dim of more than one element: (outer, rows, inner) of it seen as
+/// `[outer, rows, inner]` reduced over its middle dim.
+fn reduced_block(a: &Tensor, red: &[usize]) -> Option<(usize, usize, usize)> {
+    let (&first, &last) = (red.first()?, red.last()?);
+    if last + 1 - first != red.len() || last + 1 >= a.ndim() || !a.is_contiguous() {
+        return None;
+    }
+    let prod = |d: &[i64]| d.iter().product::<i64>() as usize;
+    let (outer, rows, inner) = (
+        prod(&a.sizes[..first]),
+        prod(&a.sizes[first..=last]),
+        prod(&a.sizes[last + 1..]),
+    );
+    (inner > 1 && rows > 0).then_some((outer, rows, inner))
+}
+
 /// `sum.dim_IntList(self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None)` and
 /// `sum(self, *, dtype)`: each element is converted to the output dtype, then accumulated.
 fn sum(c: &mut Call) -> KResult {
@@ -293,6 +310,21 @@ fn sum(c: &mut Call) -> KResult {
             return r.write(&out, |j| accs[j]);
         }
         if od == TnDtype::Float32 && a.dtype == TnDtype::Float32 {
+            if let Some((outer, rows, inner)) = reduced_block(&a, &r.red) {
+                // whole rows summed into a row of accumulators: the same sequential order per
+                // output as the loop below, vectorised across the outputs (a bias gradient,
+                // `sum(0)` of a [tokens, features] gradient, was 10x upstream's time strided)
+                let x = std::slice::from_raw_parts(a.data as *const f32, outer * rows * inner);
+                let mut accs = vec![0f64; outer * inner];
+                for (o, acc) in accs.chunks_exact_mut(inner).enumerate() {
+                    for row in x[o * rows * inner..(o + 1) * rows * inner].chunks_exact(inner) {
+                        for (a, &v) in acc.iter_mut().zip(row) {
+                            *a += v as f64;
+                        }
+                    }
+                }
+                return r.write(&out, |j| accs[j] as f32);
+            }
             let mut accs = vec![0f64; r.out_numel];
             r.visit(|oi, os, p, s, _, _, n| {
                 if os == 0 && s == 4 {

@@ -257,8 +257,13 @@ def _sum_to(g, shape, sizes):
     dims = sum_to_dims(shape, sizes)
     if not dims:
         return g
+    lead = len(sizes) - len(shape)
+    if lead and len(dims) == lead:
+        # only leading dimensions (a broadcast bias): one sum without keepdim, no view left
+        # holding the sum's result (AccumulateGrad can keep the gradient without a copy)
+        return C._aten_dispatch("sum.dim_IntList", g, dims, False, None)
     out = C._aten_dispatch("sum.dim_IntList", g, dims, True, None)
-    return C._aten_dispatch("view", out, list(shape)) if len(sizes) > len(shape) else out
+    return C._aten_dispatch("view", out, list(shape)) if lead else out
 
 
 def _expandable(shape, to):
@@ -284,10 +289,18 @@ def _accumulate_into_leaf(acc, g, create_graph):
     if old is None:
         if create_graph:
             new = g
-        elif sys.getrefcount(g) <= _STEALABLE_REFS and g._tn_storage_use_count == 1 and G.grad_fn_of(g) is None:
-            new = g  # nothing else can see this buffer: steal it, as upstream does
         else:
-            new = C._aten_dispatch("clone", g, CONTIGUOUS_FORMAT)
+            # nothing else can see this buffer and it has the variable's layout: steal it, as
+            # upstream does; else a copy in the variable's layout (utils::clone_obey_contract)
+            new = None
+            if sys.getrefcount(g) <= _STEALABLE_REFS and G.grad_fn_of(g) is None:
+                new = g._tn_steal_as_grad_of(var)
+            if new is None:
+                if var._tn_non_overlapping_and_dense:
+                    new = C._aten_dispatch("empty_strided", var._tn_sizes, var._tn_strides, g.dtype, None, g.device, None)
+                    new.copy_(g)
+                else:
+                    new = C._aten_dispatch("clone", g, CONTIGUOUS_FORMAT)
         if not create_graph and G.grad_fn_of(new) is not None:
             new = new.detach()
         var.__dict__["_tn_grad"] = new

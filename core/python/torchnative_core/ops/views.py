@@ -323,8 +323,7 @@ def lift_fresh_copy(self):
 
 @impl("detach")
 def detach(self):
-    out = self._tn_alias()
-    return out
+    return self._tn_alias(None, False)
 
 
 @impl("split.Tensor")

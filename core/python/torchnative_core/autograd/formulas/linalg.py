@@ -9,9 +9,30 @@ def _scale(g, a):
     return g if a == 1 else g * a
 
 
+def _column_major(t):
+    st = t.stride()
+    return st[0] == 1 and st[1] == t.shape[0]
+
+
+def _mat1_grad(g, mat1, mat2):
+    # upstream's mm_mat1_backward: a column-major input (a transposed weight) gets a
+    # column-major gradient, which AccumulateGrad can then keep without a copy
+    if _column_major(mat1):
+        return mat2.mm(g.t()).t()
+    return g.mm(mat2.t())
+
+
+def _mat2_grad(g, mat1, mat2):
+    # upstream's mm_mat2_backward, likewise
+    if _column_major(mat2):
+        return g.t().mm(mat1).t()
+    return mat1.t().mm(g)
+
+
 @formula("mm", save=("self", "mat2"))
 def _(s, g):
-    return (g.mm(s.mat2.t()) if s.needs(0) else None), (s.self.t().mm(g) if s.needs(1) else None)
+    m1, m2 = s.self, s.mat2
+    return (_mat1_grad(g, m1, m2) if s.needs(0) else None), (_mat2_grad(g, m1, m2) if s.needs(1) else None)
 
 
 @formula("bmm", save=("self", "mat2"))
@@ -22,10 +43,11 @@ def _(s, g):
 @formula("addmm", "addmm_", save=("mat1", "mat2"))
 def _(s, g):
     a = s.alpha
+    m1, m2 = s.mat1, s.mat2
     return (
         _scale(g, s.beta) if s.needs(0) else None,
-        _scale(g.mm(s.mat2.t()), a) if s.needs(1) else None,
-        _scale(s.mat1.t().mm(g), a) if s.needs(2) else None,
+        _scale(_mat1_grad(g, m1, m2), a) if s.needs(1) else None,
+        _scale(_mat2_grad(g, m1, m2), a) if s.needs(2) else None,
     )
 
 

@@ -1,0 +1,392 @@
+//! Native backward formulas for the operators a training step records most (views, transposes,
+//! matrix products, the arithmetic of residuals and norms): the same compositions of door
+//! operators as their Python formulas in `autograd/formulas/`, called from the engine's loop
+//! without the Python frames around them (the `Formula` object, the saved-value view, the tensor
+//! methods' binding), which cost more than the kernels on a small model.
+//!
+//! A native formula covers the plain case only and answers `None` for anything else — a
+//! gradient graph being built (`create_graph`), a complex dtype, a saved tensor that was packed by
+//! hooks, modified in place or released, a scale other than 1 — and the engine then runs the
+//! Python formula, which handles (or reports) every case. The two must agree to the bit: each
+//! is written as the same door calls in the same order.
+
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString, PyTuple};
+use torchnative_abi::TnDtype;
+
+use crate::door::_aten_dispatch;
+use crate::graph::Node;
+use crate::tensor::TensorBase;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+static ENABLED: AtomicBool = AtomicBool::new(true);
+static RUNS: AtomicU64 = AtomicU64::new(0);
+
+/// Turns the native formulas off (every node then runs its Python formula) or back on; returns
+/// the previous setting. For tests that compare the two.
+#[pyfunction]
+pub fn _tn_set_native_formulas(on: bool) -> bool {
+    ENABLED.swap(on, Ordering::Relaxed)
+}
+
+/// How many nodes a native formula has run (tests check that it does).
+#[pyfunction]
+pub fn _tn_native_formula_runs() -> u64 {
+    RUNS.load(Ordering::Relaxed)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub enum Kind {
+    None = 0,
+    /// `view`, `_unsafe_view`: the gradient reshaped to the input's sizes.
+    Reshape,
+    T,
+    Transpose,
+    Mm,
+    Addmm,
+    Mul,
+    Add,
+    Sub,
+    Neg,
+    Relu,
+    Slice,
+    Cat,
+}
+
+impl Kind {
+    pub fn of(op: &str) -> Kind {
+        match op {
+            "view" | "_unsafe_view" => Kind::Reshape,
+            "t" => Kind::T,
+            "transpose.int" => Kind::Transpose,
+            "mm" => Kind::Mm,
+            "addmm" => Kind::Addmm,
+            "mul.Tensor" => Kind::Mul,
+            "add.Tensor" => Kind::Add,
+            "sub.Tensor" => Kind::Sub,
+            "neg" => Kind::Neg,
+            "relu" => Kind::Relu,
+            "slice.Tensor" => Kind::Slice,
+            "cat" => Kind::Cat,
+            _ => Kind::None,
+        }
+    }
+}
+
+fn real_float(dt: TnDtype) -> bool {
+    matches!(
+        dt,
+        TnDtype::Float16 | TnDtype::Float32 | TnDtype::Float64 | TnDtype::BFloat16
+    )
+}
+
+/// A saved argument that is not a tensor (a dimension, a scale), as it is.
+fn saved<'py>(
+    saved: &Bound<'py, PyDict>,
+    name: &Bound<'py, PyString>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    saved.get_item(name)
+}
+
+/// A saved tensor, unpacked when its `SavedTensor` holds it unchanged (no unpack hook, not
+/// released, the same version); None otherwise.
+fn saved_tensor<'py>(
+    py: Python<'py>,
+    saved: &Bound<'py, PyDict>,
+    name: &Bound<'py, PyString>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let Some(v) = saved.get_item(name)? else {
+        return Ok(None);
+    };
+    if !v.hasattr(intern!(py, "unpack_hook"))? || !v.getattr(intern!(py, "unpack_hook"))?.is_none()
+    {
+        return Ok(None);
+    }
+    let data = v.getattr(intern!(py, "data"))?;
+    let Ok(t) = data.downcast::<TensorBase>() else {
+        return Ok(None);
+    };
+    let version: i64 = v.getattr(intern!(py, "version"))?.extract()?;
+    if t.borrow()
+        .version
+        .load(std::sync::atomic::Ordering::Relaxed)
+        != version
+    {
+        return Ok(None);
+    }
+    Ok(Some(data))
+}
+
+/// A saved tensor that must be present (else the Python formula takes over).
+macro_rules! need {
+    ($e:expr) => {
+        match $e {
+            Some(x) => x,
+            None => return Ok(None),
+        }
+    };
+}
+
+fn is_one(v: Option<&Bound<'_, PyAny>>) -> bool {
+    match v {
+        None => true,
+        Some(v) => {
+            v.extract::<f64>().is_ok_and(|x| x == 1.0)
+                && !v.is_instance_of::<pyo3::types::PyComplex>()
+        }
+    }
+}
+
+struct Door<'py> {
+    py: Python<'py>,
+}
+
+impl<'py> Door<'py> {
+    fn call<const N: usize>(
+        &self,
+        op: &Bound<'py, PyString>,
+        args: [Bound<'py, PyAny>; N],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        Ok(_aten_dispatch(self.py, op, &PyTuple::new(self.py, args)?, None)?.into_bound(self.py))
+    }
+}
+
+/// The sizes in a metadata tuple `(dtype code, device code, *sizes)`.
+fn meta_sizes(m: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
+    let m = m.downcast::<PyTuple>()?;
+    m.get_slice(2, m.len()).extract()
+}
+
+/// The sizes of tensor argument `name`, from the node's argument metadata.
+fn arg_sizes(
+    argmeta: Option<&Bound<'_, PyAny>>,
+    name: &Bound<'_, PyString>,
+) -> PyResult<Option<Vec<i64>>> {
+    let Some(m) = argmeta else { return Ok(None) };
+    match m.downcast::<PyDict>()?.get_item(name)? {
+        Some(m) if !m.is_none() => Ok(Some(meta_sizes(&m)?)),
+        _ => Ok(None),
+    }
+}
+
+fn column_major(t: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let t = t.downcast::<TensorBase>()?.borrow();
+    let (sz, st) = (&t.meta.sizes, &t.meta.strides);
+    Ok(sz.len() == 2 && st[0] == 1 && st[1] == sz[0])
+}
+
+/// The gradients of `node`'s inputs for output gradients `grads`, or None where the Python
+/// formula must run.
+pub fn backward<'py>(
+    py: Python<'py>,
+    kind: Kind,
+    node: &Bound<'py, Node>,
+    grads: &[Option<PyObject>],
+) -> PyResult<Option<Vec<Option<PyObject>>>> {
+    if !ENABLED.load(Ordering::Relaxed) {
+        return Ok(None);
+    }
+    let nb = node.borrow();
+    let n = nb.edges().len();
+    let needs: Vec<bool> = nb.edges().iter().map(|(x, _)| x.is_some()).collect();
+    let Some(g) = grads.first().and_then(|g| g.as_ref()) else {
+        return Ok(if grads.iter().all(|g| g.is_none()) {
+            Some((0..n).map(|_| None).collect())
+        } else {
+            None
+        });
+    };
+    let g = g.bind(py).clone();
+    match g.downcast::<TensorBase>() {
+        Ok(t) if real_float(t.borrow().meta.dtype) && !t.borrow().batched => {}
+        _ => return Ok(None),
+    }
+    let Some(sv) = nb._tn_saved.as_ref().map(|s| s.bind(py).clone()) else {
+        return Ok(None);
+    };
+    let sv = sv.downcast_into::<PyDict>()?;
+    let argmeta = nb._tn_argmeta.as_ref().map(|s| s.bind(py).clone());
+    drop(nb);
+    let d = Door { py };
+    let some = |x: Bound<'py, PyAny>| Some(x.unbind());
+    let out: Vec<Option<PyObject>> = match kind {
+        Kind::None => return Ok(None),
+        Kind::Reshape => {
+            let sizes = need!(arg_sizes(argmeta.as_ref(), intern!(py, "self"))?);
+            let sizes = pyo3::types::PyList::new(py, sizes)?.into_any();
+            vec![some(d.call(intern!(py, "reshape"), [g, sizes])?)]
+        }
+        Kind::T => vec![some(d.call(intern!(py, "t"), [g])?)],
+        Kind::Transpose => {
+            let d0 = need!(saved(&sv, intern!(py, "dim0"))?);
+            let d1 = need!(saved(&sv, intern!(py, "dim1"))?);
+            vec![some(d.call(intern!(py, "transpose.int"), [g, d0, d1])?)]
+        }
+        Kind::Mm | Kind::Addmm => {
+            let (n1, n2, first) = if kind == Kind::Mm {
+                (intern!(py, "self"), intern!(py, "mat2"), 0)
+            } else {
+                if !is_one(saved(&sv, intern!(py, "alpha"))?.as_ref())
+                    || !is_one(saved(&sv, intern!(py, "beta"))?.as_ref())
+                {
+                    return Ok(None);
+                }
+                (intern!(py, "mat1"), intern!(py, "mat2"), 1)
+            };
+            let m1 = need!(saved_tensor(py, &sv, n1)?);
+            let m2 = need!(saved_tensor(py, &sv, n2)?);
+            let (t, mm) = (intern!(py, "t"), intern!(py, "mm"));
+            let mut out = Vec::with_capacity(n);
+            if first == 1 {
+                out.push(needs[0].then(|| g.clone().unbind()));
+            }
+            // upstream's mm_mat1_backward / mm_mat2_backward: a column-major input (a
+            // transposed weight) gets a column-major gradient
+            out.push(if needs[first] {
+                if column_major(&m1)? {
+                    let gt = d.call(t, [g.clone()])?;
+                    some(d.call(t, [d.call(mm, [m2.clone(), gt])?])?)
+                } else {
+                    some(d.call(mm, [g.clone(), d.call(t, [m2.clone()])?])?)
+                }
+            } else {
+                None
+            });
+            out.push(if needs[first + 1] {
+                if column_major(&m2)? {
+                    let gt = d.call(t, [g.clone()])?;
+                    some(d.call(t, [d.call(mm, [gt, m1])?])?)
+                } else {
+                    some(d.call(mm, [d.call(t, [m1])?, g])?)
+                }
+            } else {
+                None
+            });
+            out
+        }
+        Kind::Mul => {
+            let mul = intern!(py, "mul.Tensor");
+            let a = if needs[0] {
+                let other = need!(saved_tensor(py, &sv, intern!(py, "other"))?);
+                some(d.call(mul, [g.clone(), other])?)
+            } else {
+                None
+            };
+            let b = if needs.get(1).copied().unwrap_or(false) {
+                let me = need!(saved_tensor(py, &sv, intern!(py, "self"))?);
+                some(d.call(mul, [g, me])?)
+            } else {
+                None
+            };
+            vec![a, b]
+        }
+        Kind::Add | Kind::Sub => {
+            if !is_one(saved(&sv, intern!(py, "alpha"))?.as_ref()) {
+                return Ok(None);
+            }
+            let b = if needs.get(1).copied().unwrap_or(false) {
+                if kind == Kind::Add {
+                    Some(g.clone().unbind())
+                } else {
+                    some(d.call(intern!(py, "neg"), [g.clone()])?)
+                }
+            } else {
+                None
+            };
+            vec![Some(g.unbind()), b]
+        }
+        Kind::Neg => vec![some(d.call(intern!(py, "neg"), [g])?)],
+        Kind::Relu => {
+            let r = need!(saved_tensor(py, &sv, intern!(py, "result"))?);
+            let zero = 0i64.into_pyobject(py)?.into_any();
+            vec![some(
+                d.call(intern!(py, "threshold_backward"), [g, r, zero])?,
+            )]
+        }
+        Kind::Slice => {
+            // the gradient placed in zeros of the input's length along `dim` (step 1 only)
+            let sizes = need!(arg_sizes(argmeta.as_ref(), intern!(py, "self"))?);
+            let nd = sizes.len() as i64;
+            let step = saved(&sv, intern!(py, "step"))?;
+            if nd == 0 || step.is_some_and(|s| s.extract::<i64>().ok() != Some(1)) {
+                return Ok(None);
+            }
+            let dim = need!(saved(&sv, intern!(py, "dim"))?)
+                .extract::<i64>()?
+                .rem_euclid(nd);
+            let size = sizes[dim as usize];
+            let start = match saved(&sv, intern!(py, "start"))? {
+                Some(v) if !v.is_none() => v.extract::<i64>()?,
+                _ => 0,
+            };
+            let start = if start < 0 { start + size } else { start }.clamp(0, size);
+            let gn = g.downcast::<TensorBase>()?.borrow().meta.sizes[dim as usize];
+            let mut pad = vec![0i64; 2 * (nd - 1 - dim) as usize];
+            pad.extend([start, size - start - gn]);
+            let pad = pyo3::types::PyList::new(py, pad)?.into_any();
+            let zero = 0i64.into_pyobject(py)?.into_any();
+            vec![some(
+                d.call(intern!(py, "constant_pad_nd"), [g, pad, zero])?,
+            )]
+        }
+        Kind::Cat => {
+            // one narrow of the gradient per input, a legacy empty input ([0]) skipped
+            let Some(m) = argmeta else { return Ok(None) };
+            let metas = need!(m.downcast::<PyDict>()?.get_item(intern!(py, "tensors"))?);
+            let nd = g.downcast::<TensorBase>()?.borrow().meta.sizes.len() as i64;
+            if nd == 0 {
+                return Ok(None);
+            }
+            let dim = need!(saved(&sv, intern!(py, "dim"))?)
+                .extract::<i64>()?
+                .rem_euclid(nd);
+            let narrow = intern!(py, "narrow");
+            let mut out = Vec::new();
+            let mut off = 0i64;
+            for m in metas.try_iter()? {
+                let m = m?;
+                if m.is_none() {
+                    return Ok(None);
+                }
+                let sizes = meta_sizes(&m)?;
+                if sizes.len() == 1 && sizes[0] == 0 && nd != 1 {
+                    out.push(None);
+                    continue;
+                }
+                let len = *need!(sizes.get(dim as usize));
+                let args = [
+                    g.clone(),
+                    dim.into_pyobject(py)?.into_any(),
+                    off.into_pyobject(py)?.into_any(),
+                    len.into_pyobject(py)?.into_any(),
+                ];
+                out.push(some(d.call(narrow, args)?));
+                off += len;
+            }
+            out
+        }
+    };
+    if out.len() != n {
+        return Ok(None);
+    }
+    RUNS.fetch_add(1, Ordering::Relaxed);
+    Ok(Some(out))
+}
+
+/// `Node._tn_release` for a node with a native formula: its saved tensors dropped.
+pub fn release(py: Python<'_>, node: &Bound<'_, Node>) -> PyResult<()> {
+    let Some(sv) = node.borrow()._tn_saved.as_ref().map(|s| s.clone_ref(py)) else {
+        return Ok(());
+    };
+    let sv = sv.bind(py).downcast::<PyDict>()?.clone();
+    for v in sv.values() {
+        if v.hasattr(intern!(py, "unpack_hook"))? {
+            v.setattr(intern!(py, "data"), py.None())?;
+            v.setattr(intern!(py, "packed"), py.None())?;
+        }
+    }
+    Ok(())
+}
