@@ -1,12 +1,14 @@
 """The kernels a training step runs beyond the forward ones: the cpu backend's nll_loss_forward,
 nll_loss_backward, threshold_backward, (float32, last dim) _log_softmax_backward_data, and the
 optimizers' addcmul/addcdiv/lerp and add/sub with alpha (float32/float64, in place too), and
-max_pool2d's backward (max_pool2d_with_indices_backward, every float dtype) compute what
+max_pool2d's backward (max_pool2d_with_indices_backward, every float dtype) and batch norm's
+(native_batch_norm_backward, float32 contiguous, training and evaluation) compute what
 upstream's CPU kernels compute, bit for bit
 (signed zeros included, NaN as NaN): every reduction, with and without class weights, ignore_index, 1-D and 2-D inputs,
 non-contiguous inputs, uint8 targets, float32/float64/float16/bfloat16, batches long enough for
-upstream's cascade of partial sums to reach its second and third levels; log_softmax rows
-shorter and longer than a vector, through autograd and cross_entropy too (claimed where upstream
+upstream's cascade of partial sums to reach its second and third levels; log_softmax rows and
+batch-norm planes shorter and longer than a vector, through autograd (and cross_entropy) too
+(claimed where upstream
 runs its AVX2 or AVX512 kernels, as tests/test_kernel_agreement.py); and their errors (type and
 message). The same program runs on both sides, upstream's in its own interpreter.
 `test_comparator_catches_a_sign_of_zero` shows the comparison failing on an injected fault.
@@ -112,6 +114,24 @@ for k in sorted(inp):
                 y = F.max_pool2d(xg, kk, st, pd)
                 y.backward(torch.from_numpy(inp["mg" + k[2:]])[..., : y.shape[-2], : y.shape[-1]].to(dt))
                 put(f"{k}/{dn}/maxpool/{kk}{st}{pd}", xg.grad)
+for k in sorted(inp):
+    if k.startswith("bn"):
+        # batch norm's backward (float32, contiguous): the op in both modes, with and without a
+        # weight, and through autograd from a training-mode forward
+        x, g = torch.from_numpy(inp[k]), torch.from_numpy(inp["bg" + k[2:]])
+        c = x.shape[1]
+        w, mean, invstd = (torch.from_numpy(inp[p + k[2:]]) for p in ("bw", "bm", "bs"))
+        rv = invstd * invstd
+        for train in (True, False):
+            for wn, wv in (("w", w), ("now", None)):
+                r = torch.ops.aten.native_batch_norm_backward(g, x, wv, mean, rv, mean, invstd, train, 1e-5,
+                                                             [True, True, True])
+                for i in range(3):
+                    put(f"{k}/{train}/{wn}/{i}", r[i])
+        xg, wg, bg = (t.clone().requires_grad_() for t in (x, w, mean))
+        F.batch_norm(xg, torch.zeros(c), torch.ones(c), wg, bg, training=True).backward(g)
+        for n, t in (("x", xg), ("w", wg), ("b", bg)):
+            put(f"{k}/autograd/{n}", t.grad)
 x = torch.randn(4, 5)
 err("oob", lambda: torch.ops.aten.nll_loss_forward(x, torch.tensor([0, 7, 1, 2]), None, 1, -100))
 err("neg", lambda: torch.ops.aten.nll_loss_forward(x, torch.tensor([0, 1, -3, 2]), None, 0, -100))
@@ -154,6 +174,13 @@ def _inputs() -> dict:
     d["mp0"] = rs.randn(2, 3, 9, 9).astype(np.float32)
     d["mp1"] = np.round(rs.randn(3, 8, 8) * 2).astype(np.float32)
     d["mg0"], d["mg1"] = rs.randn(2, 3, 9, 9).astype(np.float32), rs.randn(3, 8, 8).astype(np.float32)
+    # batch norm: planes longer than, shorter than and not a multiple of a vector; a 3-D input
+    for i, shape in enumerate(((8, 4, 8, 8), (3, 5, 5, 7), (4, 3, 2, 2), (2, 3, 4), (2, 6, 64, 64), (5, 2, 9))):
+        d[f"bn{i}"] = (rs.randn(*shape) * 2 + 0.5).astype(np.float32)
+        d[f"bg{i}"] = rs.randn(*shape).astype(np.float32)
+        c = shape[1]
+        d[f"bw{i}"], d[f"bm{i}"] = rs.randn(c).astype(np.float32), (rs.randn(c) * 0.3).astype(np.float32)
+        d[f"bs{i}"] = (rs.rand(c) + 0.5).astype(np.float32)
     # a 1-D input with a 0-dim target
     d["x1d"], d["t1d"], d["w1d"] = (rs.randn(6) * 2).astype(np.float32), np.array(4, np.int64), rs.rand(6).astype(np.float32)
     d["g1d"], d["o1d"] = rs.randn(6).astype(np.float32), rs.randn(1).astype(np.float32)
@@ -205,8 +232,8 @@ def results(tmp_path_factory):
 
 def test_nll_and_threshold_backward_agree_bit_for_bit(results):
     ours, ref, _, ref_err = results
-    if ref_err["capability"] not in ("AVX2", "AVX512"):  # log_softmax follows upstream's vector order
-        ours, ref = ({k: v for k, v in d.items() if not k.startswith("ls")} for d in (ours, ref))
+    if ref_err["capability"] not in ("AVX2", "AVX512"):  # these follow upstream's vector order
+        ours, ref = ({k: v for k, v in d.items() if not k.startswith(("ls", "bn"))} for d in (ours, ref))
     bad = compare(ours, ref)
     assert not bad, f"{len(bad)} of {len(ref)} outputs differ (elements): {dict(list(bad.items())[:20])}"
 

@@ -1,5 +1,6 @@
 //! Neural-network kernels: `_softmax`, `_log_softmax`, `native_layer_norm`,
-//! `_native_batch_norm_legit_no_training`, `_scaled_dot_product_flash_attention_for_cpu`.
+//! `_native_batch_norm_legit_no_training`, `native_batch_norm` and its backward,
+//! `_scaled_dot_product_flash_attention_for_cpu`.
 //! Formulas follow upstream's CPU kernels (noted per op); f16/bf16 compute in f32.
 
 use torchnative_abi::TnDtype;
@@ -17,6 +18,7 @@ kernels! {
     k_layer_norm = "aten::native_layer_norm" => |c| layer_norm(c);
     k_batch_norm_eval = "aten::_native_batch_norm_legit_no_training" => |c| batch_norm_eval(c);
     k_batch_norm_train = "aten::native_batch_norm" => |c| batch_norm_train(c);
+    k_batch_norm_backward = "aten::native_batch_norm_backward" => |c| batch_norm_backward(c);
     k_sdpa_flash_cpu = "aten::_scaled_dot_product_flash_attention_for_cpu" => |c| sdpa(c);
     k_sdpa_flash_cpu_backward = "aten::_scaled_dot_product_flash_attention_for_cpu_backward" => |c| sdpa_backward(c);
 }
@@ -623,6 +625,178 @@ fn batch_norm_train(c: &mut Call) -> KResult {
             _ => run!(f64),
         }
     }
+}
+
+/// `native_batch_norm_backward(grad_out, input, weight?, running_mean?, running_var?, save_mean?,
+/// save_invstd?, train, eps, output_mask) -> (grad_input, grad_weight, grad_bias)` for
+/// contiguous float32 inputs of more than one element per plane, as upstream's
+/// `batch_norm_cpu_backward_contiguous_impl` (batch_norm_kernel.cpp, registered with
+/// `REGISTER_DISPATCH` alone: its AVX2 build, 8 lanes, on AVX2 and AVX512 machines). Per channel
+/// `sum` and `dotp` in double, each plane adding `vec::reduce_all(+, dy)` and
+/// `vec::map2_reduce_all((x - mean) * dy, +)`; training: `k = (float)dotp * invstd * invstd / N`,
+/// `grad_mean = sum / N`, `dx = (dy - grad_mean - (x - mean) * k) * invstd * w` (upstream's build
+/// fuses the product into the subtraction); evaluation: `invstd = 1 / sqrt(running_var + eps)`,
+/// `dx = dy * invstd * w`; `grad_weight = dotp * invstd`, `grad_bias = sum`. All three outputs
+/// are written whatever the mask (the core drops the ones not asked for). Other dtypes and
+/// layouts are the core's composition (the op refuses them here).
+fn batch_norm_backward(c: &mut Call) -> KResult {
+    let (dx, dw, db) = (c.out(0)?, c.out(1)?, c.out(2)?);
+    let (g, x) = (c.tensor(0)?, c.tensor(1)?);
+    let w = c.opt_tensor(2)?;
+    let (rm, rv) = (c.opt_tensor(3)?, c.opt_tensor(4)?);
+    let (sm, si) = (c.opt_tensor(5)?, c.opt_tensor(6)?);
+    let (train, eps) = (c.bool(7)?, c.float(8)?);
+    let f32_vec = |t: &Tensor, n: usize| {
+        t.dtype == TnDtype::Float32 && t.ndim() == 1 && t.is_contiguous() && t.numel() == n
+    };
+    let ch = if x.ndim() >= 2 { x.size(1) } else { 0 };
+    let nb = if x.ndim() >= 2 { x.size(0) } else { 0 };
+    let image = x.numel().checked_div(nb * ch).unwrap_or(0);
+    let (mean_src, var_src) = if train { (&sm, &si) } else { (&rm, &rv) };
+    let lanes = crate::vecmath::lanes_avx2_kernel();
+    if lanes.is_none()
+        || x.ndim() < 3
+        || image < 2
+        || x.dtype != TnDtype::Float32
+        || g.dtype != TnDtype::Float32
+        || g.sizes != x.sizes
+        || dx.sizes != x.sizes
+        || !(x.is_contiguous()
+            && g.is_contiguous()
+            && dx.is_contiguous()
+            && dx.dtype == TnDtype::Float32)
+        || !(f32_vec(&dw, ch) && f32_vec(&db, ch))
+        || !w.as_ref().is_none_or(|t| f32_vec(t, ch))
+        || !mean_src.as_ref().is_some_and(|t| f32_vec(t, ch))
+        || !var_src.as_ref().is_some_and(|t| f32_vec(t, ch))
+    {
+        bail!(
+            not_implemented,
+            "native_batch_norm_backward: the cpu kernel takes contiguous float32 inputs of more than one element per plane on AVX2/AVX512"
+        );
+    }
+    let slice =
+        |t: &Tensor, n: usize| unsafe { std::slice::from_raw_parts(t.data as *const f32, n) };
+    // SAFETY: contiguous float32 buffers of the sizes checked above.
+    let p = BnBackward {
+        x: slice(&x, x.numel()),
+        g: slice(&g, x.numel()),
+        w: w.as_ref().map(|t| slice(t, ch)),
+        mean: slice(mean_src.as_ref().unwrap(), ch),
+        var: slice(var_src.as_ref().unwrap(), ch),
+        nb,
+        ch,
+        image,
+        train,
+        eps,
+    };
+    unsafe {
+        let dx = std::slice::from_raw_parts_mut(dx.data as *mut f32, x.numel());
+        let dw = std::slice::from_raw_parts_mut(dw.data as *mut f32, ch);
+        let db = std::slice::from_raw_parts_mut(db.data as *mut f32, ch);
+        bn_backward_avx2(&p, dx, dw, db);
+    }
+    Ok(())
+}
+
+struct BnBackward<'a> {
+    x: &'a [f32],
+    g: &'a [f32],
+    w: Option<&'a [f32]>,
+    /// save_mean and save_invstd (training), running_mean and running_var (evaluation)
+    mean: &'a [f32],
+    var: &'a [f32],
+    nb: usize,
+    ch: usize,
+    image: usize,
+    train: bool,
+    eps: f64,
+}
+
+// compiled with FMA, so that `mul_add` is one instruction (the crate's baseline target would call
+// libm's fma per element)
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn bn_backward_avx2(p: &BnBackward, dx: &mut [f32], dw: &mut [f32], db: &mut [f32]) {
+    bn_backward_body(p, dx, dw, db)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn bn_backward_avx2(p: &BnBackward, dx: &mut [f32], dw: &mut [f32], db: &mut [f32]) {
+    bn_backward_body(p, dx, dw, db)
+}
+
+#[inline(always)]
+fn bn_backward_body(p: &BnBackward, dx: &mut [f32], dw: &mut [f32], db: &mut [f32]) {
+    let (nb, ch, image) = (p.nb, p.ch, p.image);
+    let n = nb * image;
+    for k in 0..ch {
+        let wk = p.w.map_or(1.0, |w| w[k]);
+        let mean = p.mean[k];
+        let invstd = if p.train {
+            p.var[k]
+        } else {
+            (1.0 / (p.var[k] as f64 + p.eps).sqrt()) as f32
+        };
+        let plane = |bi: usize| (bi * ch + k) * image..(bi * ch + k + 1) * image;
+        let (mut sum, mut dotp) = (0f64, 0f64);
+        for bi in 0..nb {
+            let r = plane(bi);
+            sum += crate::vecmath::reduce_all::<8>(|a, b| a + b, &p.g[r.clone()]) as f64;
+            dotp += centered_dot::<8>(&p.x[r.clone()], &p.g[r], mean) as f64;
+        }
+        if p.train {
+            let kk = (dotp as f32) * invstd * invstd / n as f32;
+            let grad_mean = (sum / n as f64) as f32;
+            for bi in 0..nb {
+                let r = plane(bi);
+                for ((o, &xv), &dy) in dx[r.clone()].iter_mut().zip(&p.x[r.clone()]).zip(&p.g[r]) {
+                    *o = (-(xv - mean)).mul_add(kk, dy - grad_mean) * invstd * wk;
+                }
+            }
+        } else {
+            for bi in 0..nb {
+                let r = plane(bi);
+                for (o, &dy) in dx[r.clone()].iter_mut().zip(&p.g[r]) {
+                    *o = dy * invstd * wk;
+                }
+            }
+        }
+        dw[k] = (dotp * invstd as f64) as f32;
+        db[k] = sum as f32;
+    }
+}
+
+/// `vec::map2_reduce_all((x - mean) * y, +)` with `W` lanes: the first vector's products, then
+/// each vector's products added to the running sums; the tail's products fused into the first
+/// lanes' sums (upstream's build contracts the masked `Vec::set` step into a multiply-add, not
+/// the main loop: measured bit for bit, tests/test_training_kernels.py), then the shuffle tree;
+/// a row shorter than a vector folds its products into lane 0 in order.
+#[inline(always)]
+fn centered_dot<const W: usize>(x: &[f32], y: &[f32], mean: f32) -> f32 {
+    let n = x.len();
+    if n < W {
+        let mut a = (x[0] - mean) * y[0];
+        for i in 1..n {
+            a += (x[i] - mean) * y[i];
+        }
+        return a;
+    }
+    let mut acc = [0f32; W];
+    for l in 0..W {
+        acc[l] = (x[l] - mean) * y[l];
+    }
+    let mut d = W;
+    while d + W <= n {
+        for l in 0..W {
+            acc[l] += (x[d + l] - mean) * y[d + l];
+        }
+        d += W;
+    }
+    for l in 0..n - d {
+        acc[l] = (x[d + l] - mean).mul_add(y[d + l], acc[l]);
+    }
+    crate::vecmath::reduce_lanes::<W>(|a, b| a + b, acc)
 }
 
 // ----------------------------------------------------------------------------------------------

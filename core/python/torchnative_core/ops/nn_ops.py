@@ -159,6 +159,31 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     return out, mean, invstd
 
 
+@impl("native_batch_norm_backward")
+def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
+                               output_mask):
+    """One kernel where the device has it (the cpu backend's: contiguous float32, upstream's
+    batch_norm_cpu_backward order); otherwise upstream's decomposition. Outputs not asked for by
+    output_mask are None, as upstream's."""
+    dev = B.device_of(input)
+    sizes = list(input._tn_sizes)
+    if (len(sizes) >= 2 and B.C._tn_has_kernel("native_batch_norm_backward", input._tn_device_key)
+            and input._tn_is_contiguous() and grad_out._tn_is_contiguous()):
+        dt = B.dtype_of(input)
+        dx, dw, db = B.empty(sizes, dt, dev), B.empty([sizes[1]], dt, dev), B.empty([sizes[1]], dt, dev)
+        try:
+            B.launch("native_batch_norm_backward", (grad_out, input, weight, running_mean, running_var, save_mean,
+                                                    save_invstd, train, eps, output_mask), (dx, dw, db))
+        except NotImplementedError:
+            pass
+        else:
+            return tuple(t if m else None for t, m in zip((dx, dw, db), output_mask))
+    from . import upstream_decompositions
+
+    return upstream_decompositions.lookup("native_batch_norm_backward")(
+        grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask)
+
+
 @impl("_native_batch_norm_legit")
 def native_batch_norm_legit(input, weight, bias, running_mean, running_var, training, momentum, eps):
     # upstream's CPU kernel (_batch_norm_legit_cpu) is batch_norm_cpu, as native_batch_norm's

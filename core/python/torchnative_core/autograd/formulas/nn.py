@@ -73,11 +73,31 @@ def _stat_grads(x, mean, rstd, n, g_mean, g_rstd):
     return dx
 
 
+def _bn_backward_kernel(g, x):
+    """Whether the gradient runs as one native_batch_norm_backward: no graph of the backward is
+    built (upstream's double backward differentiates the formula below) and the device's kernel
+    takes the layout (contiguous float32 planes of more than one element)."""
+    return (not torch.is_grad_enabled() and x.dtype is torch.float32 and g.dtype is torch.float32 and x.dim() >= 3
+            and x.numel() >= 2 * x.shape[0] * x.shape[1] > 0 and x.is_contiguous() and g.is_contiguous()
+            and torch._C._tn_has_kernel("native_batch_norm_backward", x.device.type))
+
+
 @formula("native_batch_norm", save=("input", "weight", "running_mean", "running_var", "result1", "result2"), multi=True)
 def _(s, grads):
     g, g_mean, g_invstd = grads
     x, w = s.input, s.weight
     nd = x.dim()
+    if g is not None and _bn_backward_kernel(g, x):
+        # one kernel in upstream's order (the cpu backend's native_batch_norm_backward)
+        mask = [s.needs(0), s.needs(1) and w is not None, s.needs(2)]
+        dx, dw, db = torch._C._aten_dispatch("native_batch_norm_backward", g, x, w, s.running_mean, s.running_var,
+                                             s.result1, s.result2, s.training, s.eps, mask)
+        if s.training and s.needs(0) and (g_mean is not None or g_invstd is not None):
+            shape = [1, x.shape[1]] + [1] * (nd - 2)
+            extra = _stat_grads(x, s.result1.reshape(shape), s.result2.reshape(shape), x.numel() // x.shape[1], g_mean,
+                                g_invstd)
+            dx = extra if dx is None else dx + extra
+        return dx, dw, db
     dims = [0] + list(range(2, nd))
     shape = [1, x.shape[1]] + [1] * (nd - 2)
     n = x.numel() // x.shape[1]
