@@ -55,6 +55,38 @@ thread_local! {
     static FUNCTIONALIZE_TLS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
+/// Operators the autograd step records natively: overload name -> record.py's native plan
+/// (`_TnRecordPlan`), for operators with a formula called positionally, not in place and not
+/// `out=`. A call found here goes to `graph::_tn_record` without record.py's frames; record.py
+/// keeps the table (it drops an entry when a formula is registered again).
+static RECORD_PLANS: GILOnceCell<Py<PyDict>> = GILOnceCell::new();
+
+fn record_plans(py: Python<'_>) -> &Bound<'_, PyDict> {
+    RECORD_PLANS
+        .get_or_init(py, || PyDict::new(py).unbind())
+        .bind(py)
+}
+
+/// Sets (or with None removes) the native record plan of `op`.
+#[pyfunction]
+#[pyo3(signature = (op, plan=None))]
+pub fn _tn_set_record_plan(
+    py: Python<'_>,
+    op: &Bound<'_, PyString>,
+    plan: Option<Py<PyAny>>,
+) -> PyResult<()> {
+    match plan {
+        Some(p) => record_plans(py).set_item(op, p),
+        None => {
+            let d = record_plans(py);
+            if d.contains(op)? {
+                d.del_item(op)?;
+            }
+            Ok(())
+        }
+    }
+}
+
 /// The functionalize step (functionalize/step.py `handle`), installed once.
 static FUNCTIONALIZE: GILOnceCell<Py<PyAny>> = GILOnceCell::new();
 /// Whether a functional wrapper was ever made: until then the door checks no argument for one.
@@ -303,6 +335,11 @@ pub fn _aten_dispatch(
     let st = state(py);
     if let Some(h) = &st.autograd_handler {
         if GRAD_ENABLED.with(|g| g.get()) && any_requires_grad(args) {
+            if kwargs.is_none_or(|k| k.is_empty()) {
+                if let Some(plan) = record_plans(py).get_item(op)? {
+                    return crate::graph::_tn_record(py, plan.downcast()?, op, args);
+                }
+            }
             return h.call(py, (op, args.clone()), kwargs);
         }
     }

@@ -17,6 +17,7 @@ use torchnative_abi::TnDtype;
 
 use crate::door::_aten_dispatch;
 use crate::graph::Node;
+use crate::saved::SavedTensor;
 use crate::tensor::TensorBase;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -101,19 +102,20 @@ fn saved_tensor<'py>(
     let Some(v) = saved.get_item(name)? else {
         return Ok(None);
     };
-    if !v.hasattr(intern!(py, "unpack_hook"))? || !v.getattr(intern!(py, "unpack_hook"))?.is_none()
-    {
+    let Ok(st) = v.downcast::<SavedTensor>() else {
         return Ok(None);
-    }
-    let data = v.getattr(intern!(py, "data"))?;
+    };
+    let st = st.borrow();
+    let Some(data) = st.plain_data().map(|d| d.bind(py).clone()) else {
+        return Ok(None);
+    };
     let Ok(t) = data.downcast::<TensorBase>() else {
         return Ok(None);
     };
-    let version: i64 = v.getattr(intern!(py, "version"))?.extract()?;
     if t.borrow()
         .version
         .load(std::sync::atomic::Ordering::Relaxed)
-        != version
+        != st.version()
     {
         return Ok(None);
     }
@@ -383,9 +385,8 @@ pub fn release(py: Python<'_>, node: &Bound<'_, Node>) -> PyResult<()> {
     };
     let sv = sv.bind(py).downcast::<PyDict>()?.clone();
     for v in sv.values() {
-        if v.hasattr(intern!(py, "unpack_hook"))? {
-            v.setattr(intern!(py, "data"), py.None())?;
-            v.setattr(intern!(py, "packed"), py.None())?;
+        if let Ok(st) = v.downcast::<SavedTensor>() {
+            st.borrow_mut().release();
         }
     }
     Ok(())

@@ -516,10 +516,7 @@ pub fn _tn_record(
     for (i, key) in result_save {
         if let Some(o) = outs.get(*i) {
             if o.downcast::<TensorBase>().is_ok() {
-                let kw = PyDict::new(py);
-                kw.set_item(intern!(py, "is_output"), true)?;
-                kw.set_item(intern!(py, "output_nr"), *i)?;
-                saved.set_item(key.bind(py), hooks.saved_tensor.call(py, (o,), Some(&kw))?)?;
+                saved.set_item(key.bind(py), hooks.saved_tensor.call1(py, (o, true, *i))?)?;
             }
         }
     }

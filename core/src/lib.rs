@@ -27,6 +27,7 @@ pub mod plans;
 pub mod registrar;
 pub mod registry;
 pub mod rng_ops;
+pub mod saved;
 pub mod storage;
 pub mod tensor;
 
@@ -225,6 +226,9 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<plans::Plan>()?;
     m.add_class::<graph::Node>()?;
     m.add_class::<graph::RecordPlan>()?;
+    m.add_class::<saved::SavedTensor>()?;
+    m.add_function(wrap_pyfunction!(saved::_tn_install_saved, m)?)?;
+    m.add_function(wrap_pyfunction!(saved::_tn_saved_hooks_depth, m)?)?;
     m.add_function(wrap_pyfunction!(graph::_tn_record, m)?)?;
     m.add_function(wrap_pyfunction!(engine::_tn_execute, m)?)?;
     m.add_function(wrap_pyfunction!(formulas::_tn_set_native_formulas, m)?)?;
@@ -260,6 +264,7 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(door::_tn_enable_python_dispatch, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_set_pre_dispatch, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_install_functionalize, m)?)?;
+    m.add_function(wrap_pyfunction!(door::_tn_set_record_plan, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_set_functionalize_tls, m)?)?;
     m.add_function(wrap_pyfunction!(layout::_tn_elementwise_strides, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::_tn_storage_expired, m)?)?;

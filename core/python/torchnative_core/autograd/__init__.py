@@ -19,6 +19,7 @@ def install(C):
 
     record.C = engine.C = function.C = C
     C._tn_install_record(graph.SavedTensor, graph.grad_accumulator, graph.tensor_meta, graph._DEVICE_CODE)
+    C._tn_install_saved(graph._pack)
     functions = module_for(C, "torch._C._functions")
     graph.AccumulateGrad.__module__ = "builtins"
     functions.AccumulateGrad = graph.AccumulateGrad
@@ -49,7 +50,7 @@ def install(C):
     C._is_key_in_tls = lambda key: key in _tls_objs
     C._get_obj_in_tls = lambda key: _tls_objs[key]
     C._InferenceMode = _inference_mode_class(C)
-    _install_saved_tensor_hooks(C._autograd, graph.SavedTensorHooks)
+    _install_saved_tensor_hooks(C._autograd, graph.SavedTensorHooks, C._tn_saved_hooks_depth)
     graph.SavedTensor.__module__ = "torch._C._autograd"
     C._autograd.SavedTensor = graph.SavedTensor
     C._autograd._make_saved_tensor = lambda tensor, is_output, is_inplace_on_view=False: graph.SavedTensor(tensor, is_output)
@@ -83,17 +84,20 @@ def _unsafe_set_version_counter(tensors, versions):
         _tn_set_version(t, int(v))
 
 
-def _install_saved_tensor_hooks(A, H):
-    """torch._C._autograd's saved-tensor hook stack, as torch.autograd.graph uses it."""
+def _install_saved_tensor_hooks(A, H, depth):
+    """torch._C._autograd's saved-tensor hook stack, as torch.autograd.graph uses it; `depth`
+    keeps the native count that lets a saved tensor skip the stack while it is empty."""
 
     def _push_saved_tensors_default_hooks(pack_hook, unpack_hook):
         msg = H.disabled_message()
         if msg is not None:
             raise RuntimeError(msg)
         H.stack().append((pack_hook, unpack_hook))
+        depth(1)
 
     def _pop_saved_tensors_default_hooks():
         H.stack().pop()
+        depth(-1)
 
     def _top_saved_tensors_default_hooks(ignore_is_tracing=False):
         st = H.stack()

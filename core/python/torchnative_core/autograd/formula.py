@@ -16,6 +16,8 @@ from .graph import SavedTensor, meta_parts
 from ..surface.types import BY_CODE
 
 FORMULAS: dict = {}
+# called with the overload's name when a formula is registered (record.py forgets its plan)
+REGISTERED: list = []
 
 
 class Formula:
@@ -56,6 +58,8 @@ def formula(*ops, save=(), multi=False, inputs=None, node=None):
     def deco(fn):
         for op in ops:
             FORMULAS[op] = Formula(op, fn, tuple(save), multi, inputs, node)
+            for listener in REGISTERED:
+                listener(op)
         return fn
 
     return deco

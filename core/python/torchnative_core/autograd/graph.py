@@ -28,13 +28,6 @@ RELEASED = (
 )
 
 
-INFERENCE_SAVED = (
-    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
-    "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use it "
-    "in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`."
-)
-
-
 # --- per-tensor metadata ---------------------------------------------------------------------
 
 # A tensor's history is one edge `(grad_fn, output_nr)` in its `__dict__`, shared by every node
@@ -128,35 +121,30 @@ class SavedTensorHooks:
         cls._local.disabled = message
 
 
-class SavedTensor:
+def _pack(t):
+    """Runs the innermost saved-tensor pack hook on `t`: (packed, unpack hook), or None when the
+    thread's stack is empty. What the pack hook itself computes is not packed again."""
+    hooks = getattr(SavedTensorHooks._local, "stack", None)
+    if not hooks:
+        return None
+    pack, unpack_hook = hooks[-1]
+    saved_stack = hooks[:]
+    hooks.clear()
+    try:
+        return pack(t), unpack_hook
+    finally:
+        hooks[:] = saved_stack
+
+
+class SavedTensor(sys.modules["torch._C"]._TnSavedTensor):
     """A tensor saved for backward, with the version it had when saved. An output of the node
     itself is kept as a detached alias (no reference cycle through grad_fn) and gets the node
     back as grad_fn when unpacked, so double backward can flow through it. Under
-    saved_tensors_hooks the pack hook's result is kept instead, and unpacked by its pair."""
+    saved_tensors_hooks the pack hook's result is kept instead, and unpacked by its pair.
+    Fields and constructor are native (core/src/saved.rs): `SavedTensor(t, is_output=False,
+    output_nr=0)`."""
 
-    __slots__ = ("data", "version", "is_output", "output_nr", "was_leaf", "requires_grad", "packed", "unpack_hook")
-
-    def __init__(self, t, is_output=False, output_nr=0):
-        if t._tn_inference:
-            raise RuntimeError(INFERENCE_SAVED)
-        self.version = t._version
-        self.is_output = is_output
-        self.output_nr = output_nr
-        self.requires_grad = t._tn_requires_grad
-        self.was_leaf = grad_fn_of(t) is None
-        self.packed = self.unpack_hook = None
-        hooks = getattr(SavedTensorHooks._local, "stack", None)  # SavedTensorHooks.stack(), without the call
-        if hooks:
-            pack, self.unpack_hook = hooks[-1]
-            saved_stack = hooks[:]
-            hooks.clear()  # what the pack hook itself computes is not packed again
-            try:
-                self.packed = pack(t)
-            finally:
-                hooks[:] = saved_stack
-            self.data = None
-            return
-        self.data = t._tn_alias() if is_output else t
+    __slots__ = ()
 
     def register_hooks(self, pack_hook, unpack_hook):
         """Upstream's SavedTensor.register_hooks: pack now, unpack at backward."""

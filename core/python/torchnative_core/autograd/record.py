@@ -23,7 +23,7 @@ from importlib import resources
 from ..binding.schema import all_schemas
 from ..ops import base as B
 from . import graph as G
-from .formula import FORMULAS
+from .formula import FORMULAS, REGISTERED
 
 C = None  # torch._C, set by install
 _DTYPES = B.T.BY_CODE  # dtype code -> torch.dtype (B.dtype_of without the call)
@@ -180,10 +180,20 @@ class _Plan:
 _PLANS: dict = {}
 
 
+def _forget(op):
+    if _PLANS.pop(op, None) is not None:
+        C._tn_set_record_plan(op)
+
+
+REGISTERED.append(_forget)
+
+
 def _record(f, op, args, kwargs):
     plan = _PLANS.get(op)
     if plan is None or plan.formula is not f:  # a formula registered later replaces the plan
         plan = _PLANS[op] = _Plan(f, op)
+        if not plan.is_out and not plan.inplace:  # later positional calls go to the native recorder directly
+            C._tn_set_record_plan(op, plan.native)
     if plan.is_out:
         _refuse_out(op, args)
     if not kwargs and not plan.inplace:  # the usual call, recorded natively
