@@ -1129,6 +1129,23 @@ def gen_training():
             tag = "x".join(map(str, shape))
             fam.case("batch_norm_train_%s_%s" % (tag, dn(dt)), "native_batch_norm", [x, w, b, rm.clone(), rv.clone(), True, 0.1, 1e-5], tol=tol)
             fam.case("batch_norm_train_noaffine_%s_%s" % (tag, dn(dt)), "native_batch_norm", [x, None, None, None, None, True, 0.3, 1e-3], tol=tol)
+    # native_batch_norm_backward: contiguous float32 of three or more dims (the kernel's domain),
+    # bit for bit; planes of 25 and 27 elements exercise the 8-lane loop's fused tail. The core
+    # passes output_mask (bool[3]) as an int list.
+    for shape in [(4, 3, 5, 5), (2, 3, 9), (2, 4, 3, 9)]:
+        tag = "x".join(map(str, shape))
+        c = shape[1]
+        x = vals(f32, shape, 196, "finite") * 2 + 1
+        go = vals(f32, shape, 197, "finite")
+        w = vals(f32, (c,), 198, "finite")
+        rm, rv = vals(f32, (c,), 199, "finite"), vals(f32, (c,), 200, "pos")
+        _, sm, si = torch.ops.aten.native_batch_norm(x, w, None, rm.clone(), rv.clone(), True, 0.1, 1e-5)
+        mask = [True, True, True]
+        for wt, wtag in [(w, ""), (None, "_noaffine")]:
+            fam.case("batch_norm_backward_train%s_%s" % (wtag, tag), "native_batch_norm_backward",
+                     [go, x, wt, rm, rv, sm, si, True, 1e-5, mask], kargs=[go, x, wt, rm, rv, sm, si, True, 1e-5, L([1, 1, 1])])
+            fam.case("batch_norm_backward_eval%s_%s" % (wtag, tag), "native_batch_norm_backward",
+                     [go, x, wt, rm, rv, None, None, False, 1e-3, mask], kargs=[go, x, wt, rm, rv, None, None, False, 1e-3, L([1, 1, 1])])
     # linspace.out (the core sizes `out`): upstream's loop, filled from both ends.
     for dt, (st, en, n) in [(f32, (0, 1, 50)), (f32, (-3.5, 7.25, 101)), (f64, (0, 1, 50)), (f64, (1e6, -1e-3, 33)),
                             (f32, (2, 2, 5)), (f32, (4, 9, 1)), (f64, (-1, 1, 2)), (f32, (0.1, 1e4, 1000))]:
