@@ -347,6 +347,24 @@ fn meta_of(py: Python<'_>, hooks: &Hooks, t: &Bound<'_, TensorBase>) -> PyResult
     Ok(PyTuple::new(py, items)?.into_any().unbind())
 }
 
+/// A node of the plan's class, made by its `tp_new` alone: `graph.Node.__init__` (a Python
+/// frame and a `__dict__`) only stores the formula, which the recorder sets natively.
+fn new_node<'py>(py: Python<'py>, cls: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let ty = cls.downcast::<pyo3::types::PyType>()?;
+    let args = PyTuple::empty(py);
+    // SAFETY: `ty` is a live type object (a Node subclass); tp_new with an empty argument tuple
+    // is how `type.__call__` starts, and its result is a new reference or NULL with an error set.
+    unsafe {
+        let new = pyo3::ffi::PyType_GetSlot(ty.as_type_ptr(), pyo3::ffi::Py_tp_new);
+        if new.is_null() {
+            return Err(PyTypeError::new_err("a node class without tp_new"));
+        }
+        let new: pyo3::ffi::newfunc = std::mem::transmute(new);
+        let obj = new(ty.as_type_ptr(), args.as_ptr(), std::ptr::null_mut());
+        Bound::from_owned_ptr_or_err(py, obj)
+    }
+}
+
 /// The autograd step for an operator with a formula, called positionally and not in place:
 /// record.py `_record` natively. Edges to each differentiable input, the metadata of every
 /// tensor argument, the saved values, the operator run below autograd with grad mode off, one
@@ -480,10 +498,11 @@ pub fn _tn_record(
         };
         metas.push(m);
     }
-    let node = plan.node_cls.call1(py, (&plan.formula,))?.into_bound(py);
+    let node = new_node(py, plan.node_cls.bind(py))?;
     {
         let node_ref = node.downcast::<Node>()?;
         let mut nb = node_ref.borrow_mut();
+        nb._tn_f = Some(plan.formula.clone_ref(py));
         nb.edges = edges;
         nb._tn_out_meta = Some(PyTuple::new(py, &metas)?.into_any().unbind());
         nb._tn_seq = _tn_next_seq();

@@ -35,5 +35,27 @@ def torch_function_mode_sees_calls():
 
 
 @exact
+def torch_function_mode_sees_to():
+    # Tensor.to in each of its forms reaches the mode, the same-dtype call included (which
+    # returns the tensor itself and dispatches nothing below)
+    from torch.overrides import TorchFunctionMode
+
+    seen = []
+
+    class Record(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append((func.__name__, len(args), sorted(kwargs or {})))
+            return func(*args, **(kwargs or {}))
+
+    a = torch.arange(4.0)
+    with Record():
+        same = a.to(torch.float32)
+        wide = a.to(torch.float64)
+        dev = a.to("cpu", torch.int32)
+        kw = a.to(dtype=torch.float16, copy=True)
+    return seen, same is a, wide, dev, kw
+
+
+@exact
 def meta_tensor_copy_out_refused():
     return torch.empty(2, device="meta").to("cpu")

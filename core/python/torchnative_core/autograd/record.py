@@ -90,9 +90,9 @@ def _untracked(op, args, kwargs):
     before = G.grad_fn_of(args[0]) if mutated else None
     recorded = C._tn_nodes_recorded()
     out = C._tn_below_autograd(op, *args, **(kwargs or {}))
+    if nondiff or (not mutated and args and out is args[0]):
+        return out  # not differentiable upstream either, or the input itself (to() of its dtype)
     composed = C._tn_nodes_recorded() != recorded  # its parts recorded themselves
-    if nondiff:
-        return out  # not differentiable upstream either
     if composed and not (mutated and G.grad_fn_of(args[0]) is before and _is_diff_dtype(args[0])):
         # Made of operators that recorded themselves: an output without history came only from
         # inputs that need no gradient.

@@ -7,6 +7,7 @@ from __future__ import annotations
 import struct
 
 from ..surface import dispatch_keys as _dispatch_keys
+from ..surface import torch_function as _TF
 from ..surface import types as T
 from ..surface.torch_function import overrides_torch_dispatch
 
@@ -21,6 +22,7 @@ _LEGACY_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16":
 
 
 _STRIDED = [None]  # torch.strided, once the layouts exist
+_DTYPE_TYPE = [None]  # torch.dtype
 
 
 def _door(op, *args):
@@ -85,6 +87,7 @@ def install(C_) -> None:
     TB = C.TensorBase
     Size = T.Size
     _STRIDED[0] = T.LAYOUTS["strided"]
+    _DTYPE_TYPE[0] = T.dtype
 
     def _size_of(sizes, _new=tuple.__new__):
         # `_tn_sizes` is a list of ints, which Size's checks accept unchanged: skip them
@@ -184,6 +187,12 @@ def install(C_) -> None:
         # upstream's THPVariable_to: nothing asked, no call; a dtype alone is to.dtype, a device
         # and a dtype to.device, anything else to.dtype_layout with self's options filled in
         # (so a traced graph records the same overload and arguments)
+        if _TF._tls.__dict__.get("stack") and _TF._state() != 2:  # a TorchFunctionMode sees the call
+            from torch.overrides import handle_torch_function
+
+            return handle_torch_function(to, _TF._relevant_args((self, *args), kwargs), self, *args, **kwargs)
+        if len(args) == 1 and not kwargs and type(args[0]) is _DTYPE_TYPE[0]:  # x.to(dtype), the common call
+            return _door("to.dtype", self, args[0], False, False, None)
         dtype, device, copy, non_blocking, memory_format = _parse_to(self, args, kwargs)
         if device is None and dtype is None:
             if not copy and memory_format is None:
