@@ -38,6 +38,9 @@ struct Slot {
     /// An int-list parameter (`IntArrayRef`, `SymIntArrayRef`): a list or tuple of plain ints
     /// converts to a list natively (what `_to_intlist` does for them).
     int_list: bool,
+    /// A `Tensor` parameter: a Python bool, int or float becomes a wrapped number natively
+    /// (`convert` does the same through `_tn_wrapped_number`).
+    wrap_number: bool,
 }
 
 /// One recorded resolution (see binding/plans.py `Plan`).
@@ -93,6 +96,7 @@ impl Plan {
                 source: source(kind, &place)?,
                 conv: (!conv.is_none()).then(|| conv.unbind()),
                 int_list: matches!(ptype.as_str(), "IntArrayRef" | "SymIntArrayRef"),
+                wrap_number: ptype == "Tensor",
             });
         }
         let rg_source = match &rg {
@@ -135,9 +139,18 @@ impl Plan {
                 v.is_none(),
                 matches!(slot.source, Source::Const(..)),
             ) {
-                v = match slot.int_list.then(|| int_list(&v)).flatten() {
-                    Some(l) => l.into_any(),
-                    None => conv.bind(py).call1((v,))?,
+                let wrapped = if slot.wrap_number {
+                    crate::fastpath::_tn_wrapped_number(py, &v)?.into_bound(py)
+                } else {
+                    py.None().into_bound(py)
+                };
+                v = if !wrapped.is_none() {
+                    wrapped
+                } else {
+                    match slot.int_list.then(|| int_list(&v)).flatten() {
+                        Some(l) => l.into_any(),
+                        None => conv.bind(py).call1((v,))?,
+                    }
                 };
             }
             argv.push(v);

@@ -323,13 +323,18 @@ def _make_binary_dunder(target: str, ov: _Overloads):
     tensor by type), so once the first such call has recorded its plan, the dunder enters the
     door directly with the plan's overload and constant trailing arguments (`direct`)."""
     direct = []
+    plans = ov.plans
 
     def dunder(self, other):
         if _TLS.__dict__.get("stack") and _TF._state() != 2:
             return _to_modes(dunder, (self, other), {})
         try:
-            if direct and _PLANS_ON[0] and isinstance(other, _TB):
-                return _door(direct[0], self, other, *direct[1])
+            if _PLANS_ON[0]:
+                if direct and isinstance(other, _TB):
+                    return _door(direct[0], self, other, *direct[1])
+                r = _planned(plans, self, (other,), None)  # a Python number: its plan, natively
+                if r is not _MISS:
+                    return r
             result = _call(ov, target, self, (other,), {})
         except TypeError:
             return NotImplemented
