@@ -94,8 +94,11 @@ def install(C_) -> None:
         return _new(Size, sizes)
 
     def size(self, dim=None):
+        sizes = self._tn_sizes
         if dim is None:
-            return _size_of(self._tn_sizes)
+            return _size_of(sizes)
+        if type(dim) is int and -len(sizes) <= dim < len(sizes):
+            return sizes[dim]
         if isinstance(dim, str):
             raise NotImplementedError("named dimensions are not supported by torchnative")
         return self._tn_sizes[_wrap(dim, len(self._tn_sizes))]
@@ -161,12 +164,18 @@ def install(C_) -> None:
     def _dtype(self):
         return T.BY_CODE[self._tn_dtype_code]
 
+    devices = {}  # (key, index) -> torch.device: immutable, so one object serves every tensor
+
     def _device(self):
         wrapped = getattr(self, "__dict__", None)
-        if wrapped and "_tn_wrapper_device" in wrapped:  # a wrapper subclass (no data of its own)
+        if wrapped and "_tn_wrapper_device" in wrapped:  # a wrapper tensor (no data of its own)
             return wrapped["_tn_wrapper_device"]
         key = self._tn_device_key
-        return T.device(key) if key in ("cpu", "meta") else T.device(key, self._tn_device_index)
+        index = None if key in ("cpu", "meta") else self._tn_device_index
+        dev = devices.get((key, index))
+        if dev is None:
+            dev = devices[(key, index)] = T.device(key) if index is None else T.device(key, index)
+        return dev
 
     def _type(self, dtype=None, non_blocking=False, **kwargs):
         if dtype is None:
