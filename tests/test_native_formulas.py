@@ -58,8 +58,20 @@ def _programs():
         s = torch.matmul(q, k.transpose(1, 2)).view(2, 16)
         return (s * s).sum(), [q, k]
 
+    def rms_norm_pieces():
+        # LlamaRMSNorm's arithmetic: pow(2), mean over the last dim kept, rsqrt
+        x, w = _leaf(2, 3, 8), _leaf(8, scale=0.13)
+        var = x.pow(2).mean(-1, keepdim=True)
+        return (w * (x * torch.rsqrt(var + 1e-6))).sum(), [x, w]
+
+    def means_and_powers():
+        x = _leaf(3, 4, 5)
+        h = x.mean([0, 2]).pow(3).sum() + x.mean(1).pow(1.5).sum() + x.mean(-1).pow(-2).sum()
+        return h + x.pow(0).sum() + x.mean([]).sum() + x.mean((2, 0), keepdim=True).sum(), [x]
+
     return {f.__name__: f for f in (linear, mm_column_major, mm_transposed_first, residual_arithmetic,
-                                     views_and_transposes, slices_and_cat, attention_shapes)}
+                                     views_and_transposes, slices_and_cat, attention_shapes, rms_norm_pieces,
+                                     means_and_powers)}
 
 
 def _grads(program, native):

@@ -55,6 +55,12 @@ pub enum Kind {
     Relu,
     Slice,
     Cat,
+    /// `rsqrt`: `-0.5 * g * r * r * r` (r the result), as elementwise.py's formula.
+    Rsqrt,
+    /// `pow.Tensor_Scalar` with a nonzero real exponent: `g * (e * self.pow(e - 1))`.
+    PowScalar,
+    /// `mean.dim`: the gradient unsqueezed where reduced, expanded, divided by the count.
+    MeanDim,
 }
 
 impl Kind {
@@ -72,6 +78,9 @@ impl Kind {
             "relu" => Kind::Relu,
             "slice.Tensor" => Kind::Slice,
             "cat" => Kind::Cat,
+            "rsqrt" => Kind::Rsqrt,
+            "pow.Tensor_Scalar" => Kind::PowScalar,
+            "mean.dim" => Kind::MeanDim,
             _ => Kind::None,
         }
     }
@@ -82,6 +91,17 @@ fn real_float(dt: TnDtype) -> bool {
         dt,
         TnDtype::Float16 | TnDtype::Float32 | TnDtype::Float64 | TnDtype::BFloat16
     )
+}
+
+/// A Python number as the 0-dim wrapped-number tensor a binding passes for it.
+fn wrapped<'py>(py: Python<'py>, x: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let w = crate::fastpath::_tn_wrapped_number(py, &x)?.into_bound(py);
+    if w.is_none() {
+        return Err(pyo3::exceptions::PyOverflowError::new_err(
+            "int too big to convert",
+        ));
+    }
+    Ok(w)
 }
 
 /// A saved argument that is not a tensor (a dimension, a scale), as it is.
@@ -369,6 +389,73 @@ pub fn backward<'py>(
                 off += len;
             }
             out
+        }
+        Kind::Rsqrt => {
+            // `-0.5 * g` binds as g.__rmul__: mul.Tensor(g, wrapped -0.5)
+            let r = need!(saved_tensor(py, &sv, intern!(py, "result"))?);
+            let mul = intern!(py, "mul.Tensor");
+            let half = wrapped(py, (-0.5f64).into_pyobject(py)?.into_any())?;
+            let mut x = d.call(mul, [g, half])?;
+            for _ in 0..3 {
+                x = d.call(mul, [x, r.clone()])?;
+            }
+            vec![some(x)]
+        }
+        Kind::PowScalar => {
+            let e = need!(saved(&sv, intern!(py, "exponent"))?);
+            // an int or a float (bool and complex keep the Python formula), and not 0 (zeros)
+            let is_int = e.is_exact_instance_of::<pyo3::types::PyInt>();
+            if !(is_int || e.is_exact_instance_of::<pyo3::types::PyFloat>()) || !e.is_truthy()? {
+                return Ok(None);
+            }
+            let x = need!(saved_tensor(py, &sv, intern!(py, "self"))?);
+            let e1 = e.sub(1)?; // int stays int, as in Python
+            let p = d.call(intern!(py, "pow.Tensor_Scalar"), [x, e1])?;
+            let mul = intern!(py, "mul.Tensor");
+            let q = d.call(mul, [p, wrapped(py, e)?])?; // `e * p`: p.__rmul__(e)
+            vec![some(d.call(mul, [g, q])?)]
+        }
+        Kind::MeanDim => {
+            let sizes = need!(arg_sizes(argmeta.as_ref(), intern!(py, "self"))?);
+            let nd = sizes.len() as i64;
+            let dim = saved(&sv, intern!(py, "dim"))?;
+            let keepdim = match saved(&sv, intern!(py, "keepdim"))? {
+                Some(k) => k.is_truthy()?,
+                None => false,
+            };
+            // reductions.py `_dims`: every dim for None or [], else each wrapped, sorted
+            let mut dims: Vec<i64> = match dim {
+                _ if nd == 0 => vec![],
+                None => (0..nd).collect(),
+                Some(v) if v.is_none() => (0..nd).collect(),
+                Some(v) => match v.extract::<i64>() {
+                    Ok(i) => vec![i.rem_euclid(nd)],
+                    Err(_) => {
+                        let l: Vec<i64> = need!(v.extract().ok());
+                        if l.is_empty() {
+                            (0..nd).collect()
+                        } else {
+                            l.iter().map(|i| i.rem_euclid(nd)).collect()
+                        }
+                    }
+                },
+            };
+            dims.sort_unstable();
+            let mut x = g;
+            if !keepdim && nd > 0 {
+                for &k in &dims {
+                    x = d.call(
+                        intern!(py, "unsqueeze"),
+                        [x, k.into_pyobject(py)?.into_any()],
+                    )?;
+                }
+            }
+            let count: i64 = dims.iter().map(|&k| sizes[k as usize]).product();
+            let size_list = pyo3::types::PyList::new(py, &sizes)?.into_any();
+            let no = false.into_pyobject(py)?.to_owned().into_any();
+            let x = d.call(intern!(py, "expand"), [x, size_list, no])?;
+            let n = wrapped(py, count.into_pyobject(py)?.into_any())?;
+            vec![some(d.call(intern!(py, "div.Tensor"), [x, n])?)]
         }
     };
     if out.len() != n {
