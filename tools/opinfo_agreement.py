@@ -38,7 +38,9 @@ UNINITIALIZED = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty
 # |eigenvectors|), and so does `replay` for these entries, only when the raw results differ; the
 # entry is then reported as agreeing "up to sign". Every other entry compares raw results.
 UP_TO_SIGN = {"linalg.svd", "svd", "linalg.eigh", "svd_lowrank", "pca_lowrank"}
-TOL = {"float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7), "float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5)}
+# torch.testing.assert_close's defaults per dtype (a complex dtype as its parts' float dtype)
+TOL = {"float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7), "float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5),
+       "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7), "complex32": (1e-3, 1e-5)}
 
 
 def _key(op):
@@ -125,8 +127,8 @@ def compare(ref, ours, torch, path="result", values=True):
         if not values:
             return None
         if ref.is_complex():
-            return None if _close(_flat(torch.view_as_real(ref)), _flat(torch.view_as_real(ours)), str(ref.dtype)) \
-                else f"{path}: values differ"
+            a, b = _flat(torch.view_as_real(ref.resolve_conj())), _flat(torch.view_as_real(ours.resolve_conj()))
+            return None if _close(a, b, str(ref.dtype).replace("torch.", "")) else f"{path}: values differ ({_worst(a, b)})"
         a, b = _flat(ref), _flat(ours)
         if ref.is_floating_point():
             return None if _close(a, b, str(ref.dtype).replace("torch.", "")) else f"{path}: values differ ({_worst(a, b)})"

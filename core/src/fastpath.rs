@@ -983,7 +983,9 @@ fn select(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject
 
 /// Whether `op` has a native kernel on `t`'s device.
 fn native_kernel(op: &str, t: &TensorBase) -> bool {
-    matches!(
+    // complex operands take the Python step: ops/complex_math.py composes what a kernel refuses
+    !crate::dtype::is_complex(t.meta.dtype)
+        && matches!(
         registry::kernel(op, t.device()),
         Some(Kernel::Native { .. })
     )

@@ -332,6 +332,12 @@ fn as_f64(dt: TnDtype, b: &[u8]) -> f64 {
 
 /// Compares two byte buffers of dtype `dt` under `tol`; returns the first mismatch.
 fn compare(dt: TnDtype, tol: &Tol, got: &[u8], want: &[u8]) -> Result<(), String> {
+    // a complex element is compared as its two parts
+    let dt = match dt {
+        TnDtype::ComplexFloat => TnDtype::Float32,
+        TnDtype::ComplexDouble => TnDtype::Float64,
+        d => d,
+    };
     if got.len() != want.len() {
         return Err(format!("length {} != {}", got.len(), want.len()));
     }
@@ -613,7 +619,7 @@ pub fn check_family(name: &str) {
 /// The golden families, one file each.
 pub const FAMILIES: &[&str] = &[
     "copy", "binary", "unary", "reduce", "linalg", "nn", "index", "sort", "conv", "training",
-    "decomp", "special", "scan", "scatter",
+    "decomp", "special", "scan", "scatter", "fft",
 ];
 
 /// Every registered kernel has golden cases, and every golden op is registered.
@@ -779,4 +785,9 @@ fn golden_scan() {
 #[test]
 fn golden_scatter() {
     check_family("scatter");
+}
+
+#[test]
+fn golden_fft() {
+    check_family("fft");
 }

@@ -28,6 +28,7 @@ pub mod binary;
 pub mod conv;
 pub mod copy;
 pub mod decomp;
+pub mod fft;
 pub mod flash;
 pub mod index;
 pub mod linalg;
@@ -57,6 +58,7 @@ pub fn kernels() -> Vec<(&'static str, TnKernelFn)> {
     reduce::register(&mut reg);
     linalg::register(&mut reg);
     decomp::register(&mut reg);
+    fft::register(&mut reg);
     nn::register(&mut reg);
     loss::register(&mut reg);
     pointwise::register(&mut reg);

@@ -41,7 +41,8 @@ OUT_DIR = os.path.join(HERE, "golden")
 
 CODES = {
     torch.uint8: 0, torch.int8: 1, torch.int16: 2, torch.int32: 3, torch.int64: 4,
-    torch.float16: 5, torch.float32: 6, torch.float64: 7, torch.bool: 11, torch.bfloat16: 15,
+    torch.float16: 5, torch.float32: 6, torch.float64: 7, torch.complex64: 9, torch.complex128: 10, torch.bool: 11,
+    torch.bfloat16: 15,
 }
 # Subclasses first: NotImplementedError is a RuntimeError.
 KINDS = {NotImplementedError: "NotImplemented", IndexError: "Index", ValueError: "Value", TypeError: "Type",
@@ -1268,6 +1269,49 @@ def gen_scatter():
     return fam
 
 
+def gen_fft():
+    """fft.rs (rustfft/realfft): upstream transforms with MKL or pocketfft, so the cases agree to a
+    transform's rounding (relative to the signal's size), not bit for bit. No empty case: MKL
+    refuses an empty batch ("Inconsistent configuration parameters"), and the core never launches
+    a kernel for an empty result (it returns the empty tensor, as upstream's pocketfft builds do)."""
+    fam = Family("fft")
+    c64, c128 = torch.complex64, torch.complex128
+
+    def tol(dt, n):
+        return ("close", 1e-4, 1e-5 * n) if dt in (f32, c64) else ("close", 1e-10, 1e-12 * n)
+
+    def crnd(shape, dt, seed):
+        real = f32 if dt == c64 else f64
+        return torch.complex(rnd(shape, real, seed=seed), rnd(shape, real, seed=seed + 1))
+
+    for cdt, rdt in ((c64, f32), (c128, f64)):
+        t = dn(rdt)
+        for shape, dims in (((8,), [0]), ((3, 5), [1]), ((4, 6), [0, 1]), ((2, 3, 7), [0, 2]), ((13,), [0])):
+            n = 1
+            for d in dims:
+                n *= shape[d]
+            x = crnd(shape, cdt, seed_of("c2c", shape))
+            tag = "%s_%s_%s" % ("x".join(map(str, shape)), "".join(map(str, dims)), t)
+            for norm in (0, 1, 2):
+                fam.case("c2c_fwd_n%d_%s" % (norm, tag), "_fft_c2c", [x, L(dims), norm, True], tol=tol(rdt, n))
+            fam.case("c2c_inv_%s" % tag, "_fft_c2c", [x, L(dims), 2, False], tol=tol(rdt, n))
+            fam.case("c2c_nc_%s" % tag, "_fft_c2c", [nc(x), L(dims), 0, True], tol=tol(rdt, n))
+            r = rnd(shape, rdt, seed=seed_of("r2c", shape))
+            for onesided in (True, False):
+                fam.case("r2c_%s_%s" % ("half" if onesided else "full", tag), "_fft_r2c", [r, L(dims), 0, onesided],
+                         tol=tol(rdt, n))
+            fam.case("r2c_ortho_nc_%s" % tag, "_fft_r2c", [nc(r), L(dims), 1, True], tol=tol(rdt, n))
+            last = shape[dims[-1]]
+            for size in (2 * (last - 1), 2 * (last - 1) + 1):
+                if size < 1:
+                    continue
+                half = list(shape)
+                half[dims[-1]] = size // 2 + 1
+                h = crnd(tuple(half), cdt, seed_of("c2r", shape, size))
+                fam.case("c2r_%d_%s" % (size, tag), "_fft_c2r", [h, L(dims), 2, size], tol=tol(rdt, n + size))
+    return fam
+
+
 FAMILIES = {
     "scatter": gen_scatter,
     "scan": gen_scan,
@@ -1283,6 +1327,7 @@ FAMILIES = {
     "sort": gen_sort,
     "conv": gen_conv,
     "training": gen_training,
+    "fft": gen_fft,
 }
 
 

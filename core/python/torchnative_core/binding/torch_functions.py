@@ -82,6 +82,8 @@ def _is_numpy(x):
 
 
 def _convert(v, dtype):
+    if dtype.is_complex:
+        return complex(v)
     if dtype.is_floating_point:
         return float(v)
     if dtype is T.BY_NAME["bool"]:
@@ -133,8 +135,6 @@ def _tensor_from_data(data, dtype, device):
     else:
         flat, shape = _flatten(data)
         d = dtype if dtype is not None else _infer_dtype(flat)
-        if d.is_complex:
-            raise NotImplementedError("torchnative: complex tensors are not supported yet")
         vals = [_convert(v, d) for v in flat]
         out = from_python_values(vals, shape, d, _dev(device))
     return out
@@ -175,7 +175,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
 
 _NP_TO_TORCH = {"float32": "float32", "float64": "float64", "float16": "float16", "int64": "int64", "int32": "int32",
                 "int16": "int16", "int8": "int8", "uint8": "uint8", "bool": "bool", "uint16": "uint16",
-                "uint32": "uint32", "uint64": "uint64"}
+                "uint32": "uint32", "uint64": "uint64", "complex64": "complex64", "complex128": "complex128"}
 
 
 def from_numpy(arr):

@@ -34,7 +34,7 @@ def install(C, autograd_handler=None) -> None:
     from . import composites_extra, dropout_extra, elementwise_extra, linalg_composite, linalg_decomp, scatter_reduce, select, special  # noqa: F401  (registration by import)
     from . import losses_extra, opinfo_extra  # noqa: F401  (registration by import)
 
-    from . import complex_views, opmath  # noqa: F401  (complex_views: registration by import)
+    from . import complex_views, complex_math, fft, opmath  # noqa: F401  (registration by import)
     from ..functorch import forward, legacy  # noqa: F401  (_make_dual, _unpack_dual, _add_batch_dim: registration by import)
 
     opmath.install()  # before the derived forms, so addcmul_ and out= compute in float32 too

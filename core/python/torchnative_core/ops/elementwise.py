@@ -395,7 +395,7 @@ def pow_ts(self, exponent):
     d = B.dtype_of(self)
     if isinstance(exponent, int) and not isinstance(exponent, bool) and exponent < 0 and not (d.is_floating_point or d.is_complex):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
-    if d.is_floating_point and isinstance(exponent, (int, float)) and not isinstance(exponent, bool):
+    if (d.is_floating_point or d.is_complex) and isinstance(exponent, (int, float)) and not isinstance(exponent, bool):
         # upstream's pow_Tensor_Scalar_out and pow_tensor_scalar_kernel (Pow.cpp,
         # cpu/PowKernel.cpp) compute these exponents without pow: a copy for 1; sqrt, rsqrt and
         # reciprocal for 0.5, -0.5 and -1; and, where the arithmetic type is the tensor's own
@@ -403,11 +403,13 @@ def pow_ts(self, exponent):
         # launched here are what a dispatch mode still sees as aten.pow.Tensor_Scalar.
         if exponent == 1:
             return _door("clone", self, CONTIGUOUS_FORMAT)
+        if exponent == 0 and d.is_complex:  # pow_Tensor_Scalar_out fills ones (0 ** 0 included)
+            return _door("ones_like", self, None, None, None, None, None)
         if exponent == 2:  # x * x: one rounding whatever the dtype
             return binary("mul.Tensor", self, self)
         if exponent in (0.5, -0.5, -1):
             return _door({0.5: "sqrt", -0.5: "rsqrt", -1: "reciprocal"}[exponent], self)
-        if exponent in (3, -2) and d in (B.F32, B.F64):
+        if exponent in (3, -2) and (d in (B.F32, B.F64) or d.is_complex):
             sq = binary("mul.Tensor", self, self)
             return binary("mul.Tensor", sq, self) if exponent == 3 else _door("reciprocal", sq)
     return binary("pow.Tensor_Tensor", self, B.C._tn_scalar_to_tensor(exponent))

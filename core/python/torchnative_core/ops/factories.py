@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 import struct
 
 from . import base as B
@@ -17,6 +18,7 @@ PACK = {
     "float32": "f", "float64": "d", "int64": "q", "int32": "i", "int16": "h", "int8": "b", "uint8": "B",
     "bool": "?", "float16": "e",
 }
+_COMPLEX_PACK = {"complex64": "f", "complex128": "d"}  # a complex element is its two parts
 
 
 def from_python_values(values, sizes, dtype, device=None):
@@ -26,6 +28,9 @@ def from_python_values(values, sizes, dtype, device=None):
         raw = _f32_to_bf16_bytes(values)
     elif name in PACK:
         raw = struct.pack(f"<{len(values)}{PACK[name]}", *values)
+    elif name in _COMPLEX_PACK:
+        parts = [p for v in values for p in (v.real, v.imag)]
+        raw = struct.pack(f"<{len(parts)}{_COMPLEX_PACK[name]}", *parts)
     else:
         raise NotImplementedError(f"torchnative: creating {dtype} tensors from Python values is not supported yet")
     dev = _dev(device)
@@ -48,14 +53,17 @@ def _f32_to_bf16_bytes(values):
 
 
 def wrapped_number(x):
-    if isinstance(x, bool):
-        t = from_python_values([x], [], B.BOOL)
-    elif isinstance(x, int):
-        t = from_python_values([x], [], B.I64)
-    elif isinstance(x, float):
-        t = from_python_values([x], [], B.F64)
+    # numpy's scalars count as the Python number they stand for, as upstream's scalar parsing does
+    if isinstance(x, bool) or type(x).__name__ == "bool_":
+        t = from_python_values([bool(x)], [], B.BOOL)
+    elif isinstance(x, numbers.Integral):
+        t = from_python_values([int(x)], [], B.I64)
+    elif isinstance(x, numbers.Real):
+        t = from_python_values([float(x)], [], B.F64)
+    elif isinstance(x, numbers.Complex):
+        t = from_python_values([complex(x)], [], B.T.BY_NAME["complex128"])
     else:
-        raise NotImplementedError("torchnative: complex numbers are not supported yet")
+        raise TypeError(f"expected a number, got {type(x).__name__}")
     t._tn_wrapped_number = True
     return t
 

@@ -4,6 +4,8 @@ fills (uniform_, normal_, random_, bernoulli_, exponential_), the factories buil
 
 from __future__ import annotations
 
+import math
+
 from ..surface.types import CONTIGUOUS_FORMAT
 
 from . import base as B
@@ -23,6 +25,15 @@ def _fill(self, kind, generator, **params):
     """Runs the fill on a CPU tensor; other devices draw on the host and copy (the generator is
     the CPU one, as upstream's default for a CPU generator)."""
     d = B.dtype_of(self)
+    if d.is_complex and kind in ("normal", "uniform"):
+        # upstream draws into the real view; normal's variance is split between the parts
+        from .complex_views import view_as_real
+
+        if kind == "normal":
+            params = dict(params, b=params["b"] / math.sqrt(2))
+        _fill(view_as_real(self), kind, generator, **params)
+        self._tn_bump_version()
+        return self
     if kind in ("uniform", "normal", "exponential") and not d.is_floating_point:
         # upstream's checks, in its order: uniform_ checks the dtype before anything else,
         # exponential_ and normal_ only when there is something to draw
