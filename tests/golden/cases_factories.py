@@ -309,3 +309,19 @@ def cauchy_on_integers():
 @case
 def geometric_p_out_of_range():
     return torch.empty(3).geometric_(1.0)
+
+
+@exact
+def like_factories_keep_a_permuted_layout():
+    """preserve_format keeps a dense permuted tensor's strides (else the layout's order), and a
+    random *_like fill draws in that memory order: VITS samples its prior with randn_like of a
+    transposed tensor."""
+    x = torch.empty(1, 37, 8).transpose(1, 2)
+    y = torch.empty(4, 1, 3).expand(4, 5, 3)
+    z = torch.empty(2, 3, 4, 5).permute(0, 2, 3, 1)
+    strides = [f(t).stride() for t in (x, y, z)
+               for f in (torch.empty_like, torch.zeros_like, torch.ones_like, torch.rand_like, torch.randn_like,
+                         lambda t: torch.full_like(t, 2.0), lambda t: torch.randint_like(t, 5))]
+    torch.manual_seed(5)
+    drawn = torch.randn_like(x), torch.rand_like(x)
+    return strides, torch.empty_like(z, memory_format=torch.contiguous_format).stride(), drawn

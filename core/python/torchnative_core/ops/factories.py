@@ -130,28 +130,34 @@ def scalar_tensor(s, dtype=None, layout=None, device=None, pin_memory=None):
     return _filled([], s, dtype or B.default_dtype(), device)
 
 
-def _like(self, dtype, device):
-    return B.empty(self._tn_sizes, dtype or B.dtype_of(self), device or B.device_of(self))
+def like(self, dtype=None, device=None, memory_format=None):
+    """empty_like: with preserve_format (the default) in `self`'s memory order, as upstream's
+    (a permuted dense tensor's strides; a random fill then draws in that order)."""
+    from .elementwise import _empty_like
+
+    return _empty_like(self, dtype or B.dtype_of(self), device or B.device_of(self), memory_format)
 
 
 @impl("empty_like")
 def empty_like(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _like(self, dtype, device)
+    return like(self, dtype, device, memory_format)
 
 
 @impl("zeros_like")
 def zeros_like(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return fill_(_like(self, dtype, device), 0) if B.numel(self._tn_sizes) else _like(self, dtype, device)
+    t = like(self, dtype, device, memory_format)
+    return fill_(t, 0) if B.numel(self._tn_sizes) else t
 
 
 @impl("ones_like")
 def ones_like(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return fill_(_like(self, dtype, device), 1) if B.numel(self._tn_sizes) else _like(self, dtype, device)
+    t = like(self, dtype, device, memory_format)
+    return fill_(t, 1) if B.numel(self._tn_sizes) else t
 
 
 @impl("full_like")
 def full_like(self, fill_value, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    t = _like(self, dtype, device)
+    t = like(self, dtype, device, memory_format)
     return fill_(t, fill_value) if B.numel(self._tn_sizes) else t
 
 

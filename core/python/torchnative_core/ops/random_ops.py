@@ -209,12 +209,16 @@ def randint_low_generator(low, high, size, generator, dtype=None, layout=None, d
 
 @impl("rand_like")
 def rand_like(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, generator=None):
-    return uniform_(B.empty(self._tn_sizes, dtype or B.dtype_of(self), device or B.device_of(self)), 0.0, 1.0, generator)
+    from .factories import like
+
+    return uniform_(like(self, dtype, device, memory_format), 0.0, 1.0, generator)
 
 
 @impl("randn_like")
 def randn_like(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, generator=None):
-    return normal_(B.empty(self._tn_sizes, dtype or B.dtype_of(self), device or B.device_of(self)), 0.0, 1.0, generator)
+    from .factories import like
+
+    return normal_(like(self, dtype, device, memory_format), 0.0, 1.0, generator)
 
 
 def _randperm(n, generator, dtype, device):
