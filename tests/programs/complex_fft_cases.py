@@ -37,6 +37,13 @@ def seeded(fn):
 z = lambda: cramp(3, 4)  # noqa: E731
 w = lambda: cramp(3, 4) * 0.5 - 0.25j  # noqa: E731
 
+def _grads(f):
+    """The gradients of the loss `f(z, w)` with respect to two complex leaves, concatenated."""
+    z, w = cramp(12).requires_grad_(), (cramp(12, dtype=torch.complex64) * 0.7 + 0.4j).detach().requires_grad_()
+    f(z, w).backward()
+    return torch.cat([t.grad if t.grad is not None else torch.zeros(12, dtype=torch.complex64) for t in (z, w)])
+
+
 CASES = {
     # construction and conversion
     "tensor_literal": lambda: torch.tensor([1 + 2j, -3.5 + 0.25j, 0j]),
@@ -140,6 +147,29 @@ CASES = {
     "rfftfreq": lambda: torch.fft.rfftfreq(9, d=2.0),
     "fftshift": lambda: torch.fft.fftshift(torch.fft.fftfreq(6)),
     "fnet_mixing": lambda: torch.fft.fft(torch.fft.fft(ramp(2, 5, 8), dim=-1), dim=-2).real,
+    # gradients: upstream's conjugate convention (grad * conj(f'(z))) through each formula
+    **{"grad_" + k: (lambda f=f: _grads(f)) for k, f in {
+        "mul_abs": lambda z, w: (z * w).abs().sum(),
+        "add_real_imag": lambda z, w: (z + w).real.sum() + (z - 2 * w).imag.sum(),
+        "div_angle": lambda z, w: (z / w).angle().sum(),
+        "view_as_real": lambda z, w: (torch.view_as_real(z * w) ** 2).sum(),
+        "exp_log": lambda z, w: (z.exp() + (w + 3).log()).abs().sum(),
+        "sqrt_reciprocal": lambda z, w: (z.sqrt() + w.reciprocal()).abs().sum(),
+        "trig": lambda z, w: (z.sin() * w.cos() + (0.3 * z).tanh() - w.sigmoid()).abs().sum(),
+        "pow": lambda z, w: (z ** 3 + w ** 2).abs().sum(),
+        "conj": lambda z, w: (z.conj() * w + torch.conj_physical(w)).real.sum(),
+        "matmul": lambda z, w: (z.view(3, 4) @ w.view(4, 3)).abs().sum(),
+        "bmm": lambda z, w: torch.bmm(z.view(1, 3, 4), w.view(1, 4, 3)).abs().sum(),
+        "sum_mean": lambda z, w: (z.sum() * w.mean()).abs(),
+        "polar_complex": lambda z, w: torch.view_as_real(torch.polar(z.abs(), w.angle()) + torch.complex(z.real, w.imag)).sum(),
+        "real_to_complex": lambda z, w: (z.real * w).abs().sum(),
+        "fft": lambda z, w: (torch.fft.fft(z) * w).abs().sum(),
+        "fft2_ortho": lambda z, w: torch.fft.fft2(z.view(3, 4) * w.view(3, 4), norm="ortho").abs().sum(),
+        "rfft": lambda z, w: torch.fft.rfft(z.real * w.imag).abs().sum(),
+        "irfft": lambda z, w: (torch.fft.irfft(z * w) ** 2).sum(),
+        "hfft_ihfft": lambda z, w: torch.fft.hfft(z).pow(2).sum() + torch.fft.ihfft(w.real).abs().sum(),
+        "rfftn_irfftn": lambda z, w: torch.fft.irfftn(torch.fft.rfftn(z.real.view(3, 4)) * w.view(3, 4)[:, :3]).pow(2).sum(),
+    }.items()},
     # errors, as upstream's
     "err_rfft_complex": lambda: torch.fft.rfft(cramp(4)),
     "err_n_zero": lambda: torch.fft.fft(ramp(4), n=0),

@@ -16,6 +16,31 @@ from .graph import SavedTensor, meta_parts
 from ..surface.types import BY_CODE
 
 FORMULAS: dict = {}
+
+_COMPLEX_CODES = (8, 9, 10)  # complex32, complex64, complex128
+# Formulas written with upstream's conjugate convention for complex inputs (grad * conj(f'(z)),
+# formulas/complex.py); any other formula meeting a complex gradient refuses by name rather than
+# return the holomorphic derivative unconjugated.
+COMPLEX_READY: set = {
+    "add.Tensor", "add_.Tensor", "sub.Tensor", "sub_.Tensor", "rsub.Tensor", "rsub.Scalar", "add.Scalar", "add_.Scalar",
+    "sub.Scalar", "sub_.Scalar", "clone", "alias", "lift_fresh", "mul.Tensor", "mul_.Tensor", "mul.Scalar",
+    "mul_.Scalar", "div.Tensor", "div_.Tensor", "div.Scalar", "div_.Scalar", "neg", "neg_", "exp", "exp_", "log",
+    "log_", "sqrt", "sqrt_", "rsqrt", "rsqrt_", "reciprocal", "reciprocal_", "pow.Tensor_Scalar", "pow_.Scalar",
+    "sin", "cos", "tanh", "tanh_", "sigmoid", "sigmoid_", "abs", "where.self", "_to_copy", "mm", "bmm", "addmm",
+    "addmm_", "dot", "sum", "sum.dim_IntList", "mean", "mean.dim", "view", "_unsafe_view", "squeeze", "squeeze.dim",
+    "squeeze.dims", "squeeze_", "squeeze_.dim", "expand", "unsqueeze", "permute", "transpose.int", "transpose_", "t",
+    "t_", "select.int", "slice.Tensor", "cat", "stack", "reshape", "flatten.using_ints", "copy_",
+}
+
+
+def cj(x):
+    """conj(x) for a complex tensor or number, x itself otherwise (upstream's formulas conjugate
+    the holomorphic derivative: grad_in = grad * conj(f'(z)))."""
+    if isinstance(x, complex):
+        return x.conjugate()
+    if getattr(x, "_tn_dtype_code", None) in _COMPLEX_CODES:
+        return x.conj()
+    return x
 # called with the overload's name when a formula is registered (record.py forgets its plan)
 REGISTERED: list = []
 
@@ -42,6 +67,11 @@ class Formula:
                 flat.append(g)
         if len(flat) != n:
             raise RuntimeError(f"torchnative: the formula of {self.op} returned {len(flat)} gradients for {n} inputs")
+        if self.op not in COMPLEX_READY and any(
+                getattr(x, "_tn_dtype_code", None) in _COMPLEX_CODES for x in (*grads, *flat)):
+            raise NotImplementedError(
+                f"the derivative of '{self.op}' for complex tensors is not implemented in torchnative yet "
+                "(its real-valued formula would return the gradient without upstream's conjugation)")
         return flat
 
 

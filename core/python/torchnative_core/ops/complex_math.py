@@ -335,7 +335,7 @@ for _name in ("isnan", "isinf", "isfinite"):  # the real kernels would read the 
     _wrap(_name, _classifier(_name))
 _wrap("abs", _abs)
 _wrap("angle", _angle)
-_wrap("conj", _conj)
+_wrap("conj", lambda self: _d("_conj", self))  # upstream's conj is _conj (ConjBackward0) for complex
 _wrap("sgn", _sgn)
 impl("_conj_physical")(_conj)
 impl("_conj")(_conj)

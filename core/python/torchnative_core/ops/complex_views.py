@@ -47,11 +47,12 @@ def view_as_complex(self):
 
 @impl("real")
 def real(self):
-    return B.door("select.int", view_as_real(self), -1, 0) if B.dtype_of(self).is_complex else self
+    # through the door, so autograd records upstream's ViewAsRealBackward0 and SelectBackward0
+    return B.door("select.int", B.door("view_as_real", self), -1, 0) if B.dtype_of(self).is_complex else self
 
 
 @impl("imag")
 def imag(self):
     if not B.dtype_of(self).is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return B.door("select.int", view_as_real(self), -1, 1)
+    return B.door("select.int", B.door("view_as_real", self), -1, 1)

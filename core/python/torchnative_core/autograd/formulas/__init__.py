@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from . import elementwise, linalg, linalg_decomp, nn, reductions, scatter_reduce, shape, special  # noqa: F401
+from . import complex, elementwise, linalg, linalg_decomp, nn, reductions, scatter_reduce, shape, special  # noqa: F401
+from ..formula import COMPLEX_READY, FORMULAS
+
+# the shape and indexing formulas only move the gradient's values: the same for complex ones
+COMPLEX_READY.update(op for op, f in FORMULAS.items() if f.fn.__module__ == shape.__name__)
 
 
 def node_names():

@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from ..formula import formula
+from ..formula import cj, formula
 
 
 def _scale(g, alpha):
@@ -40,19 +40,19 @@ def _(s, g):
 
 @formula("mul.Tensor", "mul_.Tensor", save=("self", "other"))
 def _(s, g):
-    return (g * s.other if s.needs(0) else None), (g * s.self if s.needs(1) else None)
+    return (g * cj(s.other) if s.needs(0) else None), (g * cj(s.self) if s.needs(1) else None)
 
 
 @formula("mul.Scalar", "mul_.Scalar")
 def _(s, g):
-    return g * s.other
+    return g * cj(s.other)
 
 
 @formula("div.Tensor", "div_.Tensor", save=("self", "other"))
 def _(s, g):
     other = s.other
-    gs = g / other if s.needs(0) else None
-    go = -g * ((s.self / other) / other) if s.needs(1) else None  # upstream's order: no overflow in other**2
+    gs = g / cj(other) if s.needs(0) else None
+    go = -g * cj((s.self / other) / other) if s.needs(1) else None  # upstream's order: no overflow in other**2
     return gs, go
 
 
@@ -66,7 +66,7 @@ def _(s, g):
 
 @formula("div.Scalar", "div_.Scalar")
 def _(s, g):
-    return g / s.other
+    return g / cj(s.other)
 
 
 @formula("neg", "neg_")
@@ -76,7 +76,7 @@ def _(s, g):
 
 @formula("exp", "exp_", save=("result",))
 def _(s, g):
-    return g * s.result
+    return g * cj(s.result)
 
 
 @formula("expm1", save=("result",))
@@ -86,7 +86,7 @@ def _(s, g):
 
 @formula("log", "log_", save=("self",))
 def _(s, g):
-    return g / s.self
+    return g / cj(s.self)
 
 
 @formula("log2", save=("self",))
@@ -106,18 +106,18 @@ def _(s, g):
 
 @formula("sqrt", "sqrt_", save=("result",))
 def _(s, g):
-    return g / (2 * s.result)
+    return g / (2 * cj(s.result))
 
 
 @formula("rsqrt", "rsqrt_", save=("result",))
 def _(s, g):
-    r = s.result
+    r = cj(s.result)
     return -0.5 * g * r * r * r
 
 
 @formula("reciprocal", "reciprocal_", save=("result",))
 def _(s, g):
-    r = s.result
+    r = cj(s.result)
     return -g * r * r
 
 
@@ -128,7 +128,7 @@ def _(s, g):
     e = s.exponent
     if e == 0:
         return torch.zeros_like(s.self)
-    return g * (e * s.self.pow(e - 1))
+    return g * cj(e * s.self.pow(e - 1))
 
 
 @formula("pow.Tensor_Tensor", "pow_.Tensor", save=("self", "exponent", "result"))
@@ -171,12 +171,12 @@ def _(s, g):
 
 @formula("sin", save=("self",))
 def _(s, g):
-    return g * s.self.cos()
+    return g * cj(s.self.cos())
 
 
 @formula("cos", save=("self",))
 def _(s, g):
-    return -g * s.self.sin()
+    return -g * cj(s.self.sin())
 
 
 @formula("tan", save=("result",))
@@ -187,13 +187,13 @@ def _(s, g):
 
 @formula("tanh", "tanh_", save=("result",))
 def _(s, g):
-    r = s.result
+    r = cj(s.result)
     return g * (1 - r * r)
 
 
 @formula("sigmoid", "sigmoid_", save=("result",))
 def _(s, g):
-    r = s.result
+    r = cj(s.result)
     return g * r * (1 - r)
 
 
@@ -328,6 +328,8 @@ def _(s, g):
 @formula("_to_copy")
 def _(s, g):
     dtype, device = s.self_dtype, s.self_meta[2]
+    if g.is_complex() and not dtype.is_complex:
+        g = g.real  # a real-to-complex copy: the real part, without the discarding warning
     return g.to(device=device, dtype=dtype)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..formula import formula
+from ..formula import cj, formula
 
 
 def _scale(g, a):
@@ -32,12 +32,13 @@ def _mat2_grad(g, mat1, mat2):
 @formula("mm", save=("self", "mat2"))
 def _(s, g):
     m1, m2 = s.self, s.mat2
-    return (_mat1_grad(g, m1, m2) if s.needs(0) else None), (_mat2_grad(g, m1, m2) if s.needs(1) else None)
+    return (_mat1_grad(g, m1, cj(m2)) if s.needs(0) else None), (_mat2_grad(g, cj(m1), m2) if s.needs(1) else None)
 
 
 @formula("bmm", save=("self", "mat2"))
 def _(s, g):
-    return (g.bmm(s.mat2.transpose(1, 2)) if s.needs(0) else None), (s.self.transpose(1, 2).bmm(g) if s.needs(1) else None)
+    return (g.bmm(cj(s.mat2).transpose(1, 2)) if s.needs(0) else None), \
+        (cj(s.self).transpose(1, 2).bmm(g) if s.needs(1) else None)
 
 
 @formula("addmm", "addmm_", save=("mat1", "mat2"))
@@ -46,8 +47,8 @@ def _(s, g):
     m1, m2 = s.mat1, s.mat2
     return (
         _scale(g, s.beta) if s.needs(0) else None,
-        _scale(_mat1_grad(g, m1, m2), a) if s.needs(1) else None,
-        _scale(_mat2_grad(g, m1, m2), a) if s.needs(2) else None,
+        _scale(_mat1_grad(g, m1, cj(m2)), cj(a)) if s.needs(1) else None,
+        _scale(_mat2_grad(g, cj(m1), m2), cj(a)) if s.needs(2) else None,
     )
 
 
@@ -63,7 +64,7 @@ def _(s, g):
 
 @formula("dot", save=("self", "tensor"))
 def _(s, g):
-    return (g * s.tensor if s.needs(0) else None), (g * s.self if s.needs(1) else None)
+    return (g * cj(s.tensor) if s.needs(0) else None), (g * cj(s.self) if s.needs(1) else None)
 
 
 @formula("mv", save=("self", "vec"))
