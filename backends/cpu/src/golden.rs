@@ -619,7 +619,7 @@ pub fn check_family(name: &str) {
 /// The golden families, one file each.
 pub const FAMILIES: &[&str] = &[
     "copy", "binary", "unary", "reduce", "linalg", "nn", "index", "sort", "conv", "training",
-    "decomp", "special", "scan", "scatter", "fft",
+    "decomp", "special", "scan", "scatter", "fft", "complex",
 ];
 
 /// Every registered kernel has golden cases, and every golden op is registered.
@@ -790,4 +790,9 @@ fn golden_scatter() {
 #[test]
 fn golden_fft() {
     check_family("fft");
+}
+
+#[test]
+fn golden_complex() {
+    check_family("complex");
 }

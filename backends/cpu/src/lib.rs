@@ -25,6 +25,7 @@ pub mod register;
 
 pub mod activation;
 pub mod binary;
+pub mod complex;
 pub mod conv;
 pub mod copy;
 pub mod decomp;

@@ -281,6 +281,7 @@ fn neg(c: &mut Call) -> KResult {
     let (out, a) = io(c, "neg")?;
     unsafe {
         match out.dtype {
+            dt if crate::complex::is_complex(dt) => crate::complex::neg(&out, &a),
             TnDtype::Bool => bail!(runtime, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."),
             dt if is_int(dt) => dispatch_int!(dt, "neg_cpu", T => map1(&out, &a, |x: T| x.wrapping_neg())),
             dt => dispatch_float!(dt, "neg_cpu", T, A => map1(&out, &a, |x: T| T::from_acc(-x.to_acc()))),

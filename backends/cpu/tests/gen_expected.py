@@ -395,6 +395,12 @@ def gen_binary():
                     b = torch.where(b == 0, torch.full_like(b, 0.25), b)
                 fam.case("%s_%s_%s" % (op, dn(dt), lay), op, [a, b])
     each("atan2", FLOATS, tol=ulp)
+    # hypot: upstream's Sleef/std::hypot, ours float64 hypot rounded once; overflow-safe at the extremes
+    each("hypot", FLOATS, tol=ulp)
+    big = torch.tensor([3e38, -3e38, 1e-45, 0.0, INF, NAN, -INF, 5.0])
+    small = torch.tensor([4e38, 3e38, 1e-45, -0.0, NAN, INF, 1.0, -12.0])
+    fam.case("hypot_extremes_f32", "hypot", [big, small])
+    fam.case("hypot_extremes_f64", "hypot", [big.double() * 1e270, small.double() * 1e270])
     for op in ["bitwise_and.Tensor", "bitwise_or.Tensor", "bitwise_xor.Tensor"]:
         each(op, INTS + [b8])
     fam.case("bitwise_and_float", "bitwise_and.Tensor", [a, a])
@@ -1312,6 +1318,38 @@ def gen_fft():
     return fam
 
 
+def gen_complex():
+    """complex.rs: complex64/complex128 add, sub, mul, div and neg. Sums are upstream's to the bit.
+    Upstream's products are `ac - bd, ad + bc` in its vector loop but fused (FMA) in the scalar
+    loop that takes each row's last n mod 2V elements and non-contiguous operands, so they agree
+    to rounding (an overflowing product, inf in the scalar loop and NaN in the vector one, is left
+    out); its vectorised quotient scales by an approximate reciprocal: within 1e-6 (complex64)
+    and 1e-14 (complex128) relative."""
+    fam = Family("complex")
+    for cdt, rdt in ((torch.complex64, f32), (torch.complex128, f64)):
+        t = dn(rdt)
+        # cancellation in ac - bd makes fused and unfused results differ by more ulp than the
+        # operands' scale suggests: tolerances relative to the operands (|x|, |y| <= 3 here)
+        qtol = ("close", 1e-6, 1e-5) if rdt == f32 else ("close", 1e-14, 1e-13)
+        x = torch.complex(rnd((3, 17), rdt, seed=seed_of("cx", t)), rnd((3, 17), rdt, seed=seed_of("cxi", t)))
+        y = torch.complex(rnd((3, 17), rdt, seed=seed_of("cy", t)), rnd((3, 17), rdt, seed=seed_of("cyi", t)))
+        row = y[1:2].expand(3, 17)
+        for lay, a, b in (("c", x, y), ("bc", x, row), ("nc", nc(x), nc(y))):
+            fam.case("add_%s_%s" % (t, lay), "add.Tensor", [a, b, 1])
+            fam.case("add_alpha_%s_%s" % (t, lay), "add.Tensor", [a, b, 2.5])
+            fam.case("sub_%s_%s" % (t, lay), "sub.Tensor", [a, b, 1])
+            fam.case("sub_alpha_%s_%s" % (t, lay), "sub.Tensor", [a, b, 3])
+            fam.case("mul_%s_%s" % (t, lay), "mul.Tensor", [a, b], tol=qtol)
+            fam.case("div_%s_%s" % (t, lay), "div.Tensor", [a, b], tol=qtol)
+            fam.case("neg_%s_%s" % (t, lay), "neg", [a])
+        special = torch.tensor([1 + 1j, 0j, 1 + 0j, 1e30 + 1e30j, 3 + 4j, complex("nan"), 2j], dtype=cdt)
+        divisor = torch.tensor([0j, 0j, 1e-30 + 0j, 1e30 - 1e29j, 1e-20 + 2e-20j, 1 + 1j, complex("inf")], dtype=cdt)
+        fam.case("div_special_%s" % t, "div.Tensor", [special, divisor], tol=qtol)
+        keep = [0, 1, 2, 4, 5]  # not the overflowing product (see above) nor NaN times inf
+        fam.case("mul_special_%s" % t, "mul.Tensor", [special[keep], divisor[keep]], tol=qtol)
+    return fam
+
+
 FAMILIES = {
     "scatter": gen_scatter,
     "scan": gen_scan,
@@ -1328,6 +1366,7 @@ FAMILIES = {
     "conv": gen_conv,
     "training": gen_training,
     "fft": gen_fft,
+    "complex": gen_complex,
 }
 
 

@@ -1,7 +1,7 @@
 """Elementwise operators from the coverage report's list (issue 4): hypot, ldexp, float_power,
 frexp, fill, index_copy, index_fill with a tensor value — composed as upstream composes them
-(BinaryOps.cpp, UnaryOps.cpp, TensorAdvancedIndexing.cpp) or, for hypot and frexp, computed per
-element by the C library's functions (Python's math.hypot/frexp) in float64 and rounded once."""
+(BinaryOps.cpp, UnaryOps.cpp, TensorAdvancedIndexing.cpp) or, for frexp, computed per element by
+the C library's function (Python's math.frexp) in float64 and rounded once; hypot is a cpu kernel."""
 
 from __future__ import annotations
 
@@ -25,7 +25,9 @@ def hypot(self, other):
     dtype = B.result_type(self, other)
     if not dtype.is_floating_point:
         raise RuntimeError(f"\"hypot_cpu\" not implemented for '{str(dtype).replace('torch.', '').capitalize()}'")
-    return _map(math.hypot, self, other, dtype=dtype)
+    from .elementwise import binary
+
+    return binary("hypot", self, other)
 
 
 @impl("ldexp.Tensor")
