@@ -20,17 +20,12 @@ from __future__ import annotations
 
 from . import IMPLS, impl
 from . import base as B
-from .complex_views import view_as_complex, view_as_real
+from .complex_views import view_as_real
 
-_REAL = {"complex32": "float16", "complex64": "float32", "complex128": "float64"}
 
 
 def _is_complex(t):
     return isinstance(t, B.C.TensorBase) and B.dtype_of(t).is_complex
-
-
-def _real_dtype(t):
-    return B.T.BY_NAME[_REAL[B.dtype_of(t)._tn_name]]
 
 
 def _parts(t):
@@ -183,9 +178,8 @@ def _unary(op, args, outs):
 
 @rule("rsqrt")
 def _rsqrt(op, args, outs):
-    a, b = _div(*[_ones_like(p) if i == 0 else _zeros_like(p) for i, p in enumerate(_parts(args[0]))],
-                *_sqrt(*_parts(args[0])))
-    _store(outs[0], a, b)
+    re, im = _parts(args[0])
+    _store(outs[0], *_div(_ones_like(re), _zeros_like(im), *_sqrt(re, im)))
 
 
 @rule("pow.Tensor_Tensor")
