@@ -31,7 +31,14 @@ fn same_dtype(op: &str, out: &Tensor, ins: &[&Tensor]) -> KResult {
 ///
 /// # Safety
 /// The views are valid kernel arguments.
-pub unsafe fn add(op: &str, out: &Tensor, a: &Tensor, b: &Tensor, alpha: Scalar, negate: bool) -> KResult {
+pub unsafe fn add(
+    op: &str,
+    out: &Tensor,
+    a: &Tensor,
+    b: &Tensor,
+    alpha: Scalar,
+    negate: bool,
+) -> KResult {
     same_dtype(op, out, &[a, b])?;
     let al = match alpha {
         Scalar::Int(i) => i as f64,
@@ -52,7 +59,9 @@ unsafe fn add_t<T: Float + Send + Sync>(out: &Tensor, a: &Tensor, b: &Tensor, al
     if al == -T::one() {
         return map2(out, a, b, |x: Complex<T>, y: Complex<T>| x - y);
     }
-    map2(out, a, b, move |x: Complex<T>, y: Complex<T>| Complex::new(x.re + al * y.re, x.im + al * y.im))
+    map2(out, a, b, move |x: Complex<T>, y: Complex<T>| {
+        Complex::new(x.re + al * y.re, x.im + al * y.im)
+    })
 }
 
 /// # Safety

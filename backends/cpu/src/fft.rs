@@ -318,7 +318,7 @@ unsafe fn r2c_typed<T: Real>(
     let shape = shape_of(x);
     let n: f64 = dims.iter().map(|&d| shape[d] as f64).product();
     let factor = scale_factor("_fft_r2c", norm, n)?;
-    let real: Vec<T> = gather(x);
+    let mut real: Vec<T> = gather(x);
     if !onesided {
         // The whole spectrum: a complex transform of the real signal (upstream fills the second half
         // by conjugate symmetry; the values agree to the transform's rounding).
@@ -340,7 +340,6 @@ unsafe fn r2c_typed<T: Real>(
         let plan = T::real_forward(len);
         let (outer, inner) = around(&shape, last);
         if inner == 1 {
-            let mut real = real;
             real.par_chunks_mut(len)
                 .zip(buf.par_chunks_mut(half))
                 .with_min_len((LINES_PER_TASK / len).max(1))
@@ -350,24 +349,19 @@ unsafe fn r2c_typed<T: Real>(
                         let _ = plan.process_with_scratch(i, o, scratch); // lengths fit by construction
                     },
                 );
-            for &d in &dims[..dims.len() - 1] {
-                c2c_along(&mut buf, &oshape, d, true);
-            }
-            scale(&mut buf, factor);
-            scatter(out, &buf);
-            return Ok(());
-        }
-        let (mut inl, mut outl) = (plan.make_input_vec(), plan.make_output_vec());
-        let mut scratch = plan.make_scratch_vec();
-        for o in 0..outer {
-            for i in 0..inner {
-                for (k, v) in inl.iter_mut().enumerate() {
-                    *v = real[o * len * inner + k * inner + i];
-                }
-                plan.process_with_scratch(&mut inl, &mut outl, &mut scratch)
-                    .map_err(|e| crate::kernel::runtime(format!("_fft_r2c: {e}")))?;
-                for (k, v) in outl.iter().enumerate() {
-                    buf[o * half * inner + k * inner + i] = *v;
+        } else {
+            let (mut inl, mut outl) = (plan.make_input_vec(), plan.make_output_vec());
+            let mut scratch = plan.make_scratch_vec();
+            for o in 0..outer {
+                for i in 0..inner {
+                    for (k, v) in inl.iter_mut().enumerate() {
+                        *v = real[o * len * inner + k * inner + i];
+                    }
+                    plan.process_with_scratch(&mut inl, &mut outl, &mut scratch)
+                        .map_err(|e| crate::kernel::runtime(format!("_fft_r2c: {e}")))?;
+                    for (k, v) in outl.iter().enumerate() {
+                        buf[o * half * inner + k * inner + i] = *v;
+                    }
                 }
             }
         }

@@ -40,8 +40,7 @@ def _store(out, re, im):
     B.door("copy_", o_im, im, False)
 
 
-def _d(op, *args):
-    return B.door(op, *args)
+_d = B.door
 
 
 def _mul(a, b, c, d):

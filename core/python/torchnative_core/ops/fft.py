@@ -15,8 +15,6 @@ from . import base as B
 from . import impl
 
 _door = B.door
-_COMPLEX_OF = {"float32": "complex64", "float64": "complex128", "float16": "complex32"}
-_REAL_OF = {v: k for k, v in _COMPLEX_OF.items()}
 
 # upstream's fft_norm_mode
 NONE, BY_ROOT_N, BY_N = 0, 1, 2
@@ -41,7 +39,7 @@ def _promote(t, require_complex=False):
     if target._tn_name not in ("float32", "float64") and not (target._tn_name == "float16" and t._tn_device_key == "meta"):
         raise RuntimeError(f"Unsupported dtype {B.scalar_type_name(target)}")
     if require_complex:
-        target = B.T.BY_NAME[_COMPLEX_OF[target._tn_name]]
+        target = target.to_complex()
     return t if target is d else _door("_to_copy", t, target, None, None, None, False, None)
 
 
@@ -297,8 +295,7 @@ def _fft_r2c(self, dim, normalization, onesided):
     sizes = list(self._tn_sizes)
     if onesided:
         sizes[dims[-1]] = sizes[dims[-1]] // 2 + 1
-    cdt = B.T.BY_NAME[_COMPLEX_OF[B.dtype_of(self)._tn_name]]
-    return _launch("_fft_r2c", self, sizes, cdt, dims, normalization, onesided)
+    return _launch("_fft_r2c", self, sizes, B.dtype_of(self).to_complex(), dims, normalization, onesided)
 
 
 @impl("_fft_c2r")
@@ -306,5 +303,4 @@ def _fft_c2r(self, dim, normalization, last_dim_size):
     dims = [_wrap(d, len(self._tn_sizes)) for d in dim]
     sizes = list(self._tn_sizes)
     sizes[dims[-1]] = last_dim_size
-    rdt = B.T.BY_NAME[_REAL_OF[B.dtype_of(self)._tn_name]]
-    return _launch("_fft_c2r", self, sizes, rdt, dims, normalization, last_dim_size)
+    return _launch("_fft_c2r", self, sizes, B.dtype_of(self).to_real(), dims, normalization, last_dim_size)
