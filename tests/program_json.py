@@ -10,7 +10,16 @@ from pathlib import Path
 def run_json(python, program, out, *extra, key="results", timeout=600):
     p = subprocess.run([python, str(program), str(out), *extra], capture_output=True, text=True, timeout=timeout)
     assert p.returncode == 0, p.stderr[-3000:]
-    return json.loads(out.read_text())[key]
+    data = json.loads(out.read_text())
+    return data if key is None else data[key]
+
+
+def run_json_side_by_side(program, tmp, timeout=600):
+    """`program` (writes JSON to argv[1]) run on ours and on the reference: (ours, ref)."""
+    repo = Path(__file__).resolve().parents[1]
+    ours = run_json(str(repo / ".venv/bin/python"), program, tmp / "ours.json", key=None, timeout=timeout)
+    ref = run_json((repo / "build/ref-python").read_text().strip(), program, tmp / "ref.json", key=None, timeout=timeout)
+    return ours, ref
 
 
 def run_npz_side_by_side(source, inputs, tmp, timeout=600):

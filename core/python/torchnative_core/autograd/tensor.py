@@ -35,6 +35,8 @@ def install(C):
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed variable "
                 "in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
             )
+        if requires_grad and not B.dtype_of(self).is_floating_point and not B.dtype_of(self).is_complex:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")  # upstream's wording here
         if G.grad_fn_of(self) is None:
             _set_requires_grad(self, bool(requires_grad))
         return self

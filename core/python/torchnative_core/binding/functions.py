@@ -233,6 +233,8 @@ def _schema_default(a):
         else:
             size = int(t[t.index("[") + 1 : t.index("]")] or 1)
             v = [int(d)] * size
+    elif t == "int" and d in ("Mean", "Sum"):  # at::Reduction, written bare in the loss schemas
+        v = {"Mean": 1, "Sum": 2}[d]
     elif t in ("int", "SymInt") and not d.startswith("at::"):
         v = int(d)
     elif t == "float":

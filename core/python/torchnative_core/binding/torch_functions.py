@@ -239,6 +239,21 @@ def _parse_to(*args, **kwargs):
     return device, dtype, non_blocking, memory_format
 
 
+def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None, pin_memory=False,
+          requires_grad=False):
+    """torch.range: bound by hand upstream too (python_torch_functions_manual.cpp), with its
+    deprecation warning; `end` is included."""
+    import warnings
+
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
+                  "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                  "[start, end).", UserWarning, stacklevel=2)
+    if out is not None:
+        return _door("range.out", start, end, step, out)
+    r = _door("range.step", start, end, step, dtype, layout, device, pin_memory)
+    return r.requires_grad_() if requires_grad else r
+
+
 def install(C_, VF) -> None:
     global C
     C = C_
@@ -250,6 +265,6 @@ def install(C_, VF) -> None:
     from ..surface.torch_function import with_modes
 
     for fn in (tensor, as_tensor, asarray, from_numpy, frombuffer, nonzero, numel, is_conj, is_neg, _is_zerotensor,
-               is_inference):
+               is_inference, range):
         fn.__module__ = "torch._C._VariableFunctions"
         setattr(type(VF), fn.__name__, staticmethod(with_modes(fn)))

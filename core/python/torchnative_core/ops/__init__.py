@@ -32,7 +32,7 @@ def install(C, autograd_handler=None) -> None:
     from . import aliases, foreach, histogram, inplace, modes, moe, out_variants  # noqa: F401  (registration by import)
     from . import einsum, nn_extra, resample  # noqa: F401  (model sweep, issue 5 item 7: registration by import)
     from . import composites_extra, dropout_extra, elementwise_extra, linalg_composite, linalg_decomp, scatter_reduce, select, special  # noqa: F401  (registration by import)
-    from . import losses_extra, opinfo_extra  # noqa: F401  (registration by import)
+    from . import losses_extra, opinfo_extra, tensor_metadata, windows  # noqa: F401  (registration by import)
 
     from . import complex_views, complex_math, fft, opmath  # noqa: F401  (registration by import)
     from ..functorch import forward, legacy  # noqa: F401  (_make_dual, _unpack_dual, _add_batch_dim: registration by import)

@@ -342,7 +342,7 @@ def div_mode(self, other, rounding_mode=None):
     if rounding_mode is None:
         return div(self, other)
     if rounding_mode not in ("trunc", "floor"):
-        raise ValueError(
+        raise RuntimeError(
             f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
         )
     return binary("div.Tensor_mode", self, other, rounding_mode)
@@ -358,6 +358,14 @@ def div_mode_(self, other, rounding_mode=None):
 @impl("floor_divide")
 def floor_divide(self, other):
     return binary("div.Tensor_mode", self, other, "floor")
+
+
+@impl("div.Scalar_mode")
+def div_scalar_mode(self, other, rounding_mode=None):
+    # upstream wraps the number as a tensor and calls div.Tensor_mode (BinaryOps.cpp)
+    from .factories import wrapped_number
+
+    return div_mode(self, wrapped_number(other), rounding_mode)
 
 
 @impl("remainder.Tensor")

@@ -227,6 +227,58 @@ def arange_out(end, out=None):
     return arange_start_out(0, end, 1, out=out)
 
 
+@impl("range.out")
+def range_out(start, end, step=1, out=None):
+    # upstream's range_out (RangeFactories.cpp): inclusive of `end`, computed in the type's
+    # accumulation type (double for floating types, int64 for integers) as start + i * step
+    import torch
+
+    dtype = out.dtype
+    if dtype is torch.bool or dtype.is_complex:
+        from .elementwise import _type_name
+
+        raise NotImplementedError(f'"range_cpu" not implemented for \'{_type_name(dtype)}\'')
+    if dtype.is_floating_point:
+        xs, xe, xst = float(start), float(end), float(step)
+    else:
+        xs, xe, xst = (_to_int64(v) for v in (start, end, step))
+    if not (xst > 0 or xst < 0):
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(xs) and math.isfinite(xe)):
+        raise RuntimeError(f"unsupported range: {xs:g} -> {xe:g}")
+    if not ((xst > 0 and xe >= xs) or (xst < 0 and xe <= xs)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    size = int((xe - xs) / xst + 1) if dtype.is_floating_point else int((xe - xs) / xst) + 1
+    acc = torch.float64 if dtype.is_floating_point else torch.int64
+    values = B.door("add.Scalar", B.door("mul.Scalar", B.door("arange", size, acc, None, out.device, None), xst), xs, 1)
+    if list(out.shape) != [size]:
+        B.door("resize_", out, [size], None)
+    return B.door("copy_", out, values, False)
+
+
+def _to_int64(v):
+    # c10::Scalar::to<int64_t>: truncation, refused where the value does not fit
+    iv = int(v)
+    if not -(2**63) <= iv < 2**63:
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    return iv
+
+
+@impl("range.out_")
+def range_out_default_step(start, end, out=None):
+    return range_out(start, end, 1, out=out)
+
+
+@impl("range.step")
+def range_step(start, end, step=1, dtype=None, layout=None, device=None, pin_memory=None):
+    return range_out(start, end, step, out=B.empty([0], dtype or B.default_dtype(), device))
+
+
+@impl("range")
+def range_(start, end, dtype=None, layout=None, device=None, pin_memory=None):
+    return range_step(start, end, 1, dtype, layout, device, pin_memory)
+
+
 @impl("linspace")
 def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):
     if steps < 0:

@@ -60,6 +60,27 @@ def install():
             functional = "transpose.int"  # transpose_ is the in-place form of transpose.int
         if functional in IMPLS and functional in schemas:
             IMPLS[op] = _make(op, functional)
+    # the reverse: upstream's generated functional forms of in-place operators (random.from,
+    # bernoulli.Tensor, set.source_Tensor, resize_as: torchgen's "generated" tag) are the in-place
+    # operator applied to a copy of self
+    for op, schema in schemas.items():
+        name, _, ov = op.partition(".")
+        if op in IMPLS or name.endswith("_") or name.startswith("_") or schema.is_out or not schema.args:
+            continue
+        inplace_op = name + "_" + ("." + ov if ov else "")
+        target = schemas.get(inplace_op)
+        if target is None or inplace_op not in IMPLS or schema.args[0].name != "self" or schema.args[0].is_write:
+            continue
+        if [a.base_type for a in schema.args] != [a.base_type for a in target.args]:
+            continue
+        IMPLS[op] = _functional_from_inplace(inplace_op)
+
+
+def _functional_from_inplace(inplace_op):
+    def run(self, *args):
+        return B.door(inplace_op, B.door("clone", self, None), *args)
+
+    return run
 
 
 @impl("resize_")

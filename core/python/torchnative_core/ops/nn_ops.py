@@ -217,8 +217,48 @@ def _conv_out(size, k, s, p, d):
     return (size + 2 * p - d * (k - 1) - 1) // s + 1
 
 
+def _check_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """upstream's _convolution argument checks (Convolution.cpp: expand_param_if_needed and
+    check_shape_forward), in its order, so a wrong call fails as upstream's does."""
+    ws = list(weight._tn_sizes)
+    nsp = len(ws) - 2
+    if nsp <= 0:
+        raise RuntimeError("weight should have at least three dimensions")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    params = {"stride": stride, "padding": padding, "dilation": dilation, "output_padding": output_padding}
+    for name, v in params.items():
+        if len(v) != 1 and len(v) != nsp:
+            raise RuntimeError(f"expected {name} to be a single integer value or a list of {nsp} values to match the "
+                               f"convolution dimensions, but got {name}={list(v)}")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d < 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
+    k = len(input._tn_sizes)
+    if k != len(ws) and k != len(ws) - 1:
+        return  # the caller words the batched/unbatched message
+    if ws[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got "
+                           f"weight of size {ws} instead")
+    if ws[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
+                           f"got weight of size [{ws}] instead")  # upstream prints the sizes in brackets twice
+    if bias is not None:
+        want = ws[1] * groups if transposed else ws[0]
+        if len(bias._tn_sizes) != 1 or bias._tn_sizes[0] != want:
+            given = "Given transposed=1, weight" if transposed else "Given weight"
+            raise RuntimeError(f"{given} of size {ws}, expected bias to be 1-dimensional with {want} elements, "
+                               f"but got bias of size {list(bias._tn_sizes)} instead")
+
+
 @impl("convolution")
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    _check_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     nsp = len(weight._tn_sizes) - 2
     if len(input._tn_sizes) != nsp + 2:
         raise RuntimeError(

@@ -267,7 +267,7 @@ def native_dropout(input, p, train):
 @impl("dropout")
 def dropout(input, p, train):
     if p < 0 or p > 1:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p:g}")  # as C++ prints a double
     if not train or p == 0:
         return input
     if p == 1:

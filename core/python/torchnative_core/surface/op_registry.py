@@ -12,6 +12,7 @@ import re
 
 from ..binding.schema import Arg, all_schemas, overloads_by_name
 from ..binding.schema import parse_schema as parse_schema_text
+from .jit_arguments import Mismatch, converter, jit_type_name
 
 C = None
 
@@ -238,8 +239,8 @@ def bind_schema(schema, args, kwargs):
         unknown = [k for k in kwargs if k not in {a.name for a in schema.args}]
         raise RuntimeError(f"Unknown keyword argument '{unknown[0]}' for operator '{name}'. Schema: {full}{schema.text[len(schema.qualified):]}")
     numbers_ok = None
-    for i, (a, v) in enumerate(zip(schema.args, values)):
-        if isinstance(v, (bool, int, float)) and a.base_type == "Tensor":
+    for i, (a, v, convert) in enumerate(zip(schema.args, values, _converters(schema))):
+        if isinstance(v, (bool, int, float, complex)) and a.base_type == "Tensor":
             # A number for a Tensor argument becomes a wrapped-number tensor for the operators
             # upstream's IValue conversion allows (mul.Tensor(x, 2), as a mode calls it back).
             if numbers_ok is None:
@@ -250,32 +251,31 @@ def bind_schema(schema, args, kwargs):
                 from ..ops.factories import wrapped_number
 
                 values[i] = wrapped_number(v)
-        elif isinstance(v, str) and a.base_type.rstrip("?") == "Device":
-            from ..binding.functions import _to_device
-
-            values[i] = _to_device(v)  # the JIT reads a device from its string, as torch.device does
-        elif isinstance(v, str) and _NEVER_A_STRING.match(a.base_type):
-            raise RuntimeError(f"{name}() Expected a value of type '{_jit_type_name(a.base_type)}' for argument "
-                               f"'{a.name}' but instead found type 'str'.\nPosition: {i}\nValue: {v!r}\n{decl}")
+                continue
+        if v is None and a.base_type == "Tensor":
+            raise RuntimeError(f"Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument "
+                               f"#{i} '{a.name}'")
+        if convert is None:
+            continue
+        try:
+            values[i] = convert(v)
+        except Mismatch:
+            raise RuntimeError(f"{name}() Expected a value of type '{jit_type_name(a.base_type)}' for argument "
+                               f"'{a.name}' but instead found type '{type(v).__name__}'.\nPosition: {i}\n"
+                               f"Value: {v!r}\n{decl}") from None
     return values
 
 
-# Argument types no string converts to (upstream's schema matching refuses a str for them with
-# RuntimeError; a str reaching our kernels' argument readers raised ValueError or TypeError).
-# Device, ScalarType, str and the like take strings, so they are left out.
-_NEVER_A_STRING = re.compile(r"^(Tensor|SymInt|int|float|bool|Scalar)(\[\d*\])?\??$")
+_CONVERTERS: dict = {}
 
 
-def _jit_type_name(t):
-    """A schema type as the JIT's messages print it: `int[1]?` -> `Optional[List[int]]`."""
-    opt = t.endswith("?")
-    base = t.rstrip("?")
-    lst = base.endswith("]")
-    base = re.sub(r"\[\d*\]$", "", base)
-    base = {"SymInt": "int", "Scalar": "number"}.get(base, base)
-    if lst:
-        base = f"List[{base}]"
-    return f"Optional[{base}]" if opt else base
+def _converters(schema):
+    """Per argument, upstream's check and conversion of a Python value for its type (computed once
+    per schema)."""
+    convs = _CONVERTERS.get(schema.qualified)
+    if convs is None:
+        convs = _CONVERTERS[schema.qualified] = [converter(a.base_type) for a in schema.args]
+    return convs
 
 
 def _returns_scalar_type(schema):

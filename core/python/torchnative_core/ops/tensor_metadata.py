@@ -1,0 +1,206 @@
+"""Operators that read or set a tensor's metadata (sizes, strides, autograd flags, layout
+dimensions) and the small views and casts upstream composes from them (`mT`, `adjoint`,
+`numpy_T`, `chalf`, `fill_diagonal_`, `can_cast`). The Tensor methods are native; these are the
+same things reached as `torch.ops.aten.<name>` and through upstream's Python, which calls some of
+them by operator (`Tensor.adjoint`, `Tensor.fill_diagonal_`, `torch.can_cast`)."""
+
+from __future__ import annotations
+
+from . import base as B
+from . import impl
+
+
+@impl("dim")
+def dim(self):
+    return self.dim()
+
+
+@impl("numel", "sym_numel")
+def numel(self):
+    return self.numel()
+
+
+@impl("size.int", "sym_size.int")
+def size_int(self, d):
+    return self.size(d)
+
+
+@impl("stride.int", "sym_stride.int")
+def stride_int(self, d):
+    return self.stride(d)
+
+
+@impl("storage_offset", "sym_storage_offset")
+def storage_offset(self):
+    return self.storage_offset()
+
+
+@impl("is_contiguous")
+def is_contiguous(self):
+    return self.is_contiguous()
+
+
+@impl("is_contiguous.memory_format")
+def is_contiguous_format(self, memory_format):
+    return self.is_contiguous(memory_format=memory_format)
+
+
+@impl("get_device")
+def get_device(self):
+    return self.get_device()
+
+
+@impl("requires_grad_")
+def requires_grad_(self, requires_grad=True):
+    d = self.dtype
+    if requires_grad and not (d.is_floating_point or d.is_complex):
+        # the operator's wording (VariableTypeManual.cpp); Tensor.requires_grad_ words it otherwise
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    return self.requires_grad_(requires_grad)
+
+
+@impl("retain_grad")
+def retain_grad(self):
+    self.retain_grad()
+
+
+@impl("retains_grad")
+def retains_grad(self):
+    return self.retains_grad
+
+
+@impl("is_leaf")
+def is_leaf(self):
+    return self.is_leaf
+
+
+@impl("output_nr")
+def output_nr(self):
+    return self.output_nr
+
+
+@impl("_version")
+def version(self):
+    return self._version
+
+
+@impl("data")
+def data(self):
+    return self.data
+
+
+@impl("set_data")
+def set_data(self, new_data):
+    self.data = new_data
+
+
+@impl("is_neg")
+def is_neg(self):
+    return self.is_neg()
+
+
+@impl("is_conj")
+def is_conj(self):
+    return self.is_conj()
+
+
+@impl("is_inference")
+def is_inference(self):
+    return self.is_inference()
+
+
+@impl("is_distributed")
+def is_distributed(self):
+    return False  # upstream's answer for every tensor (a THD leftover)
+
+
+@impl("dense_dim")
+def dense_dim(self):
+    return self.dim()  # a strided tensor: all its dimensions are dense
+
+
+@impl("sparse_dim")
+def sparse_dim(self):
+    return 0
+
+
+def _needs_matrix(self, what):
+    if self.dim() < 2:
+        raise RuntimeError(f"tensor.{what} is only supported on matrices or batches of matrices. "
+                           f"Got {self.dim()}-D tensor.")
+
+
+@impl("mT")
+def m_t(self):
+    return self.mT
+
+
+@impl("mH")
+def m_h(self):
+    return self.mH
+
+
+@impl("adjoint")
+def adjoint(self):
+    _needs_matrix(self, "adjoint()")
+    return self.mH
+
+
+@impl("matrix_H")
+def matrix_h(self):
+    if self.dim() != 2:
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor. For "
+                           "batches of matrices, consider using tensor.mH")
+    return self.mH
+
+
+@impl("numpy_T")
+def numpy_t(self):
+    return B.door("permute", self, list(range(self.dim() - 1, -1, -1)))
+
+
+@impl("chalf")
+def chalf(self, memory_format=None):
+    import torch
+
+    return self.to(torch.complex32, memory_format=memory_format if memory_format is not None else torch.preserve_format)
+
+
+@impl("to_dense")
+def to_dense(self, dtype=None, masked_grad=None):
+    # a strided tensor is its own dense form (TensorConversions.cpp); other layouts do not exist here
+    return self if dtype is None else self.to(dtype)
+
+
+@impl("can_cast")
+def can_cast(from_, to):
+    # c10::canCast: no complex to real, no floating to integral, nothing but bool to bool
+    import torch
+
+    if from_.is_complex and not to.is_complex:
+        return False
+    if from_.is_floating_point and not (to.is_floating_point or to.is_complex) and to is not torch.bool:
+        return False
+    return not (from_ is not torch.bool and to is torch.bool)
+
+
+@impl("fill_diagonal_")
+def fill_diagonal_(self, fill_value, wrap=False):
+    # upstream's Fill.cpp: the main diagonal as one strided view, and for a tall 2-d matrix with
+    # wrap=True the diagonals that restart every width + 1 rows
+    n = self.dim()
+    if n < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    height, width = self.size(0), self.size(1)
+    if n > 2 and any(self.size(i) != height for i in range(1, n)):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    stride = sum(self.stride(i) for i in range(n))
+    size = min(height, width)
+    offset = self.storage_offset()
+    B.door("fill_.Scalar", B.door("as_strided", self, [size], [stride], offset), fill_value)
+    if wrap and n == 2 and height > width + 1:
+        step = width + 1
+        wrap_size = (self.numel() + step - 1) // step - size
+        B.door("fill_.Scalar", B.door("as_strided", self, [wrap_size], [stride], offset + self.stride(0) * step),
+               fill_value)
+    return self
