@@ -1,4 +1,4 @@
-"""What backend discovery adds to `import torch` (docs/PERF.md records a run).
+"""What backend discovery adds to `import torch` (docs/bench/2026-11-29-backend-discovery.md records a run).
 
 Fresh interpreters, alternating two ways of importing torch:
 

@@ -71,10 +71,10 @@ def report(demand_files):
     return {"implemented": impls, "kernels": kernels, "demanded": dict(want), "missing": missing}, "\n".join(lines)
 
 
-def write_status(text, begin=BEGIN, end=END, heading="Operator coverage"):
-    """Replace the block between `begin` and `end` in docs/STATUS.md (appended under `heading`
-    the first time). Also used by tools/model_sweep.py for its own markers."""
-    status = REPO / "docs" / "STATUS.md"
+def write_status(text, begin=BEGIN, end=END, heading="Operator coverage", doc="STATUS.md"):
+    """Replace the block between `begin` and `end` in docs/<doc> (appended under `heading` the
+    first time). Also used by tools/model_sweep.py for its block in docs/transformers.md."""
+    status = REPO / "docs" / doc
     status.write_text(replace_block(status.read_text(), text, begin, end, heading))
 
 

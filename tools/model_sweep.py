@@ -34,7 +34,7 @@ Outcome per model type:
 
 Results are cached per model type under --cache (default build/model_sweep), so an interrupted
 sweep resumes; a worker that hangs past --timeout or crashes costs only its current model type.
---write-status replaces the block between the model-sweep markers in docs/STATUS.md.
+--write-status replaces the block between the model-sweep markers in docs/transformers.md.
 """
 
 from __future__ import annotations
@@ -808,7 +808,8 @@ def run(args):
         from coverage_report import write_status
 
         command = "python3 tools/model_sweep.py run --perturb --json docs/bench/model_sweep.json --write-status"
-        write_status(status_text(results, command), begin=BEGIN, end=END, heading="transformers model sweep")
+        write_status(status_text(results, command), begin=BEGIN, end=END, heading="transformers model sweep",
+                     doc="transformers.md")
     return results
 
 
