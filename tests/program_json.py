@@ -59,3 +59,23 @@ def array_disagreements(ours, ref):
             if not d <= 1e-5 * max(1.0, float(np.abs(y).max())):
                 bad.append(f"{k}: differs by {d:.3g}")
     return bad + [f"{k}: not on upstream's side" for k in ours if k not in ref]
+
+
+def described_disagreements(ours, ref, tol):
+    """Cases of `ref` that `ours` does not reproduce, for programs writing per case either
+    {"dtype", "shape", "values"} (values within `tol[dtype]`, absolute), a list of those, another
+    JSON value, or {"error", "message"} (compared exactly)."""
+    import numpy as np
+
+    def differs(a, b):
+        if isinstance(b, list):
+            return not isinstance(a, list) or len(a) != len(b) or any(differs(x, y) for x, y in zip(a, b))
+        if not isinstance(b, dict) or "values" not in b or not isinstance(a, dict) or "values" not in a:
+            return a != b
+        if (a["dtype"], a["shape"]) != (b["dtype"], b["shape"]):
+            return True
+        x, y = np.array(a["values"]), np.array(b["values"])
+        return not np.allclose(x, y, rtol=0, atol=tol.get(b["dtype"], 0), equal_nan=True)
+
+    return [f"{k}: ours {json.dumps(ours.get(k))[:160]}, upstream {json.dumps(v)[:160]}"
+            for k, v in ref.items() if differs(ours.get(k), v)]

@@ -11,9 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
-from program_json import run_json_side_by_side
+from program_json import described_disagreements, run_json_side_by_side
 
 REPO = Path(__file__).resolve().parents[1]
 PROGRAM = REPO / "tests" / "programs" / "factory_metadata_alias_cases.py"
@@ -26,20 +25,8 @@ def outcomes(tmp_path_factory):
     return run_json_side_by_side(PROGRAM, tmp_path_factory.mktemp("factory_metadata_alias"))
 
 
-def _differs(a, b):
-    if isinstance(b, list):
-        return not isinstance(a, list) or len(a) != len(b) or any(_differs(x, y) for x, y in zip(a, b))
-    if "values" not in b or not isinstance(a, dict) or "values" not in a:
-        return a != b
-    if (a["dtype"], a["shape"]) != (b["dtype"], b["shape"]):
-        return True
-    x, y = np.array(a["values"]), np.array(b["values"])
-    return not np.allclose(x, y, rtol=0, atol=TOL.get(b["dtype"], 0), equal_nan=True)
-
-
 def disagreements(ours, ref):
-    return [f"{k}: ours {json.dumps(ours.get(k))[:160]}, upstream {json.dumps(v)[:160]}"
-            for k, v in ref.items() if _differs(ours.get(k), v)]
+    return described_disagreements(ours, ref, TOL)
 
 
 def test_cases_agree_with_upstream(outcomes):

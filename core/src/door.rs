@@ -403,9 +403,11 @@ pub fn _tn_call_impl(
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<PyObject> {
     let st = state(py);
+    let name = op.to_str()?;
+    crate::overlap::check(py, name, args)?;
     match st.impls.bind(py).get_item(op)? {
         Some(f) => {
-            if let Some(out) = crate::fastpath::try_call(py, op.to_str()?, &f, args, kwargs)? {
+            if let Some(out) = crate::fastpath::try_call(py, name, &f, args, kwargs)? {
                 return Ok(out);
             }
             Ok(f.call(args, kwargs)?.unbind())

@@ -23,6 +23,7 @@ pub mod formulas;
 pub mod graph;
 pub mod launch;
 pub mod layout;
+pub mod overlap;
 pub mod plans;
 pub mod registrar;
 pub mod registry;
@@ -250,6 +251,7 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(door::_tn_install_door, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_set_vmap_handler, m)?)?;
     m.add_function(wrap_pyfunction!(fastpath::_tn_set_fast_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(overlap::_tn_set_written_arguments, m)?)?;
     m.add_function(wrap_pyfunction!(fastpath::_tn_wrapped_number, m)?)?;
     m.add_function(wrap_pyfunction!(fastpath::_tn_fast_paths_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_count_ops, m)?)?;

@@ -9,11 +9,11 @@ and message.
 tests/test_factory_metadata_alias.py runs it on ours and on upstream and compares.
 """
 
-import json
 import sys
 import warnings
 
 import torch
+from case_outcomes import write_outcomes
 
 warnings.simplefilter("ignore")
 A = torch.ops.aten
@@ -99,22 +99,5 @@ CASES.update({
 })
 
 
-def describe(r):
-    if isinstance(r, torch.Tensor):
-        r = r.resolve_conj()
-        v = torch.view_as_real(r.to(torch.complex64)) if r.is_complex() else r
-        return {"dtype": str(r.dtype), "shape": list(r.shape), "values": v.double().flatten().tolist()}
-    if isinstance(r, (list, tuple)):
-        return [describe(t) for t in r]
-    return {"value": r}
-
-
 if __name__ == "__main__":
-    out = {}
-    for name, case in CASES.items():
-        try:
-            out[name] = describe(case())
-        except Exception as e:  # noqa: BLE001  (the outcome is what is recorded)
-            out[name] = {"error": type(e).__name__, "message": str(e).split("\n")[0]}
-    with open(sys.argv[1], "w") as fh:
-        json.dump(out, fh, sort_keys=True)
+    write_outcomes(CASES, sys.argv[1])

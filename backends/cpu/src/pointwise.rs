@@ -5,8 +5,9 @@
 //!   `(value * t1) * t2 + self` into one fused multiply-add, in its vector loop and its scalar
 //!   tail alike.
 //! - `addcdiv`: `self + value * t1 / t2`, rounded after the product, the quotient and the sum.
-//! - `lerp.Scalar`: `lerp_vec` (aten/src/ATen/native/Lerp.h): for `|w| < 0.5`,
-//!   `fma(w, end - self, self)`, else `fma(w - 1, end - self, end)`.
+//! - `lerp.Scalar`, `lerp.Tensor`: `lerp_vec` (aten/src/ATen/native/Lerp.h): for `|w| < 0.5`,
+//!   `fma(w, end - self, self)`, else `fma(w - 1, end - self, end)`; with a weight tensor the
+//!   choice is made per element (upstream's build contracts its scalar tail to the same FMAs).
 //!
 //! The core broadcasts the operands to the output's shape and falls back to its composites for
 //! other dtypes; the output may be `self` itself (the in-place forms).
@@ -24,6 +25,7 @@ kernels! {
     k_addcdiv_ = "aten::addcdiv_" => |c| addc(c, Op::Div);
     k_lerp = "aten::lerp.Scalar" => |c| lerp(c);
     k_lerp_ = "aten::lerp_.Scalar" => |c| lerp(c);
+    k_lerp_t = "aten::lerp.Tensor" => |c| lerp_tensor(c);
 }
 
 #[derive(Copy, Clone)]
@@ -62,6 +64,34 @@ fn addc(c: &mut Call, op: Op) -> KResult {
                 }
                 Op::Div => map3(&out, &s, &t1, &t2, move |a: $T, x: $T, y: $T| a + v * x / y),
             }
+        }};
+    }
+    unsafe {
+        match dt {
+            TnDtype::Float32 => run!(f32),
+            _ => run!(f64),
+        }
+    }
+}
+
+/// `lerp.Tensor(self, end, weight)`.
+fn lerp_tensor(c: &mut Call) -> KResult {
+    let out = c.out(0)?;
+    let (s, e, w) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
+    let dt = same_float_dtype("lerp", &out, &[&s, &e, &w])?;
+    macro_rules! run {
+        ($T:ty) => {{
+            let f = move |a: $T, b: $T, w: $T| {
+                if w.abs() < 0.5 {
+                    w.mul_add(b - a, a)
+                } else {
+                    (w - 1.0).mul_add(b - a, b)
+                }
+            };
+            if zip_fma_tensors::<$T, 3>(&out, [&s, &e, &w], move |[a, b, w]| f(a, b, w)) {
+                return Ok(());
+            }
+            map3(&out, &s, &e, &w, f)
         }};
     }
     unsafe {

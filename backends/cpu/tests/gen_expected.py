@@ -1106,6 +1106,12 @@ def gen_training():
             tag = str(wv).replace(".", "p").replace("-", "m")
             fam.case("lerp_%s_%s" % (dn(dt), tag), "lerp.Scalar", [s, a, wv])
             fam.case("lerp__%s_%s" % (dn(dt), tag), "lerp_.Scalar", [s.clone(), nc(a), wv], alias={0: 0})
+        # a weight tensor around the |w| < 0.5 switch, broadcast and transposed operands
+        w = torch.tensor([-0.75, -0.5, -0.25, 0.0, 0.1, 0.3, 0.49, 0.5, 0.51, 0.7, 0.9, 1.0, 1.3, 0.25, 0.6,
+                          0.45, 0.55, 0.05, 0.95, -0.1], dtype=dt).reshape(4, 5)
+        fam.case("lerp_tensor_%s" % dn(dt), "lerp.Tensor", [s, a, w])
+        fam.case("lerp_tensor_bcast_%s" % dn(dt), "lerp.Tensor",
+                 [bcast(vals(dt, (1, 5), 185, "finite"), (4, 5)), a.t().contiguous().t(), bcast(w[:1], (4, 5))])
     # max_pool2d_with_indices_backward: overlapping windows (an input position gathers several
     # gradients, summed in output order), padding, dilation, 3-d input, ties in the forward.
     for dt in FLOATS:

@@ -94,6 +94,10 @@ def _convert(v, dtype):
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    if pin_memory:
+        from ..ops.tensor_metadata import NO_PINNING
+
+        raise RuntimeError(NO_PINNING)
     if C._len_torch_dispatch_stack():
         # As upstream's internal_new_from_data: the data becomes a tensor with Python dispatch
         # off, and a mode sees only the `lift_fresh` of the result (FakeTensorMode fakes it there).

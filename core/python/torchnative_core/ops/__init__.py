@@ -32,7 +32,7 @@ def install(C, autograd_handler=None) -> None:
     from . import aliases, foreach, histogram, inplace, modes, moe, out_variants  # noqa: F401  (registration by import)
     from . import einsum, nn_extra, resample  # noqa: F401  (model sweep, issue 5 item 7: registration by import)
     from . import composites_extra, dropout_extra, elementwise_extra, linalg_composite, linalg_decomp, scatter_reduce, select, special  # noqa: F401  (registration by import)
-    from . import losses_extra, opinfo_extra, tensor_metadata, windows  # noqa: F401  (registration by import)
+    from . import losses_extra, opinfo_extra, quantile, tensor_metadata, windows  # noqa: F401  (registration by import)
 
     from . import complex_views, complex_math, fft, opmath  # noqa: F401  (registration by import)
     from ..functorch import forward, legacy  # noqa: F401  (_make_dual, _unpack_dual, _add_batch_dim: registration by import)
@@ -43,6 +43,39 @@ def install(C, autograd_handler=None) -> None:
     out_variants.install()
     foreach.install()
 
+    from ..binding.schema import all_schemas
+
+    tensor_metadata.refuse_pinned_factories(IMPLS, all_schemas())
     C._tn_install_door(IMPLS, modes.handle, autograd_handler)
     if hasattr(C, "_tn_set_fast_paths"):  # native meta steps standing in for these implementations (core/src/fastpath.rs)
         C._tn_set_fast_paths(IMPLS)
+    if hasattr(C, "_tn_set_written_arguments"):  # upstream's internal-overlap check (core/src/overlap.rs)
+        C._tn_set_written_arguments(written_arguments())
+
+
+# In-place operators that write no elements (geometry, storage, flags), and the idempotent fills
+# upstream runs without the overlap check (every element written gets the same value, so an
+# expanded tensor ends up right): left out of the check. Others upstream leaves unchecked
+# (tril_, triu_, baddbmm_) compute an order-dependent result into an expanded tensor; ours refuses.
+_NO_OVERLAP_CHECK = frozenset({
+    "resize_", "resize_as_", "resize_as_sparse_", "sparse_resize_", "sparse_resize_and_clear_", "_resize_output_",
+    "set_", "as_strided_", "squeeze_", "unsqueeze_", "transpose_", "t_", "swapaxes_", "swapdims_", "detach_",
+    "requires_grad_", "rename_", "_coalesced_", "share_memory_", "fill_diagonal_",
+    "fill_", "zero_", "index_put_", "_index_put_impl_", "masked_fill_", "index_fill_",
+})
+
+
+def written_arguments() -> dict:
+    """{in-place overload: positions of the tensors it writes}. out= overloads are checked where
+    they copy into `out` (ops/out_variants.write_out's copy_, after upstream's resize)."""
+    from ..binding.schema import all_schemas
+
+    table = {}
+    for op, schema in all_schemas().items():
+        base = op.partition(".")[0]
+        if not base.endswith("_") or base in _NO_OVERLAP_CHECK or schema.is_out:
+            continue
+        written = [i for i, a in enumerate(schema.args) if a.is_write and a.base_type in ("Tensor", "Tensor?")]
+        if written:
+            table[op] = written
+    return table

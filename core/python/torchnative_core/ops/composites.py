@@ -113,12 +113,16 @@ def where_single(condition):
 
 @impl("hstack")
 def hstack(tensors):
+    if not tensors:
+        raise RuntimeError("hstack expects a non-empty TensorList")
     ts = [t if len(t._tn_sizes) else D("view", t, [1]) for t in tensors]
     return D("cat", ts, 0 if len(ts[0]._tn_sizes) == 1 else 1)
 
 
 @impl("vstack", "row_stack")
 def vstack(tensors):
+    if not tensors:
+        raise RuntimeError("vstack expects a non-empty TensorList")
     ts = [D("view", t, [1, -1]) if len(t._tn_sizes) < 2 else t for t in tensors]
     return D("cat", ts, 0)
 
@@ -593,6 +597,9 @@ def broadcast_tensors(tensors):
 _FUSED_DTYPES = (B.F32, B.F64)
 
 
+NO_SCALAR = object()  # _fused's `scalar` for a kernel of tensors only (lerp.Tensor)
+
+
 def _fused(op, tensors, scalar, inplace=False):
     """One kernel for a pointwise operator of several float32/float64 operands of one dtype on one
     device (the cpu backend's `pointwise.rs`: upstream's rounding, fused multiply-adds included),
@@ -616,7 +623,8 @@ def _fused(op, tensors, scalar, inplace=False):
     else:
         out = B.empty(shape, dt, B.device_of(first))
     if B.numel(shape):
-        B.launch(op, (*[B.expand_to(t, shape) for t in tensors], scalar), (out,))
+        expanded = [B.expand_to(t, shape) for t in tensors]
+        B.launch(op, tuple(expanded) if scalar is NO_SCALAR else (*expanded, scalar), (out,))
     if inplace:
         out._tn_bump_version()
     return out

@@ -408,6 +408,48 @@ def linalg_matrix_power(self, n):
     return result
 
 
+_CHAIN_WARNED = []
+
+
+@impl("chain_matmul")
+def chain_matmul(matrices):
+    """Deprecated upstream (LinearAlgebra.cpp): every matrix 2-d, then linalg.multi_dot."""
+    if not _CHAIN_WARNED:  # TORCH_WARN_ONCE
+        import warnings
+
+        _CHAIN_WARNED.append(True)
+        warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                      "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
+                      "multiple parameters.", UserWarning, stacklevel=3)
+    for t in matrices:
+        if t.dim() != 2:
+            raise RuntimeError(f"Tensor dimension is {t.dim()}, expected 2 instead.")
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    if len(matrices) == 1:
+        return D("clone", matrices[0], None)
+    return linalg_multi_dot(matrices)
+
+
+@impl("vander")
+def vander(x, N=None, increasing=False):
+    """upstream's vander (LinearAlgebra.cpp): ones, the input in columns 1.., a cumulative product
+    along the rows in the promoted type (at least int64), flipped unless increasing."""
+    import torch
+
+    if x.dim() != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    dtype = torch.promote_types(x.dtype, torch.int64)
+    result = D("ones", [x.numel(), n], dtype, None, x.device, None)
+    if n > 1:
+        D("copy_", D("slice.Tensor", result, 1, 1, None, 1), D("unsqueeze", x, 1), False)
+        result = D("cumprod", result, 1, None)
+    return result if increasing else D("flip", result, [1])
+
+
 @impl("linalg_multi_dot")
 def linalg_multi_dot(tensors):
     n = len(tensors)

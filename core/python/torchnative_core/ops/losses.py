@@ -70,15 +70,35 @@ def _check_nll_backward(grad_output, self, target, weight, reduction, total_weig
         raise RuntimeError(f"Expected a single element grad_output tensor, but got: {gs}")
 
 
+def _check_nll_target_dtype(self, target):
+    """The CPU kernels' dtype checks: the target's, then the input's (AT_DISPATCH)."""
+    import torch
+
+    if target.dtype not in (torch.int64, torch.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {B.scalar_type_name(target.dtype)}")
+    if not self.dtype.is_floating_point:
+        raise NotImplementedError(f'"nll_loss_out_frame" not implemented for \'{B.scalar_type_name(self.dtype)}\'')
+
+
 @impl("nll_loss_forward")
 def nll_loss_forward(self, target, weight, reduction, ignore_index):
-    if len(self._tn_sizes) not in (1, 2):
-        raise ValueError(f"Expected 2 or fewer dimensions (got {len(self._tn_sizes)})")
-    x = self if len(self._tn_sizes) == 2 else D("unsqueeze", self, 0)
-    t = target if len(target._tn_sizes) == 1 else D("unsqueeze", target, 0)
-    if x._tn_sizes[0] != t._tn_sizes[0]:
-        raise ValueError(f"Expected input batch_size ({x._tn_sizes[0]}) to match target batch_size ({t._tn_sizes[0]}).")
+    # upstream's meta checks (LossNLL.cpp), in its order, with its exception types
+    xs, ts = list(self._tn_sizes), list(target._tn_sizes)
+    if len(xs) not in (1, 2):
+        raise RuntimeError("input tensor should be 1D or 2D")
+    if len(ts) > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if len(xs) == 1 and len(ts) == 1 and ts[0] != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {ts[0]}")
+    if not (len(xs) == 1 and not ts):
+        if not ts:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        if xs[0] != ts[0]:
+            raise RuntimeError(f"size mismatch (got input: {xs}, target: {ts})")
     _check_nll_weight(self, weight)
+    _check_nll_target_dtype(self, target)
+    x = self if len(xs) == 2 else D("unsqueeze", self, 0)
+    t = target if len(ts) == 1 else D("unsqueeze", target, 0)
     if len(target._tn_sizes) <= 1 and _nll_kernel("nll_loss_forward", self, target, weight):
         d, dev = B.dtype_of(self), B.device_of(self)
         rows = [self._tn_sizes[0]] if reduction not in (MEAN, SUM) and len(self._tn_sizes) == 2 else []
@@ -138,8 +158,16 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
 @impl("nll_loss2d_forward")
 def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
     """Images (N, C, H, W): the class dimension moved last, then the 2-D loss."""
-    if len(self._tn_sizes) != 4:
-        raise ValueError(f"only batches of spatial inputs supported (4D tensors), but got input of size: {list(self._tn_sizes)}")
+    xs, ts = list(self._tn_sizes), list(target._tn_sizes)
+    if len(ts) != 3:
+        raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of dimension: {len(ts)}")
+    if len(xs) != 4:
+        raise RuntimeError(f"only batches of spatial inputs supported (4D tensors), but got input of dimension: {len(xs)}")
+    if weight is not None and B.numel(weight._tn_sizes) != xs[1]:
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+    if (xs[0], xs[2], xs[3]) != tuple(ts):
+        raise RuntimeError(f"size mismatch (got input: {xs} , target: {ts}")  # upstream's message, unclosed
+    _check_nll_target_dtype(self, target)
     n, c, h, w = self._tn_sizes
     flat = D("reshape", D("permute", self, [0, 2, 3, 1]), [-1, c])
     out, total = D("nll_loss_forward", flat, D("reshape", target, [-1]), weight, reduction, ignore_index)
@@ -159,6 +187,9 @@ def nll_loss_nd(self, target, weight=None, reduction=MEAN, ignore_index=-100):
     nd = len(self._tn_sizes)
     if nd < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {nd})")
+    ts = list(target._tn_sizes)
+    if nd != 1 and ts and self._tn_sizes[0] != ts[0]:
+        raise ValueError(f"Expected input batch_size ({self._tn_sizes[0]}) to match target batch_size ({ts[0]}).")
     if nd <= 2:
         return D("nll_loss_forward", self, target, weight, reduction, ignore_index)[0]
     if nd == 4:

@@ -374,6 +374,8 @@ def column_stack(tensors):
 def dstack(tensors):
     import torch
 
+    if not tensors:
+        raise RuntimeError("dstack expects a non-empty TensorList")
     return torch.cat([atleast_3d(t) for t in tensors], 2)
 
 
@@ -482,6 +484,11 @@ def lerp_tensor(self, end, weight):
         if t.dtype != self.dtype:  # upstream's lerp meta function names dtypes as caffe2 TypeMeta prints them
             a, b = (_TYPEMETA.get(str(d).replace("torch.", ""), str(d)) for d in (self.dtype, t.dtype))
             raise RuntimeError(f"expected dtype {a} for `{name}` but got dtype {b}")
+    from .composites import NO_SCALAR, _fused
+
+    out = _fused("lerp.Tensor", (self, end, weight), NO_SCALAR)  # float32/float64: the FMA kernel
+    if out is not None:
+        return out
     diff = end - self
     # upstream's lerp formula: from the nearer end, so weight 0 and 1 give the ends exactly
     return torch.where(weight.abs() < 0.5, self + weight * diff, end - diff * (1 - weight))

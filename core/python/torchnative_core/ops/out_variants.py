@@ -32,6 +32,10 @@ def write_out(out, result, exact=False):
     the out= wrappers torchgen generates (the `generated` tag: resize_out_helper, then copy_arg,
     which takes only out's own dtype)."""
     got, mine = B.dtype_of(result), B.dtype_of(out)
+    src, dst = B.device_of(result), B.device_of(out)
+    if src != dst:  # TensorIterator's check: out= never moves a result to another device
+        raise RuntimeError(f"Attempting to copy from device {src} to device {dst}, but cross-device copies are not "
+                           "allowed!")
     if exact:
         _resize_like(out, result._tn_sizes)
         if got is not mine:

@@ -19,14 +19,46 @@ def _opmath(x):
     return torch.float64 if x.dtype == torch.float64 else torch.float32
 
 
+_MISMATCH = "Expected static_cast<int64_t>({}->size()) == spatial_dimensions to be true, but got false.  " \
+    "(Could this error message be improved?  If so, please report an enhancement request to PyTorch.)"
+
+
 def _out_sizes(x, nd, output_size, scale_factors):
-    sizes = list(x.shape[-nd:])
+    """upstream's compute_output_size for the .vec overloads (UpSample.cpp), then the common
+    check of the fixed-size overload they call."""
+    spatial = x.dim() - 2
     if output_size is not None:
-        return list(output_size), [None] * nd
-    if scale_factors is None:
+        if scale_factors is not None:
+            raise RuntimeError("Must specify exactly one of output_size and scale_factors")
+        if len(output_size) != spatial:
+            raise RuntimeError(_MISMATCH.format("output_size"))
+        sizes, sf = list(output_size), [None] * nd
+    elif scale_factors is not None:
+        if len(scale_factors) != spatial:
+            raise RuntimeError(_MISMATCH.format("scale_factors"))
+        sf = list(scale_factors)
+        sizes = [int(s * f) for s, f in zip(x.shape[2:], sf)]  # static_cast<int64_t>: truncation
+    else:
         raise RuntimeError("Must specify exactly one of output_size and scale_factors")
-    sf = list(scale_factors)
-    return [int(math.floor(s * f)) for s, f in zip(sizes, sf)], sf
+    _common_check(x, nd, sizes)
+    return sizes, sf
+
+
+def _common_check(x, nd, output_size):
+    """upsample_{1,2,3}d_common_check (UpSample.h): the sizes' lengths, then positive sizes."""
+    if len(output_size) != nd:
+        raise RuntimeError(f"It is expected output_size equals to {nd}, but got size {len(output_size)}")
+    if x.dim() != nd + 2:
+        raise RuntimeError(f"It is expected input_size equals to {nd + 2}, but got size {x.dim()}")
+    ins, outs = list(x.shape[2:]), list(output_size)
+    if min(ins + outs) <= 0:
+        names = ("W",) if nd == 1 else ("H", "W") if nd == 2 else ("D", "H", "W")
+        i = ", ".join(f"{n}: {v}" for n, v in zip(names, ins))
+        o = ", ".join(f"{n}: {v}" for n, v in zip(names, outs))
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({i}) "
+                           f"{'and ' if nd == 1 else ''}output ({o})")
+    if x.numel() == 0 and math.prod(x.shape[1:]) == 0:  # the kernels' meta step: only the batch may be empty
+        raise RuntimeError(f"Non-empty {nd + 2}D data tensor expected but got a tensor with sizes {list(x.shape)}")
 
 
 def _scale(in_size, out_size, scale, dtype, align_corners=False):
@@ -73,6 +105,7 @@ def _nearest_vec(nd, exact):
 
 def _nearest_fixed(nd, exact):
     def f(self, output_size, *scales):
+        _common_check(self, nd, output_size)
         return _nearest(self, nd, output_size, list(scales) + [None] * (nd - len(scales)), exact)
 
     return f
@@ -153,6 +186,7 @@ def _linear_vec(nd):
 
 def _linear_fixed(nd):
     def f(self, output_size, align_corners, *scales):
+        _common_check(self, nd, output_size)
         return _linear(self, nd, output_size, align_corners, list(scales) + [None] * (nd - len(scales)))
 
     return f
@@ -208,6 +242,7 @@ def upsample_bicubic2d_vec(input, output_size, align_corners, scale_factors):
 
 @impl("upsample_bicubic2d")
 def upsample_bicubic2d(self, output_size, align_corners, scales_h=None, scales_w=None):
+    _common_check(self, 2, output_size)
     return _bicubic(self, list(output_size), align_corners, [scales_h, scales_w])
 
 
@@ -415,6 +450,14 @@ def _pad_enum(self, pad, mode, value=None):
 @impl("pixel_shuffle")
 def pixel_shuffle(self, upscale_factor):
     r = upscale_factor
+    if self.dim() < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{self.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    if self.shape[-3] % (r * r):
+        raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={self.shape[-3]} is not divisible by {r * r}")
     *lead, c, h, w = self.shape
     oc = c // (r * r)
     x = self.reshape(*lead, oc, r, r, h, w)
@@ -426,6 +469,15 @@ def pixel_shuffle(self, upscale_factor):
 @impl("pixel_unshuffle")
 def pixel_unshuffle(self, downscale_factor):
     r = downscale_factor
+    if self.dim() < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{self.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    for name, d in (("height", -2), ("width", -1)):
+        if self.shape[d] % r:
+            raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but "
+                               f"input.size({d})={self.shape[d]} is not divisible by {r}")
     *lead, c, h, w = self.shape
     x = self.reshape(*lead, c, h // r, r, w // r, r)
     n = len(lead)

@@ -235,3 +235,24 @@ def topk(self, k, dim=-1, largest=True, sorted=True):
     if nd:
         shape[d] = k
     return topk_t(_sort_like("topk", self, (k, d, largest, sorted), shape))
+
+
+@impl("flatten_dense_tensors")
+def flatten_dense_tensors(tensors):
+    """torch/csrc/utils/tensor_flatten.h: every tensor made contiguous and flattened, then one cat."""
+    flat = [B.door("view", B.door("contiguous", t, CONTIGUOUS_FORMAT), [-1]) for t in tensors]
+    return flat[0] if len(flat) == 1 else B.door("cat", flat, 0)
+
+
+@impl("unflatten_dense_tensors")
+def unflatten_dense_tensors(flat, tensors):
+    """The inverse: views of `flat` shaped as each tensor; an empty one gets a fresh empty tensor of its shape."""
+    outs, offset = [], 0
+    for t in tensors:
+        n = t.numel()
+        if n == 0:
+            outs.append(B.empty(list(t.shape), flat.dtype, flat.device))
+        else:
+            outs.append(B.door("view", B.door("narrow", flat, 0, offset, n), list(t.shape)))
+            offset += n
+    return outs

@@ -204,3 +204,48 @@ def fill_diagonal_(self, fill_value, wrap=False):
         B.door("fill_.Scalar", B.door("as_strided", self, [wrap_size], [stride], offset + self.stride(0) * step),
                fill_value)
     return self
+
+
+# Pinned (page-locked) host memory serves an accelerator's copies; upstream without one refuses
+# to pin (a CPU-only build, as here: at::getAccelerator(true)). Programs probe for it this way.
+NO_PINNING = "Cannot access accelerator device when none is available."
+
+
+@impl("is_pinned")
+def is_pinned(self, device=None):
+    return False
+
+
+@impl("pin_memory")
+def pin_memory(self, device=None):
+    raise RuntimeError(NO_PINNING)
+
+
+def refuse_pinned_factories(impls, schemas):
+    """Every implementation of a factory with a `pin_memory` argument refuses `pin_memory=True`
+    for a result in host memory (empty, zeros, full, arange, the windows, new_*, *_like, ...)
+    before it runs; on another device (meta) upstream ignores the flag, and so do `to`/`_to_copy`."""
+    for op, fn in list(impls.items()):
+        schema = schemas.get(op)
+        if schema is None or op.partition(".")[0] in ("to", "_to_copy"):
+            continue
+        names = [a.name for a in schema.args]
+        if "pin_memory" in names:
+            like = bool(schema.args) and schema.args[0].base_type == "Tensor"  # new_*, *_like: self's device
+            impls[op] = _refusing_pinned(fn, names.index("pin_memory"), names.index("device") if "device" in names
+                                         else None, like)
+
+
+def _refusing_pinned(fn, pin, dev, like):
+    def run(*args, **kwargs):
+        if len(args) > pin and args[pin]:
+            device = args[dev] if dev is not None and len(args) > dev else None
+            if device is None:
+                device = args[0].device if like else "cpu"
+            if str(device).startswith("cpu"):
+                raise RuntimeError(NO_PINNING)
+        return fn(*args, **kwargs)
+
+    run.__name__ = getattr(fn, "__name__", "factory")
+    run.__wrapped__ = fn
+    return run

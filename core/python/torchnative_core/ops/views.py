@@ -423,8 +423,14 @@ def movedim(self, source, destination):
 @impl("movedim.intlist")
 def movedim_list(self, source, destination):
     nd = len(self._tn_sizes)
+    if len(source) != len(destination):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(source)} dims) should contain "
+                           f"the same number of dims as destination ({list(destination)} dims)")
     src = [B.wrap_dim(s, nd) for s in source]
     dst = [B.wrap_dim(d, nd) for d in destination]
+    for name, dims, given in (("source", src, source), ("destination", dst, destination)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(given)})")
     if nd == 0:
         return _door("permute", self, [])  # a scalar has nothing to move (dims checked above)
     order = [-1] * nd
