@@ -45,10 +45,24 @@ def _map(fn, *xs, dtype=None):
     return torch.tensor(vals, dtype=torch.float64).reshape(shape).to(dtype)
 
 
+# upstream dispatches these on float32 and float64 only (AT_DISPATCH_FLOATING_TYPES); i0 and
+# i0e/i1/i1e take float16 and bfloat16 too
+_REDUCED_OK = frozenset({"i0", "special_i0e", "special_i1", "special_i1e"})
+
+
+def _refuse_reduced(name, dtype):
+    torch = _torch()
+    if dtype in (torch.float16, torch.bfloat16) and name not in _REDUCED_OK:
+        kernel = name[len("special_"):] if name.startswith("special_") else name
+        type_name = "Half" if dtype == torch.float16 else "BFloat16"
+        raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for '{type_name}'")
+
+
 def _unary(name, fn):
     def run(self):
         if self.is_complex():
             raise NotImplementedError(f"torchnative: {name} on complex tensors is not supported yet")
+        _refuse_reduced(name, self.dtype)
         if self.dtype == _torch().bool and name in _NO_BOOL:
             raise RuntimeError(f"\"{name}_cpu\" not implemented for 'Bool'")
         return _map(fn, self, dtype=_float_dtype(self))
@@ -294,6 +308,7 @@ def _zeta_dtype(x, q):
 @impl("special_zeta")
 def special_zeta(self, other):
     dtype = _zeta_dtype(self, other)
+    _refuse_reduced("special_zeta", dtype)
     shape = B.broadcast_shapes(self._tn_sizes, other._tn_sizes)
     x, q = (B.expand_to(E.cast(t, dtype), shape) for t in (self, other))
     out = B.empty(shape, dtype, B.device_of(self if self._tn_sizes or not other._tn_sizes else other))
@@ -558,6 +573,7 @@ def _register_poly(name, fn, fn_f32=None):
 
     def both(x, n):
         dtype = _zeta_dtype(x, n)
+        _refuse_reduced(name, dtype)
         return _map(f32 if dtype == _torch().float32 else f, x, n, dtype=dtype)
 
     impl(name)(both)
