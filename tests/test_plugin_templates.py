@@ -49,3 +49,22 @@ def test_rust_template_refuses_another_abi_major(rust_site):
         _native.register(torch._C._tn_make_registrar("rustdev", abi_version=2 << 16))
     """, rust_site)
     assert r.stderr.strip().splitlines()[-1] == "ImportError: rustdev was built for ABI 1.1, the core speaks 2.0"
+
+
+def test_rust_template_conformance_and_primitives(rust_site):
+    """What docs/plugins.md tells a backend author to run: its three kernels agree with cpu, an
+    operator it lacks refuses by name (so it passes), and the primitive coverage counts them."""
+    import json
+
+    from plugin_dists import run_python
+
+    r = run_python(["-m", "torchnative", "conformance", "rustdev", "--json", "--cases",
+                    "add_same_shape,add_broadcast_row,add_transposed_operands,exp,mm"], rust_site)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    verdicts = {cid: row["verdict"] for cid, row in json.loads(r.stdout)["cases"].items()}
+    assert verdicts == {"add_same_shape": "agree", "add_broadcast_row": "agree", "add_transposed_operands": "agree",
+                        "exp": "refused", "mm": "refused"}
+    r = run_python(["-m", "torchnative", "backends", "primitives", "--json"], rust_site)
+    assert r.returncode == 0, r.stderr
+    cov = json.loads(r.stdout)["coverage"]["rustdev"]
+    assert cov["plugin"] == "rustdev" and cov["implemented"] == 3 and "mm" in cov["required_missing"]

@@ -47,6 +47,12 @@ def main(argv=None) -> int:
     show.add_argument("name")
     show.add_argument("--json", action="store_true")
     show.set_defaults(fn=lambda a: _backends().backends_show(a))
+    from . import primitives
+
+    primitives.add_parser(backends)
+    from .conformance import cli as conformance
+
+    conformance.add_parser(sub)
     fed = sub.add_parser("federated", help="federated learning (torchnative.nn.federated)").add_subparsers(
         dest="sub", required=True)
     fed_demo = fed.add_parser("demo", help="a fleet of client processes learning scikit-learn's digits, split "

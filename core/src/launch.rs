@@ -440,7 +440,7 @@ pub fn display_name(op: &str) -> String {
 #[pyfunction]
 pub fn _tn_has_kernel(op: &str, device: &str) -> bool {
     registry::lookup_device(device)
-        .map(|d| registry::kernel(op, d).is_some())
+        .map(|d| registry::has_kernel(op, d))
         .unwrap_or(false)
 }
 

@@ -213,6 +213,7 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_tn_set_version, m)?)?;
     m.add_function(wrap_pyfunction!(launch::_tn_launch, m)?)?;
     m.add_function(wrap_pyfunction!(launch::_tn_has_kernel, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::_tn_trace_kernels, m)?)?;
     m.add_function(wrap_pyfunction!(launch::_tn_copy_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(registrar::_tn_make_registrar, m)?)?;
     m.add_function(wrap_pyfunction!(registrar::_tn_register_python_kernel, m)?)?;

@@ -5,9 +5,10 @@
 //! (`remove_plugin`), and whatever it had overridden comes back; a `Storage` keeps its own copy
 //! of its allocator, so memory allocated meanwhile stays valid.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::ffi::c_void;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use pyo3::prelude::*;
 use torchnative_abi::{TnAllocator, TnKernelFn};
@@ -230,8 +231,43 @@ fn lookup_name(op: &str) -> &str {
     op.strip_prefix("aten::").unwrap_or(op)
 }
 
+/// Kernel names looked up while tracing is on (`_tn_trace_kernels`, run by tools/primitives.py to
+/// find the primitive set): those launched (native fast paths included) and those only probed
+/// by `_tn_has_kernel` (a core path that composes when the device lacks them). Off, a lookup
+/// pays one relaxed atomic load.
+static TRACING: AtomicBool = AtomicBool::new(false);
+static TRACED: Mutex<(BTreeSet<String>, BTreeSet<String>)> = Mutex::new((BTreeSet::new(), BTreeSet::new()));
+
+fn trace(op: &str, probe: bool) {
+    if TRACING.load(Ordering::Relaxed) {
+        let mut t = TRACED.lock().unwrap();
+        let set = if probe { &mut t.1 } else { &mut t.0 };
+        set.insert(lookup_name(op).to_string());
+    }
+}
+
+/// `_tn_trace_kernels(on)`: switches the recording of kernel lookups on or off and returns the
+/// names recorded since the last call, sorted: (launched, probed).
+#[pyfunction]
+pub fn _tn_trace_kernels(on: bool) -> (Vec<String>, Vec<String>) {
+    TRACING.store(on, Ordering::Relaxed);
+    let (launched, probed) = std::mem::take(&mut *TRACED.lock().unwrap());
+    (launched.into_iter().collect(), probed.into_iter().collect())
+}
+
+/// Whether device `key` has a kernel for `op`, asked by a path that composes otherwise.
+pub fn has_kernel(op: &str, key: DeviceKey) -> bool {
+    trace(op, true);
+    lookup(op, key).is_some()
+}
+
 /// The kernel of `op` (`aten::add.Tensor` or `add.Tensor`) on device `key`.
 pub fn kernel(op: &str, key: DeviceKey) -> Option<Kernel> {
+    trace(op, false);
+    lookup(op, key)
+}
+
+fn lookup(op: &str, key: DeviceKey) -> Option<Kernel> {
     registry()
         .read()
         .unwrap()

@@ -24,10 +24,7 @@ def device_batch():
         if device not in batches:
             mine = [r for r in rows or () if device in r["device_keys"]]
             if mine and not any(r["status"] == "ok" for r in mine):  # no process to learn that
-                b = suite.harness.Batch(None)
-                r = mine[0]
-                b.header = {"torchnative": {"name": r["name"], "status": r["status"], "reason": r["reason"]}}
-                batches[device] = b
+                batches[device] = suite.unusable_batch(mine[0])
             else:
                 batches[device] = suite.run_device(device)
         return batches[device]

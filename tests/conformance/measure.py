@@ -1,4 +1,4 @@
-"""Measure the tolerances of tests/conformance/tolerances.py on one device.
+"""Measure the tolerances of torchnative/conformance/tolerances.py on one device.
 
     .venv/bin/python tests/conformance/measure.py vulkan     # or cpu; add --markdown for docs
 
@@ -16,9 +16,9 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from conformance import suite, tolerances  # noqa: E402
-from conformance.cases import CASES, FAMILIES  # noqa: E402
-from golden import compare  # noqa: E402
+from conformance import suite  # noqa: E402
+from torchnative.conformance import compare, tolerances  # noqa: E402
+from torchnative.conformance.cases import CASES, FAMILIES  # noqa: E402
 
 
 def round_up(x):

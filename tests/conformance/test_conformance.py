@@ -11,16 +11,14 @@ import os
 
 import pytest
 
+from torchnative.conformance.cases import CASES
+
 from . import suite
-from .cases import CASES
 from .conftest import RECORD
 
 # Disagreements found by this suite and not fixed yet: strict xfail, so a fix makes them fail
 # until removed from here.
-KNOWN = {
-    ("cpu", "minimum_nan"): "cpu minimum(-0.0, 0.0) gives 0.0, upstream -0.0 "
-                            "(backends/cpu/src/binary.rs max_min returns b on ties)",
-}
+KNOWN = {("cpu", cid): why for cid, why in suite.CPU_DIFFERS.items()}
 
 
 REQUIRED = {k for k in os.environ.get("TORCHNATIVE_CONFORMANCE_REQUIRE", "").split(",") if k}

@@ -5,9 +5,10 @@ faults injected through sitecustomize) is caught end to end."""
 import pytest
 
 from golden import compare, faults, harness
+from torchnative.conformance import tolerances
+from torchnative.conformance.cases import CASES
 
-from . import suite, tolerances
-from .cases import CASES
+from . import suite
 
 DEVICES = sorted(tolerances.TOLERANCES)
 

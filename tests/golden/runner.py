@@ -15,6 +15,7 @@ only manual_seed, isinstance(Tensor), .dtype, .shape, .is_contiguous(), .tolist(
 .float() (for float16/bfloat16 only).  A failure there is a "harness_error", distinct from an
 exception raised by the case itself ("raised").
 """
+import importlib.util
 import json
 import pathlib
 import signal
@@ -29,92 +30,14 @@ sys.path.insert(0, str(HERE.parent))
 PACKAGE = HERE.name
 
 
-class CaseTimeout(BaseException):
-    """Raised by SIGALRM inside a case that ran too long (a harness error, not a result)."""
-
-
-def _on_alarm(signum, frame):
-    raise CaseTimeout()
-
-
-def typename(x):
-    t = type(x)
-    return f"{t.__module__}.{t.__qualname__}"
-
-
-def flatten(nested, ndim):
-    """tolist() output -> flat row-major list."""
-    if ndim == 0:
-        return [nested]
-    out = []
-    stack = [(nested, ndim)]
-    while stack:  # iterative, row-major
-        obj, d = stack.pop()
-        if d == 1:
-            out.extend(obj)
-        else:
-            stack.extend((o, d - 1) for o in reversed(obj))
-    return out
-
-
-def _leaf(x):
-    if isinstance(x, (bool, int, float)):
-        return x
-    raise TypeError(f"tolist() produced {typename(x)}, expected bool/int/float")
-
-
-def encode(v, torch):
-    """Result -> JSON-able dict.  Floats are stored as Python floats (repr round-trips, so
-    float64 keeps full precision; NaN/inf use json's NaN/Infinity)."""
-    if isinstance(v, torch.Tensor):
-        dt = v.dtype
-        shape = [int(s) for s in v.shape]
-        # Half types go through float32 (exact widening) so tolist() needs no half support.
-        src = v.float() if dt in (torch.float16, torch.bfloat16) else v
-        data = [_leaf(x) for x in flatten(src.tolist(), len(shape))]
-        n = 1
-        for s in shape:
-            n *= s
-        if len(data) != n:
-            raise ValueError(f"tolist() gave {len(data)} elements for shape {shape}")
-        return {"kind": "tensor", "pytype": typename(v), "dtype": str(dt), "shape": shape,
-                "contiguous": bool(v.is_contiguous()), "data": data}
-    if type(v).__module__ == "numpy" and hasattr(v, "dtype"):
-        if hasattr(v, "shape") and v.shape != ():  # ndarray (0-d arrays fall through too)
-            shape = [int(s) for s in v.shape]
-            return {"kind": "ndarray", "pytype": typename(v), "dtype": str(v.dtype),
-                    "shape": shape, "data": [_leaf(x) for x in flatten(v.tolist(), len(shape))]}
-        return {"kind": "scalar", "pytype": typename(v), "value": _leaf(v.item())}
-    if isinstance(v, torch.Size):  # before tuple: Size is a tuple subclass
-        return {"kind": "size", "pytype": typename(v), "items": [int(s) for s in v]}
-    if isinstance(v, torch.dtype):
-        return {"kind": "dtype", "pytype": typename(v), "name": str(v)}
-    if isinstance(v, torch.device):
-        return {"kind": "scalar", "pytype": typename(v), "value": str(v)}
-    if v is None or isinstance(v, (bool, int, float, str)):
-        return {"kind": "scalar", "pytype": typename(v), "value": v}
-    if isinstance(v, (tuple, list)):  # incl. torch.return_types.* (structseq)
-        return {"kind": "seq", "pytype": typename(v), "items": [encode(x, torch) for x in v]}
-    if isinstance(v, dict):
-        return {"kind": "dict", "pytype": typename(v),
-                "items": [[repr(k), encode(x, torch)] for k, x in v.items()]}
-    raise TypeError(f"unsupported result type {typename(v)}; return tensors/numbers/"
-                    f"str/Size/dtype or containers of them")
-
-
-def exc_record(e):
-    try:
-        msg = str(e)
-        tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-    except BaseException:  # a broken exception object still has a type
-        msg = tb = "<str() of the exception failed>"
-    return {"kind": "raised", "type": typename(e), "message": msg[:2000],
-            "traceback": tb[-3000:]}
-
-
-def harness_error(what, e):
-    return {"kind": "harness_error", "stage": what, "error": f"{typename(e)}: {e}"[:2000],
-            "traceback": traceback.format_exc()[-3000:]}
+# The wire format (encode, exc_record, harness_error, CaseTimeout) is the library's
+# torchnative/conformance/wire.py; loaded by path, as the upstream interpreter has no torchnative.
+_spec = importlib.util.spec_from_file_location(
+    "_tn_wire", HERE.parents[1] / "torchnative" / "conformance" / "wire.py")
+wire = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(wire)
+CaseTimeout, _on_alarm, encode, exc_record, harness_error = (
+    wire.CaseTimeout, wire.on_alarm, wire.encode, wire.exc_record, wire.harness_error)
 
 
 def main(out_path, ids_path, modules):

@@ -2,14 +2,15 @@
 
     python runner.py OUT.jsonl IDS.json DEVICE
 
-Speaks tests/golden/runner.py's protocol (header, start, id/result lines), so
-tests/golden/harness.run_batch drives it and survives crashes and hangs. The header also carries
-the device's plugin status (`torchnative backends list`'s row) under torchnative; a device
-whose plugin is not "ok" runs no case (the tests skip, giving the status and reason).
+Speaks the line protocol of batch.py (header, start, id/result lines), so batch.run_batch drives
+it and survives crashes and hangs. The header also carries the device's plugin status
+(`torchnative backends list`'s row) under torchnative; a device whose plugin is not "ok" runs no
+case (the caller reports the status and reason).
 
 Each result is brought back with .cpu() after checking that every tensor the case returned is
 on DEVICE (a result silently computed elsewhere is a harness error, never an agreement).
 """
+import importlib.util
 import json
 import pathlib
 import signal
@@ -17,10 +18,15 @@ import sys
 import traceback
 
 HERE = pathlib.Path(__file__).resolve().parent
+# Nothing beside this script may shadow an installed module; its siblings are loaded as the
+# package `_tn_conformance` by path, since the upstream interpreter (the oracle) has no torchnative.
 sys.path[:] = [p for p in sys.path if pathlib.Path(p or ".").resolve() != HERE]
-sys.path.insert(0, str(HERE.parent))
-
-from golden import runner as golden_runner  # noqa: E402  (encode, exc_record, harness_error)
+_spec = importlib.util.spec_from_file_location("_tn_conformance", HERE / "__init__.py",
+                                               submodule_search_locations=[str(HERE)])
+_pkg = importlib.util.module_from_spec(_spec)
+sys.modules["_tn_conformance"] = _pkg
+_spec.loader.exec_module(_pkg)
+from _tn_conformance import wire  # noqa: E402
 
 
 def plugin_status(device):
@@ -74,8 +80,8 @@ def main(out_path, ids_path, device):
                      "device": device, "torchnative": status}})
     if status is not None and status["status"] != "ok":
         return 0
-    from conformance.cases import CASES
-    signal.signal(signal.SIGALRM, golden_runner._on_alarm)
+    from _tn_conformance.cases import CASES
+    signal.signal(signal.SIGALRM, wire.on_alarm)
     for cid in ids:
         emit({"start": cid})
         torch.manual_seed(0)
@@ -83,21 +89,21 @@ def main(out_path, ids_path, device):
         try:
             try:  # .cpu() belongs to the case: a device that cannot copy back refuses there
                 value = to_host(CASES[cid].fn(device), torch, device)
-            except (golden_runner.CaseTimeout, WrongDevice):
+            except (wire.CaseTimeout, WrongDevice):
                 raise
             except BaseException as e:  # the case's own exception is its result
-                result = golden_runner.exc_record(e)
+                result = wire.exc_record(e)
             else:
                 try:
-                    result = golden_runner.encode(value, torch)
-                except golden_runner.CaseTimeout:
+                    result = wire.encode(value, torch)
+                except wire.CaseTimeout:
                     raise
                 except BaseException as e:
-                    result = golden_runner.harness_error("serialise", e)
+                    result = wire.harness_error("serialise", e)
         except WrongDevice as e:
-            result = golden_runner.harness_error("device", e)
-        except golden_runner.CaseTimeout as e:
-            result = golden_runner.harness_error("timeout", e)
+            result = wire.harness_error("device", e)
+        except wire.CaseTimeout as e:
+            result = wire.harness_error("timeout", e)
         finally:
             signal.alarm(0)
         value = None

@@ -16,7 +16,7 @@ Every tolerance must still catch a relative error of 1e-4 (test_conformance_self
 cpu: the families where upstream's own result is correctly rounded (data movement,
 comparisons, conversions, + - * /) are exact and measured exact; the rest use the floor.
 """
-from golden.compare import TOLERANCES as GOLDEN
+from .compare import TOLERANCES as GOLDEN
 
 EXACT = "exact"
 _F32 = GOLDEN["torch.float32"]  # (7e-6, 6e-6), measured by tests/golden/measure_tolerances.py
