@@ -5,7 +5,7 @@ the median over the repetitions.
     .venv/bin/python benchmarks/complex_fft.py [--reps 3] [--json FILE]
 
 Upstream's CPU transforms are MKL's; ours are rustfft/realfft (backends/cpu/src/fft.rs). Complex
-arithmetic here is composed from real kernels on the real view (ops/complex_math.py), upstream's
+arithmetic here is composed from real kernels on the real view (ops/complex/arithmetic.py), upstream's
 runs complex kernels.
 """
 

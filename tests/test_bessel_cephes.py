@@ -1,4 +1,4 @@
-"""special.bessel_j0/j1/y0/y1 carry upstream's Cephes approximation error (ops/bessel_cephes.py):
+"""special.bessel_j0/j1/y0/y1 carry upstream's Cephes approximation error (ops/special/bessel.py):
 at 5,016 points (zeros of the functions, x <= 5 and beyond, tiny and huge, +-inf, NaN) ours are
 within 1e-12 relative plus 1e-15 absolute (cancellation at the zeros) of upstream's float64
 values, and NaN where upstream's are. An accurate implementation (upstream is up to 3e-7 off near

@@ -101,7 +101,7 @@ for fast in (True, False):
         plans.ENABLED[0] = plan
         out[f"fast={fast},plans={plan}"] = {n: [describe(f), describe(f)] for n, f in CASES.items()}
 # which cases the native steps took: the Python meta steps they replace, counted
-import torchnative_core.ops.elementwise as E, torchnative_core.ops.views as V
+import torchnative_core.ops.elementwise.arithmetic as E, torchnative_core.ops.shape.views as V
 steps = []
 ob, ov, ou = E.binary, V._view, E.unary
 E.binary = lambda *a, **k: (steps.append("binary"), ob(*a, **k))[1]

@@ -1,4 +1,4 @@
-"""linalg.matrix_exp follows upstream's algorithm and rounding (ops/matrix_exp.py): degree
+"""linalg.matrix_exp follows upstream's algorithm and rounding (ops/linalg/matrix_exp.py): degree
 selection by the 1-norm, Bader-Blanes-Casas polynomials, scaling and squaring, all in the
 input's dtype. Upstream's matrix products below 400 multiply-adds take its naive kernel (k order,
 no FMA); from 8x8 on they go to MKL, whose order at 8x8 follows the CPU vendor

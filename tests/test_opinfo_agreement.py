@@ -2,7 +2,7 @@
 interpreter, replayed by ours, compared in value, shape, dtype and exception type.
 
 tests/data/opinfo_agree.txt lists the OpInfo entries that agree (614 of 692 recorded; this said 606
-listed of 611 agreeing before ormqr agreed and the rest were added on 2026-12-03, 577 listed before the operators of 755ef28 and after (ops/reduced_kernels.py, losses_extra.py,
+listed of 611 agreeing before ormqr agreed and the rest were added on 2026-12-03, 577 listed before the operators of 755ef28 and after (ops/reduced_precision.py, losses_extra.py,
 opinfo_extra.py), 571 before sort, argsort, matrix_exp, bessel_j0/y1 and __ror__ agreed, and 394 before the
 linalg, special-function and scatter-reduce operators of issue 4; most of the rest
 refuse by name for an operator not implemented yet). Every listed entry must keep agreeing; the
@@ -22,11 +22,11 @@ TOOL = REPO / "tools" / "opinfo_agreement.py"
 # kthvalue left this list when it took upstream's quickselect tie order; sort, argsort and topk
 # ("indices among equal values: upstream's unstable introsort orders ties its own way; ours is
 # stable") when the unstable sort took libstdc++'s introsort (tests/test_sort_ties.py).
-# matrix_exp left it when it took upstream's algorithm in the input's dtype (ops/matrix_exp.py,
+# matrix_exp left it when it took upstream's algorithm in the input's dtype (ops/linalg/matrix_exp.py,
 # tests/test_matrix_exp.py); it was "float32: upstream's own float32 rounding (its float32 result
 # differs from its float64 one by as much); ours is the float64 result rounded once".
 # special.bessel_j0/bessel_y1 left it when J0, J1, Y0, Y1 took upstream's Cephes approximations
-# (ops/bessel_cephes.py); they were "near zeros of the functions upstream's float64 values are up
+# (ops/special/bessel.py); they were "near zeros of the functions upstream's float64 values are up
 # to 3e-7 from the true value (mpmath, 30 digits); ours are within 1e-15".
 KNOWN_DISAGREEMENTS: set[str] = set()
 
@@ -62,7 +62,7 @@ def test_opinfo_samples_agree_with_upstream(tmp_path):
 
 # bfloat16/float16 entries allowed to differ from upstream by more than torch.testing's tolerance
 # for the dtype: none beyond KNOWN_DISAGREEMENTS. This set named 14 entries before the operators
-# rounded where upstream's kernels round (torchnative_core/ops/reduced_kernels.py): addbmm, addr,
+# rounded where upstream's kernels round (torchnative_core/ops/reduced_precision.py): addbmm, addr,
 # masked.normalize, native_batch_norm, adaptive_avg_pool3d, batch_norm, conv_transpose1d/2d/3d,
 # instance_norm, interpolate bicubic/linear/trilinear, scaled_dot_product_attention; each now
 # agrees bit for bit on its samples (docs/STATUS.md, the bfloat16/float16 row).
@@ -72,7 +72,7 @@ KNOWN_REDUCED_DISAGREEMENTS = KNOWN_DISAGREEMENTS
 def test_reduced_precision_samples_agree_with_upstream(tmp_path):
     """bfloat16 and float16 samples (issue 4 item 6): composites computed in float32 and rounded
     once where upstream's kernels do (torchnative_core/ops/opmath.py), and rounded at upstream's
-    intermediate points where its kernels round between steps (ops/reduced_kernels.py)."""
+    intermediate points where its kernels round between steps (ops/reduced_precision.py)."""
     recorded = _record(tmp_path / "rec", "--dtypes", "reduced")
     _replay_and_check(recorded, tmp_path, "opinfo_agree_reduced.txt", KNOWN_REDUCED_DISAGREEMENTS)
 

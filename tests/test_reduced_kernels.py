@@ -1,5 +1,5 @@
-"""bfloat16/float16 operators round where upstream's CPU kernels round (ops/reduced_kernels.py,
-the interpolation weights of ops/resample.py): on inputs larger than OpInfo's samples, ours is
+"""bfloat16/float16 operators round where upstream's CPU kernels round (ops/reduced_precision.py,
+the interpolation weights of ops/nn/resample.py): on inputs larger than OpInfo's samples, ours is
 bit-identical with upstream (tests/programs/reduced_kernels_cases.py). Each operator computed in
 float32 and rounded once (the "naive" result, close to what ours computed before) differs from
 upstream's, so the comparison would catch that."""

@@ -1,6 +1,6 @@
 """Writes upstream refuses, refused the same way: in-place and out= writes into expanded
 tensors (several elements on one memory location: upstream's internal-overlap check,
-core/src/overlap.rs and ops/out_variants.py), `pin_memory` without an accelerator, out= on
+core/src/overlap.rs and ops/forms/out_variants.py), `pin_memory` without an accelerator, out= on
 another device. tests/programs/write_checks_cases.py runs on both interpreters.
 
 Where upstream writes into an overlapping tensor without a check and the result depends on the

@@ -134,7 +134,7 @@ fn any_functional_arg(args: &Bound<'_, PyTuple>) -> bool {
 /// of one takes the Python-key step. `import torch` alone defines several, so the check is per
 /// argument type, not a global switch.
 static DISPATCH_TYPES: std::sync::RwLock<Vec<usize>> = std::sync::RwLock::new(Vec::new());
-/// The pre-dispatch step (ops/modes.py `pre_dispatch`), installed once.
+/// The pre-dispatch step (ops/door/modes.py `pre_dispatch`), installed once.
 static PRE_DISPATCH: GILOnceCell<Py<PyAny>> = GILOnceCell::new();
 
 static CALLS: Mutex<Option<HashMap<String, u64>>> = Mutex::new(None);
@@ -416,7 +416,7 @@ pub fn _tn_call_impl(
             // no implementation in the core: upstream's own Python decomposition, when
             // torch._decomp has one (installed into the table so the lookup runs once)
             let found = py
-                .import("torchnative_core.ops.upstream_decompositions")?
+                .import("torchnative_core.ops.door.decompositions")?
                 .call_method1("lookup", (op,))?;
             if !found.is_none() {
                 st.impls.bind(py).set_item(op, &found)?;

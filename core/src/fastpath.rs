@@ -11,32 +11,32 @@
 //!   dtype and device, or one tensor and a wrapped Python number on the CPU (float32/float64
 //!   with an int or float, int64/int32 with an int); no bool, `div` on floating dtypes only, at
 //!   least one element, a native kernel registered. The Python meta step
-//!   (`ops/elementwise.binary`) then promotes to the tensor's dtype, so it reduces to: cast the
+//!   (`ops/elementwise/arithmetic.binary`) then promotes to the tensor's dtype, so it reduces to: cast the
 //!   number to that dtype (a 0-dim tensor), expand both operands to the broadcast shape
 //!   (stride-0 views, or the operand itself when it already has the shape), allocate a
 //!   contiguous output and launch the kernel. Their in-place forms (`add_.Tensor`, ...:
-//!   ops/elementwise.binary_) take the same cases where the broadcast shape is `self`'s: the
+//!   ops/elementwise/arithmetic.binary_) take the same cases where the broadcast shape is `self`'s: the
 //!   kernel writes into `self`, whose version is bumped. `pow.Tensor_Scalar` with exponent 2 on
-//!   a floating tensor is the mul kernel on `(self, self)`, as ops/elementwise.pow_ts launches it.
+//!   a floating tensor is the mul kernel on `(self, self)`, as ops/elementwise/arithmetic.pow_ts launches it.
 //! * `cat` of tensors of one dtype and place and one rank (at least 1), equal outside the
-//!   joined dimension, into a non-empty result: ops/shape_index.cat's output (promotion and the
+//!   joined dimension, into a non-empty result: ops/shape/join.cat's output (promotion and the
 //!   legacy empty-tensor rule change nothing there) and its kernel launch.
 //! * `sum.dim_IntList` and `mean.dim` of a float32/float64 tensor with elements over a list of
-//!   dims (or None), without a dtype: ops/reductions' sum kernel into the reduced shape; `mean`
+//!   dims (or None), without a dtype: ops/reductions/reduce.py's sum kernel into the reduced shape; `mean`
 //!   then `div_`s by the count through the door, as the Python step calls it.
 //! * views: `view`, `_unsafe_view`, `t`, `transpose.int`, `select.int`, `slice.Tensor` compute the same geometry
-//!   as ops/views.py (upstream's computeStride for `view`) and make the view as
+//!   as ops/shape/views.py (upstream's computeStride for `view`) and make the view as
 //!   `TensorBase._tn_as_strided` does; any argument the Python step would refuse goes there, so
 //!   errors keep their Python wording.
 //! * matrix products: `mm` and `addmm` on 2-d operands of one dtype and place (the meta step of
-//!   ops/linalg.py: an [n, m] output, `addmm`'s bias expanded to it), and the compositions `matmul`
+//!   ops/linalg/products.py: an [n, m] output, `addmm`'s bias expanded to it), and the compositions `matmul`
 //!   (2-d @ 2-d, and n-d @ 2-d folded into one mm) and `linear` (2-d input, 3-d contiguous with a
 //!   bias, any input without one) re-entering the door for
-//!   each operator they are made of, exactly as ops/linalg.py does, so dispatch modes and
+//!   each operator they are made of, exactly as ops/linalg/products.py does, so dispatch modes and
 //!   autograd see the same calls.
 //! * the optimizers' pointwise operators: `addcmul`, `addcdiv`, `lerp.Scalar` and their in-place
 //!   forms with float32/float64 operands of one dtype and place and a Python number, as
-//!   ops/composites.py `_fused` launches them (`fused` below).
+//!   ops/elementwise/math.py `_fused` launches them (`fused` below).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -105,40 +105,40 @@ pub fn _tn_set_fast_paths(py: Python<'_>, impls: &Bound<'_, PyDict>) -> PyResult
         let name: String = k.extract()?;
         // (the meta step, the module and qualified name of the Python implementation it mirrors)
         let (fast, module, qualname) = match name.as_str() {
-            "add.Tensor" => (binary_entry(false, false), "elementwise", "add"),
-            "sub.Tensor" => (binary_entry(false, false), "elementwise", "sub"),
-            "mul.Tensor" => (binary_entry(false, false), "elementwise", "mul"),
-            "div.Tensor" => (binary_entry(true, false), "elementwise", "div"),
-            "add_.Tensor" => (binary_entry(false, true), "elementwise", "add_"),
-            "sub_.Tensor" => (binary_entry(false, true), "elementwise", "sub_"),
-            "mul_.Tensor" => (binary_entry(false, true), "elementwise", "mul_"),
-            "div_.Tensor" => (binary_entry(true, true), "elementwise", "div_"),
-            "pow.Tensor_Scalar" => (Fast::Square, "elementwise", "pow_ts"),
-            "cat" => (Fast::Cat, "shape_index", "cat"),
-            "sum.dim_IntList" => (Fast::SumDim, "reductions", "sum_dim"),
-            "mean.dim" => (Fast::MeanDim, "reductions", "mean_dim"),
-            "view" => (Fast::View, "views", "view"),
-            "_unsafe_view" => (Fast::View, "views", "_unsafe_view"),
-            "reshape" => (Fast::Reshape, "views", "reshape"),
-            "t" => (Fast::T, "views", "t"),
-            "transpose.int" => (Fast::Transpose, "views", "transpose"),
-            "select.int" => (Fast::Select, "views", "select"),
-            "slice.Tensor" => (Fast::Slice, "views", "slice_"),
-            "mm" => (Fast::Mm, "linalg", "mm"),
-            "addmm" => (Fast::Addmm, "linalg", "addmm"),
-            "matmul" => (Fast::Matmul, "linalg", "matmul"),
-            "linear" => (Fast::Linear, "linalg", "linear"),
-            "addcmul" => (Fast::Fused { inplace: false }, "composites", "addcmul"),
-            "addcdiv" => (Fast::Fused { inplace: false }, "composites", "addcdiv"),
-            "lerp.Scalar" => (Fast::Fused { inplace: false }, "composites", "lerp_scalar"),
-            "addcmul_" => (Fast::Fused { inplace: true }, "composites", "addcmul_"),
-            "addcdiv_" => (Fast::Fused { inplace: true }, "composites", "addcdiv_"),
-            "lerp_.Scalar" => (Fast::Fused { inplace: true }, "composites", "lerp_scalar_"),
-            "neg" => (Fast::Unary, "elementwise", "neg"),
-            "silu" => (Fast::Unary, "elementwise", "silu"),
+            "add.Tensor" => (binary_entry(false, false), "elementwise.arithmetic", "add"),
+            "sub.Tensor" => (binary_entry(false, false), "elementwise.arithmetic", "sub"),
+            "mul.Tensor" => (binary_entry(false, false), "elementwise.arithmetic", "mul"),
+            "div.Tensor" => (binary_entry(true, false), "elementwise.arithmetic", "div"),
+            "add_.Tensor" => (binary_entry(false, true), "elementwise.arithmetic", "add_"),
+            "sub_.Tensor" => (binary_entry(false, true), "elementwise.arithmetic", "sub_"),
+            "mul_.Tensor" => (binary_entry(false, true), "elementwise.arithmetic", "mul_"),
+            "div_.Tensor" => (binary_entry(true, true), "elementwise.arithmetic", "div_"),
+            "pow.Tensor_Scalar" => (Fast::Square, "elementwise.arithmetic", "pow_ts"),
+            "cat" => (Fast::Cat, "shape.join", "cat"),
+            "sum.dim_IntList" => (Fast::SumDim, "reductions.reduce", "sum_dim"),
+            "mean.dim" => (Fast::MeanDim, "reductions.reduce", "mean_dim"),
+            "view" => (Fast::View, "shape.views", "view"),
+            "_unsafe_view" => (Fast::View, "shape.views", "_unsafe_view"),
+            "reshape" => (Fast::Reshape, "shape.views", "reshape"),
+            "t" => (Fast::T, "shape.views", "t"),
+            "transpose.int" => (Fast::Transpose, "shape.views", "transpose"),
+            "select.int" => (Fast::Select, "shape.views", "select"),
+            "slice.Tensor" => (Fast::Slice, "shape.views", "slice_"),
+            "mm" => (Fast::Mm, "linalg.products", "mm"),
+            "addmm" => (Fast::Addmm, "linalg.products", "addmm"),
+            "matmul" => (Fast::Matmul, "linalg.products", "matmul"),
+            "linear" => (Fast::Linear, "linalg.products", "linear"),
+            "addcmul" => (Fast::Fused { inplace: false }, "elementwise.math", "addcmul"),
+            "addcdiv" => (Fast::Fused { inplace: false }, "elementwise.math", "addcdiv"),
+            "lerp.Scalar" => (Fast::Fused { inplace: false }, "elementwise.math", "lerp_scalar"),
+            "addcmul_" => (Fast::Fused { inplace: true }, "elementwise.math", "addcmul_"),
+            "addcdiv_" => (Fast::Fused { inplace: true }, "elementwise.math", "addcdiv_"),
+            "lerp_.Scalar" => (Fast::Fused { inplace: true }, "elementwise.math", "lerp_scalar_"),
+            "neg" => (Fast::Unary, "elementwise.arithmetic", "neg"),
+            "silu" => (Fast::Unary, "elementwise.arithmetic", "silu"),
             n if UNARY.contains(&n) => (
                 Fast::Unary,
-                "elementwise",
+                "elementwise.arithmetic",
                 "_register_unary.<locals>.<lambda>",
             ),
             _ => continue,
@@ -170,7 +170,7 @@ fn binary_entry(floats_only: bool, inplace: bool) -> Fast {
     }
 }
 
-/// ops/elementwise.py's FLOAT_UNARY and SAME_UNARY names (registered by `_register_unary` as
+/// ops/elementwise/arithmetic.py's FLOAT_UNARY and SAME_UNARY names (registered by `_register_unary` as
 /// `unary(name, self)`): on a floating tensor both allocate an output of the input's dtype and
 /// shape and launch the kernel of the same name on the input.
 const UNARY: &[&str] = &[
@@ -255,7 +255,7 @@ pub fn try_call(
     }
 }
 
-/// ops/composites.py `_fused` (and `_fused_inplace` where `inplace`): `addcmul(self, t1, t2,
+/// ops/elementwise/math.py `_fused` (and `_fused_inplace` where `inplace`): `addcmul(self, t1, t2,
 /// value)`, `addcdiv(...)` and `lerp.Scalar(self, end, weight)` with every tensor operand float32
 /// or float64 of one dtype and place, the scalar a Python number and a native kernel of the
 /// operator's name registered: the operands expanded to the broadcast shape and one launch into
@@ -388,7 +388,7 @@ fn binary(
     launch_binary(py, &kernel, &a, &b, alpha, floats_only, inplace)
 }
 
-/// `pow(self, 2)` on a floating tensor: ops/elementwise.py `pow_ts` launches the mul kernel on
+/// `pow(self, 2)` on a floating tensor: ops/elementwise/arithmetic.py `pow_ts` launches the mul kernel on
 /// `(self, self)`, as upstream's pow_tensor_scalar_optimized_kernel squares.
 fn square(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
     if args.len() != 2 {
@@ -417,7 +417,7 @@ fn square(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject
     launch_binary(py, "mul.Tensor", &a, &a, None, false, false)
 }
 
-/// ops/elementwise.py `binary` (or `binary_` where `inplace`: `a` is the output, its shape must
+/// ops/elementwise/arithmetic.py `binary` (or `binary_` where `inplace`: `a` is the output, its shape must
 /// be the broadcast shape, and its version is bumped) for the cases described at the top.
 fn launch_binary(
     py: Python<'_>,
@@ -636,7 +636,7 @@ fn broadcast(a: &[i64], b: &[i64]) -> Option<Vec<i64>> {
 }
 
 /// `_tn_wrapped_number(x)`: a Python bool, int (within int64) or float as a 0-dim wrapped-number
-/// tensor (bool, int64, float64), as ops/factories.wrapped_number makes it; None for anything
+/// tensor (bool, int64, float64), as ops/factories/tensors.wrapped_number makes it; None for anything
 /// else (the caller then takes the Python path).
 #[pyfunction]
 pub fn _tn_wrapped_number(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<PyObject> {
@@ -666,7 +666,7 @@ pub fn _tn_wrapped_number(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<PyOb
 
 /// A view of `t` with the given geometry: `TensorBase._tn_as_strided` without its bounds check
 /// (every geometry made here lies inside the viewed tensor's).
-/// ops/views.py `slice_` (`slice.Tensor(self, dim=0, start=None, end=None, step=1)`) where
+/// ops/shape/views.py `slice_` (`slice.Tensor(self, dim=0, start=None, end=None, step=1)`) where
 /// every argument is a plain int or None and the Python step would not raise.
 fn slice(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
     let n = args.len();
@@ -798,7 +798,7 @@ fn wrap_dim(dim: i64, ndim: usize) -> Option<usize> {
     Some(if dim < 0 { dim + n } else { dim } as usize)
 }
 
-/// ops/views.py `infer_size`, None where it would raise.
+/// ops/shape/views.py `infer_size`, None where it would raise.
 fn infer_size(shape: &[i64], numel: i64) -> Option<Vec<i64>> {
     let mut out = shape.to_vec();
     let mut infer = None;
@@ -828,7 +828,7 @@ fn infer_size(shape: &[i64], numel: i64) -> Option<Vec<i64>> {
     Some(out)
 }
 
-/// ops/views.py `compute_stride` (at::detail::computeStride).
+/// ops/shape/views.py `compute_stride` (at::detail::computeStride).
 fn compute_stride(oldshape: &[i64], oldstride: &[i64], newshape: &[i64]) -> Option<Vec<i64>> {
     if oldshape.is_empty() {
         return Some(vec![1; newshape.len()]);
@@ -983,7 +983,7 @@ fn select(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject
 
 /// Whether `op` has a native kernel on `t`'s device.
 fn native_kernel(op: &str, t: &TensorBase) -> bool {
-    // complex operands take the Python step: ops/complex_math.py composes what a kernel refuses
+    // complex operands take the Python step: ops/complex/arithmetic.py composes what a kernel refuses
     !crate::dtype::is_complex(t.meta.dtype)
         && matches!(
         registry::kernel(op, t.device()),
@@ -991,7 +991,7 @@ fn native_kernel(op: &str, t: &TensorBase) -> bool {
     )
 }
 
-/// The [n, k] x [k, m] -> [n, m] checks ops/linalg.py makes, None where it would raise (or where
+/// The [n, k] x [k, m] -> [n, m] checks ops/linalg/products.py makes, None where it would raise (or where
 /// the operands are on different devices, which it leaves to the kernel).
 fn mm_shape(a: &TensorBase, b: &TensorBase) -> Option<(i64, i64)> {
     if a.meta.sizes.len() != 2
@@ -1107,7 +1107,7 @@ fn matmul(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject
     match (sizes.len(), b_sizes.len()) {
         (2, 2) => dispatch(py, "mm", [a.into_any().unbind(), b.into_any().unbind()]).map(Some),
         (da, 2) if da >= 3 => {
-            // ops/linalg.py matmul: fold the batch into the rows, mm, view back
+            // ops/linalg/products.py matmul: fold the batch into the rows, mm, view back
             let (k, m) = (sizes[da - 1], b_sizes[1]);
             let rows: i64 = sizes[..da - 1].iter().product();
             let flat = pyo3::types::PyList::new(py, [rows, k])?.into_any().unbind();
@@ -1183,7 +1183,7 @@ fn linear(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject
 
 // --- unary ----------------------------------------------------------------------------------
 
-/// ops/elementwise.py `unary` on a floating tensor: same dtype out, no cast, the kernel of the
+/// ops/elementwise/arithmetic.py `unary` on a floating tensor: same dtype out, no cast, the kernel of the
 /// operator's name.
 fn unary(py: Python<'_>, op: &str, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
     if args.len() != 1 {
@@ -1219,7 +1219,7 @@ fn unary(py: Python<'_>, op: &str, args: &Bound<'_, PyTuple>) -> PyResult<Option
     Ok(Some(out))
 }
 
-/// ops/views.py `reshape` when the new shape can view the old geometry: `view` through the door
+/// ops/shape/views.py `reshape` when the new shape can view the old geometry: `view` through the door
 /// (what a dispatch mode sees), with the shape as given for a contiguous input (as upstream's
 /// reshape, -1 and all) and inferred otherwise; a reshape that must copy takes the Python path.
 fn reshape(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
@@ -1243,7 +1243,7 @@ fn reshape(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObjec
     dispatch(py, "view", [t.into_any().unbind(), new]).map(Some)
 }
 
-/// ops/shape_index.py `cat` for the cases described at the top; None for the others (errors,
+/// ops/shape/join.py `cat` for the cases described at the top; None for the others (errors,
 /// mixed dtypes or ranks, legacy 1-d empty tensors beside others, empty results).
 fn cat(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
     if args.is_empty() || args.len() > 2 {
@@ -1308,7 +1308,7 @@ fn cat(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> 
     tensor::wrap(py, out).map(Some)
 }
 
-/// ops/reductions.py `sum_dim` for the cases described at the top.
+/// ops/reductions/reduce.py `sum_dim` for the cases described at the top.
 fn sum_dim(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
     match sum_over_dims(py, args)? {
         Some((out, _)) => tensor::wrap(py, out).map(Some),
@@ -1316,7 +1316,7 @@ fn sum_dim(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObjec
     }
 }
 
-/// ops/reductions.py `mean_dim` for the cases described at the top.
+/// ops/reductions/reduce.py `mean_dim` for the cases described at the top.
 fn mean_dim(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
     let Some((out, count)) = sum_over_dims(py, args)? else {
         return Ok(None);

@@ -7,7 +7,7 @@
 //! Which arguments each in-place operator writes comes from the schema table (`Tensor(a!)`
 //! arguments), handed over once by the ops package (`_tn_set_written_arguments`, which leaves out
 //! the operators that write no elements and the fills upstream leaves unchecked). out= overloads
-//! are checked where they copy into `out`, after upstream's resize (ops/out_variants.py). Only
+//! are checked where they copy into `out`, after upstream's resize (ops/forms/out_variants.py). Only
 //! in-place names (a base name ending in `_`) are looked up, so other calls pay one string test.
 
 use std::collections::HashMap;

@@ -1,5 +1,5 @@
-"""bfloat16/float16 cases for the operators of torchnative_core/ops/reduced_kernels.py and the
-reduced-type interpolation weights of ops/resample.py, larger than OpInfo's samples; run by
+"""bfloat16/float16 cases for the operators of torchnative_core/ops/reduced_precision.py and the
+reduced-type interpolation weights of ops/nn/resample.py, larger than OpInfo's samples; run by
 upstream and by ours (tests/test_reduced_kernels.py).
 
     python reduced_kernels_cases.py OUT.json

@@ -4,11 +4,11 @@
 //! fused multiply-add, `x + alpha * y` as a product then a sum, the quotient scaled by the larger
 //! part of the divisor (upstream's vectorised quotient scales by an approximate reciprocal, so
 //! quotients agree within an ulp or two, not bit for bit). Other operators on complex operands
-//! are composed from real kernels by the core (ops/complex_math.py).
+//! are composed from real kernels by the core (ops/complex/arithmetic.py).
 
 use rustfft::num_complex::Complex;
 use rustfft::num_traits::Float;
-use torchnative_abi::TnDtype;
+use torchnative_backend::abi::TnDtype;
 
 use crate::bail;
 use crate::kernel::{KResult, Scalar, Tensor};

@@ -20,7 +20,7 @@ import threading
 from ..ops import base as B
 from ..functorch import grad as _functorch_grad
 from ..functorch import levels as _levels
-from ..ops.composites import sum_to_dims
+from ..ops.reductions.reduce import sum_to_dims
 from . import graph as G
 
 _DTYPES = B.T.BY_CODE  # dtype code -> torch.dtype (B.dtype_of without the call)

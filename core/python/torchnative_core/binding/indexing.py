@@ -19,7 +19,7 @@ def _is_tensor(x):
 
 
 def _as_index_tensor(x):
-    from ..ops.factories import from_python_values
+    from ..ops.factories.tensors import from_python_values
 
     flat, shape = _flatten(x)
     if all(isinstance(v, bool) for v in flat) and flat:
@@ -95,7 +95,7 @@ def _apply_slicing(self, items):
             dim += ndim - specified
         elif isinstance(it, bool):
             result = _door("unsqueeze", result, dim)
-            from ..ops.factories import from_python_values
+            from ..ops.factories.tensors import from_python_values
 
             advanced.append((dim, from_python_values([it], [1], T.BY_NAME["bool"])))
             dim += 1
@@ -124,7 +124,7 @@ def _apply_slicing(self, items):
                 else:
                     # upstream's boolToIndexingTensor: a 0-dim mask is a new dimension of size
                     # one, indexed by [0] when True and by nothing when False
-                    from ..ops.factories import from_python_values
+                    from ..ops.factories.tensors import from_python_values
 
                     result = _door("unsqueeze", result, dim)
                     hit = bool(it.item())
@@ -206,7 +206,7 @@ def setitem(self, index, value):
         if isinstance(value, (int, float, bool, complex)):
             value = _scalar_like(value, self)
         else:
-            from ..ops.factories import from_python_values
+            from ..ops.factories.tensors import from_python_values
 
             flat, shape = _flatten(value)
             value = from_python_values(flat, shape, T.BY_CODE[self._tn_dtype_code])
@@ -222,7 +222,7 @@ def setitem(self, index, value):
 
 
 def _scalar_like(value, self):
-    from ..ops.factories import wrapped_number
+    from ..ops.factories.tensors import wrapped_number
 
     return wrapped_number(value)
 

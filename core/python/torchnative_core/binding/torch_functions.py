@@ -95,7 +95,7 @@ def _convert(v, dtype):
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     if pin_memory:
-        from ..ops.tensor_metadata import NO_PINNING
+        from ..ops.shape.metadata import NO_PINNING
 
         raise RuntimeError(NO_PINNING)
     if C._len_torch_dispatch_stack():
@@ -112,7 +112,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 
 def _tensor_from_data(data, dtype, device):
-    from ..ops.factories import from_python_values
+    from ..ops.factories.tensors import from_python_values
     from ..surface.types import dtype as dtype_type
     from .functions import _python_type_as_dtype
 

@@ -27,7 +27,7 @@ def _is_random(op) -> bool:
     if r is None:
         import torch
 
-        from ..ops.modes import overload_packet
+        from ..ops.door.modes import overload_packet
 
         try:
             r = torch.Tag.nondeterministic_seeded in overload_packet(op).tags

@@ -30,7 +30,7 @@ def facts(op) -> Facts:
         import torch
 
         from ..binding.schema import all_schemas
-        from ..ops.modes import overload_packet
+        from ..ops.door.modes import overload_packet
 
         schema = all_schemas().get(op)
         f = Facts()
@@ -833,7 +833,7 @@ def _decomposed(op, args, kwargs, level, size):
     same ones for its batching key: torch/_functorch/predispatch.py lazy_load_decompositions)."""
     from torch._decomp import decomposition_table
 
-    from ..ops.modes import overload_packet
+    from ..ops.door.modes import overload_packet
 
     from ..binding.schema import all_schemas
 

@@ -28,13 +28,13 @@ def install(C, autograd_handler=None) -> None:
     from . import base
 
     base.C = C
-    from . import activations, elementwise, factories, composites, linalg, losses, math_extra, nn_ops, normalization, random_ops, reductions, rnn, shape_index, views  # noqa: F401  (registration by import)
-    from . import aliases, foreach, histogram, inplace, modes, moe, out_variants  # noqa: F401  (registration by import)
-    from . import einsum, nn_extra, resample  # noqa: F401  (model sweep, issue 5 item 7: registration by import)
-    from . import composites_extra, dropout_extra, elementwise_extra, linalg_composite, linalg_decomp, scatter_reduce, select, special  # noqa: F401  (registration by import)
-    from . import losses_extra, opinfo_extra, quantile, tensor_metadata, windows  # noqa: F401  (registration by import)
-
-    from . import complex_views, complex_math, fft, opmath  # noqa: F401  (registration by import)
+    # registration by import: each module's @impl decorators fill IMPLS
+    from . import door, elementwise, factories, forms, indexing, linalg, nn, random, reductions, shape, special  # noqa: F401
+    from . import complex, spectral  # noqa: F401  (complex wraps the real implementations registered above)
+    from . import opmath
+    from .forms import aliases, foreach, inplace, out_variants
+    from .door import modes
+    from .shape import metadata
     from ..functorch import forward, legacy  # noqa: F401  (_make_dual, _unpack_dual, _add_batch_dim: registration by import)
 
     opmath.install()  # before the derived forms, so addcmul_ and out= compute in float32 too
@@ -45,7 +45,7 @@ def install(C, autograd_handler=None) -> None:
 
     from ..binding.schema import all_schemas
 
-    tensor_metadata.refuse_pinned_factories(IMPLS, all_schemas())
+    metadata.refuse_pinned_factories(IMPLS, all_schemas())
     C._tn_install_door(IMPLS, modes.handle, autograd_handler)
     if hasattr(C, "_tn_set_fast_paths"):  # native meta steps standing in for these implementations (core/src/fastpath.rs)
         C._tn_set_fast_paths(IMPLS)
@@ -67,7 +67,7 @@ _NO_OVERLAP_CHECK = frozenset({
 
 def written_arguments() -> dict:
     """{in-place overload: positions of the tensors it writes}. out= overloads are checked where
-    they copy into `out` (ops/out_variants.write_out's copy_, after upstream's resize)."""
+    they copy into `out` (ops/forms/out_variants.write_out's copy_, after upstream's resize)."""
     from ..binding.schema import all_schemas
 
     table = {}

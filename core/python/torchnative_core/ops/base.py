@@ -5,8 +5,13 @@ from __future__ import annotations
 from .. import allocating, cpu_fallback
 from ..surface import types as T
 
+
 F32, F64, I64, BOOL = T.BY_NAME["float32"], T.BY_NAME["float64"], T.BY_NAME["int64"], T.BY_NAME["bool"]
+
+
 CPU = T.device("cpu")
+
+
 C = None  # torch._C, set by ops.install (this module is imported while _C initialises)
 
 
@@ -36,6 +41,32 @@ def door(op, *args):
     return C._aten_dispatch(op, *args)
 
 
+_REQUIRED = object()
+_ARGUMENT_PLANS: dict = {}
+
+
+def call(op, *args, **kwargs):
+    """The door with keyword arguments: what a call does not name takes the schema's default, so
+    a composite names what it sets (`call("_to_copy", x, dtype=d)`) instead of passing runs of
+    positional Nones. The schema's names and defaults are read once per overload."""
+    plan = _ARGUMENT_PLANS.get(op)
+    if plan is None:
+        from ..binding.functions import _schema_default
+        from ..binding.schema import all_schemas
+
+        args_ = all_schemas()[op].args
+        plan = _ARGUMENT_PLANS[op] = tuple((a.name, _schema_default(a) if a.has_default else _REQUIRED) for a in args_)
+    argv = list(args)
+    for name, default in plan[len(args):]:
+        value = kwargs.pop(name, default)
+        if value is _REQUIRED:
+            raise TypeError(f"{op}() missing required argument '{name}'")
+        argv.append(list(value) if type(value) is list else value)  # a list default is never shared
+    if kwargs:
+        raise TypeError(f"{op}() got unexpected keyword arguments {sorted(kwargs)}")
+    return C._aten_dispatch(op, *argv)
+
+
 def default_dtype():
     return C._get_default_dtype()
 
@@ -56,7 +87,7 @@ def launch(op, args, outs):
         return C._tn_launch(op, tuple(args), tuple(outs))
     except NotImplementedError:
         # A kernel that refuses a complex dtype: the same result from the device's real kernels.
-        from .complex_math import launch as complex_launch
+        from .complex.arithmetic import launch as complex_launch
 
         done = complex_launch(op, args, outs)
         if done is not None:
@@ -224,6 +255,8 @@ SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
                      "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
                      "bool": "Bool", "complex32": "ComplexHalf", "complex64": "ComplexFloat",
                      "complex128": "ComplexDouble"}
+
+
 # C++ type names (caffe2::TypeMeta, typeid), which a few of upstream's checks print instead
 CPP_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
                   "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",

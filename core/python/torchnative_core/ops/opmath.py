@@ -18,7 +18,9 @@ from __future__ import annotations
 from . import IMPLS
 from . import base as B
 
+
 REDUCED = {B.T.BY_NAME["float16"], B.T.BY_NAME["bfloat16"]}
+
 
 OPMATH_COMPOSITES = (
     "addcmul", "addcdiv",
@@ -41,7 +43,7 @@ def _reduced_dtype(args, kwargs):
 
 def _cast(x, dtype, only=None):
     if hasattr(x, "_tn_dtype_code") and (only is None or B.dtype_of(x) is only):
-        return B.door("_to_copy", x, dtype, None, None, None, False, None)
+        return B.call("_to_copy", x, dtype)
     if isinstance(x, (tuple, list)):
         return type(x)(_cast(v, dtype, only) for v in x)
     return x
@@ -64,6 +66,6 @@ def in_opmath(fn):
 def install() -> None:
     for name in OPMATH_COMPOSITES:
         IMPLS[name] = in_opmath(IMPLS[name])
-    from . import reduced_kernels  # operators that round where upstream's kernels round
+    from . import reduced_precision as reduced_kernels  # operators that round where upstream's kernels round
 
     reduced_kernels.install()

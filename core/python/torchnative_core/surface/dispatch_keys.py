@@ -42,7 +42,7 @@ def _sync_pre_dispatch(before, after):
     if on != before.has(key):
         import torch
 
-        from ..ops.modes import pre_dispatch
+        from ..ops.door.modes import pre_dispatch
 
         torch._C._tn_set_pre_dispatch(on, pre_dispatch)
 

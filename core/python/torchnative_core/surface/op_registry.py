@@ -248,7 +248,7 @@ def bind_schema(schema, args, kwargs):
 
                 numbers_ok = _should_allow_numbers_as_tensors(name.split("::")[-1])
             if numbers_ok:
-                from ..ops.factories import wrapped_number
+                from ..ops.factories.tensors import wrapped_number
 
                 values[i] = wrapped_number(v)
                 continue
@@ -667,7 +667,7 @@ def _library_overload(full):
     schema = LIB_SCHEMAS[full]
 
     def op(*args, **kwargs):
-        from ..ops import modes
+        from ..ops.door import modes
 
         # a torch.library operator meets modes and subclasses as an aten one does at the door
         out = modes.handle_library(full, args, kwargs)

@@ -415,7 +415,7 @@ def install(C) -> None:
     @export
     def _tn_scalar_to_tensor(x):
         """A Python number as a 0-dim 'wrapped number' tensor (int64/float64/bool/complex128)."""
-        from ..ops import factories
+        from ..ops.factories import tensors as factories
 
         return factories.wrapped_number(x)
 

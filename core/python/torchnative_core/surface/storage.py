@@ -295,7 +295,7 @@ def _cpp_name(dtype) -> str:
 
 
 def _scalar_name(dtype) -> str:
-    from ..ops.elementwise import _type_name
+    from ..ops.elementwise.arithmetic import _type_name
 
     return _type_name(dtype)
 

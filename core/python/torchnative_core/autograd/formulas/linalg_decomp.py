@@ -1,4 +1,4 @@
-"""Backward formulas of the decompositions and solvers in ops/linalg_decomp.py: upstream's
+"""Backward formulas of the decompositions and solvers in ops/linalg/decompositions.py: upstream's
 derivatives.yaml entries (the formulas of torch/csrc/autograd/FunctionsManual.cpp: svd_backward,
 linalg_qr_backward, linalg_eig_backward, cholesky_backward, ...), real dtypes, as torch
 compositions so double backward records itself."""

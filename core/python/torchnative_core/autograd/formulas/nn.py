@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from ...ops.nn_ops import sdpa_backward_math
+from ...ops.nn.attention import sdpa_backward_math
 from ..formula import formula
 
 

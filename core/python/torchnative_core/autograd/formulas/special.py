@@ -1,4 +1,4 @@
-"""Derivatives of ops/special.py's functions: upstream's derivatives.yaml formulas
+"""Derivatives of ops/special/functions.py's functions: upstream's derivatives.yaml formulas
 (i1_backward and i1e_backward of FunctionsManual.cpp for the Bessel I1 pair), as torch
 compositions."""
 
@@ -118,7 +118,7 @@ def _(s, g):
     return out_pos - out_neg
 
 
-# --- ops/elementwise_extra.py ---------------------------------------------------------------------
+# --- ops/elementwise/math.py ---------------------------------------------------------------------
 
 @formula("hypot", save=("self", "other", "result"))
 def _(s, g):

@@ -1,0 +1,160 @@
+"""Activations composed of other operators (upstream's composites, or the closed forms of its
+kernels), or launched as the device's unary kernel (elu, hardtanh, softplus); each is
+differentiable through its parts.
+"""
+
+from __future__ import annotations
+
+from .. import impl
+from .. import base as B
+from .math import _num
+
+
+D = B.door
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+
+
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+@impl("prelu")
+def prelu(self, weight):
+    """Upstream's checks, then its reshape of the weight to self's rank (a 0-dim input keeps its
+    shape with a one-element weight)."""
+    import torch
+
+    from .arithmetic import _type_name
+
+    if self.dtype != weight.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {_type_name(self.dtype)} and "
+                           f"{_type_name(weight.dtype)}")
+    if weight.numel() != 1:
+        if self.dim() == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = self.shape[1] if self.dim() > 1 else 1
+        if channels != weight.numel():
+            raise RuntimeError(
+                f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {weight.numel()} and "
+                f"channel size = {channels}."
+            )
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    if self.dim() != weight.dim():
+        weight = weight.reshape([1, weight.numel()] + [1] * (self.dim() - 2) if self.dim() > 1 else [1] * self.dim())
+    return torch.where(self > 0, self, weight * self)
+
+
+@impl("selu")
+def selu(self):
+    import torch
+
+    return torch.ops.aten.elu(self, _SELU_ALPHA, _SELU_SCALE, 1.0)
+
+
+@impl("celu")
+def celu(self, alpha=1.0):
+    import torch
+
+    return torch.ops.aten.elu(self, alpha, 1.0, 1.0 / alpha)
+
+
+@impl("glu")
+def glu(self, dim=-1):
+    n = self.shape[dim]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % self.dim()} is size {n}")
+    a, b = self.chunk(2, dim)
+    return a * b.sigmoid()
+
+
+@impl("log_sigmoid")
+def log_sigmoid(self):
+    # min(x, 0) - log1p(exp(-|x|)): stable for large |x|
+    return self.clamp(max=0) - (-self.abs()).exp().log1p()
+
+
+@impl("hardsigmoid")
+def hardsigmoid(self):
+    return (self / 6 + 0.5).clamp(0, 1)
+
+
+@impl("softshrink")
+def softshrink(self, lambd=0.5):
+    import torch
+
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    zero = torch.zeros((), dtype=self.dtype)
+    return torch.where(self > lambd, self - lambd, torch.where(self < -lambd, self + lambd, zero))
+
+
+@impl("hardshrink")
+def hardshrink(self, lambd=0.5):
+    import torch
+
+    return torch.where((self > lambd) | (self < -lambd), self, torch.zeros((), dtype=self.dtype))
+
+
+@impl("threshold")
+def threshold(self, threshold, value):
+    import torch
+
+    return torch.where(self > threshold, self, torch.full((), value, dtype=self.dtype))
+
+
+@impl("threshold_backward")
+def threshold_backward(grad_output, self, threshold):
+    """`self <= threshold ? 0 : grad_output` (the derivative of relu and threshold): one kernel
+    where the device has it, else the same selection composed."""
+    from .. import base as B
+    from .arithmetic import binary
+
+    if B.C._tn_has_kernel("threshold_backward", B.device_of(self).type):
+        return binary("threshold_backward", grad_output, self, threshold)
+    import torch
+
+    return torch.where(self <= threshold, torch.zeros((), dtype=grad_output.dtype), grad_output)
+
+
+@impl("mish")
+def mish(self):
+    return D("mul.Tensor", self, D("tanh", D("softplus", self, 1, 20)))
+
+
+@impl("hardswish")
+def hardswish(self):
+    return D("div.Tensor", D("mul.Tensor", self, D("hardtanh", D("add.Tensor", self, _num(3), 1), 0, 6)), _num(6))
+
+
+@impl("relu6")
+def relu6(self):
+    return D("hardtanh", self, 0, 6)
+
+
+@impl("leaky_relu")
+def leaky_relu(self, negative_slope=0.01):
+    out = B.empty(self._tn_sizes, B.dtype_of(self), B.device_of(self))
+    if B.numel(self._tn_sizes):
+        B.launch("leaky_relu", (self, negative_slope), (out,))
+    return out
+
+
+def _kernel_unary(name):
+    def fn(self, *params):
+        out = B.empty(self._tn_sizes, B.dtype_of(self), B.device_of(self))
+        if B.numel(self._tn_sizes):
+            B.launch(name, (self, *params), (out,))
+        return out
+
+    return fn
+
+
+impl("elu")(_kernel_unary("elu"))
+
+
+impl("hardtanh")(_kernel_unary("hardtanh"))
+
+
+impl("softplus")(_kernel_unary("softplus"))

@@ -1,0 +1,389 @@
+"""Pointwise operators composed of others, following upstream's definitions (edge cases
+included: -0.0 in copysign, infinities in logaddexp, ties in fmax/fmin): clamps, nan_to_num, the
+fused addcmul/addcdiv/lerp, hypot, ldexp, float_power, frexp, nextafter, fill. Written with the
+door or the public torch API, so every call still enters the door and autograd records the parts.
+"""
+
+from __future__ import annotations
+
+import math
+from .. import base as B
+from .. import impl
+from ..special.functions import _map
+
+
+def _num(x):
+    return B.C._tn_scalar_to_tensor(x)
+
+
+@impl("square")
+def square(self):
+    return D("pow.Tensor_Scalar", self, 2)
+
+
+@impl("sgn")
+def sgn(self):
+    return D("sign", self)
+
+
+@impl("clamp_")
+def clamp_(self, min=None, max=None):
+    return D("copy_", self, D("clamp", self, min, max), False)
+
+
+@impl("nan_to_num")
+def nan_to_num(self, nan=None, posinf=None, neginf=None):
+    out = B.empty(self._tn_sizes, B.dtype_of(self), B.device_of(self))
+    if B.numel(self._tn_sizes):
+        B.launch("nan_to_num", (self, nan, posinf, neginf), (out,))
+    return out
+
+
+@impl("fmax")
+def fmax(self, other):
+    # NaN-ignoring maximum: where one side is NaN take the other
+    m = D("maximum", self, other)
+    return D("where.self", D("isnan", self), D("where.self", D("isnan", other), m, other), D("where.self", D("isnan", other), self, m))
+
+
+@impl("fmin")
+def fmin(self, other):
+    m = D("minimum", self, other)
+    return D("where.self", D("isnan", self), D("where.self", D("isnan", other), m, other), D("where.self", D("isnan", other), self, m))
+
+
+@impl("clamp.Tensor")
+def clamp_tensor(self, min=None, max=None):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    ops = [self] + [t for t in (min, max) if t is not None]
+    common = B.result_type(*ops)
+    shape = B.broadcast_shapes(*[t._tn_sizes for t in ops])
+    cast = lambda t: None if t is None else B.expand_to(B.call("_to_copy", t, common) if B.dtype_of(t) is not common else t, shape)  # noqa: E731
+    out = B.empty(shape, common, B.device_of(self))
+    if B.numel(shape):
+        B.launch("clamp.Tensor", (cast(self), cast(min), cast(max)), (out,))
+    return out
+
+
+@impl("lerp.Scalar")
+def lerp_scalar(self, end, weight):
+    out = _fused("lerp.Scalar", (self, end), weight)
+    if out is not None:
+        return out
+    diff = D("sub.Tensor", end, self, 1)
+    if abs(weight) < 0.5:
+        return D("add.Tensor", self, D("mul.Tensor", diff, _num(weight)), 1)
+    return D("sub.Tensor", end, D("mul.Tensor", diff, _num(1 - weight)), 1)
+
+
+@impl("remainder_.Scalar")
+def remainder_scalar_(self, other):
+    return D("copy_", self, D("remainder.Scalar", self, other), False)
+
+
+@impl("remainder_.Tensor")
+def remainder_tensor_(self, other):
+    return D("copy_", self, D("remainder.Tensor", self, other), False)
+
+
+_FUSED_DTYPES = (B.F32, B.F64)
+
+
+NO_SCALAR = object()  # _fused's `scalar` for a kernel of tensors only (lerp.Tensor)
+
+
+def _fused(op, tensors, scalar, inplace=False):
+    """One kernel for a pointwise operator of several float32/float64 operands of one dtype on one
+    device (the cpu backend's `pointwise.rs`: upstream's rounding, fused multiply-adds included),
+    or None where it does not apply and the caller composes. In place, `self` is written directly
+    when it has the broadcast shape and no other operand shares its storage."""
+    first = tensors[0]
+    dt = B.dtype_of(first)
+    if dt not in _FUSED_DTYPES:
+        return None
+    key, index = first._tn_device_key, first._tn_device_index
+    for t in tensors[1:]:
+        if B.dtype_of(t) is not dt or t._tn_device_key != key or t._tn_device_index != index:
+            return None
+    if not B.C._tn_has_kernel(op, key):
+        return None
+    shape = B.broadcast_shapes(*[t._tn_sizes for t in tensors])
+    if inplace:
+        if list(shape) != list(first._tn_sizes) or any(t._tn_storage_id == first._tn_storage_id for t in tensors[1:]):
+            return None
+        out = first
+    else:
+        out = B.empty(shape, dt, B.device_of(first))
+    if B.numel(shape):
+        expanded = [B.expand_to(t, shape) for t in tensors]
+        B.launch(op, tuple(expanded) if scalar is NO_SCALAR else (*expanded, scalar), (out,))
+    if inplace:
+        out._tn_bump_version()
+    return out
+
+
+@impl("addcmul")
+def addcmul(self, tensor1, tensor2, value=1):
+    out = _fused("addcmul", (self, tensor1, tensor2), value)
+    if out is not None:
+        return out
+    return D("add.Tensor", self, D("mul.Tensor", D("mul.Tensor", tensor1, tensor2), _num(value)), 1)
+
+
+@impl("addcdiv")
+def addcdiv(self, tensor1, tensor2, value=1):
+    out = _fused("addcdiv", (self, tensor1, tensor2), value)
+    if out is not None:
+        return out
+    return D("add.Tensor", self, D("mul.Tensor", D("div.Tensor", tensor1, tensor2), _num(value)), 1)
+
+
+def _fused_inplace(op, self, tensors, scalar, derived):
+    """`op` (addcmul_, addcdiv_, lerp_.Scalar) writing into self with one kernel outside autograd;
+    otherwise `derived()`: the functional result copied into self (ops/inplace.py's rule)."""
+    every = (self, *tensors)
+    if not (B.C.is_grad_enabled() and any(t._tn_requires_grad for t in every)):
+        out = _fused(op, every, scalar, inplace=True)
+        if out is not None:
+            return out
+    return derived()
+
+
+def _copied(op, functional):
+    from ..forms.inplace import _make
+
+    return _make(op, functional)
+
+
+_ADDCMUL_, _ADDCDIV_, _LERP_ = _copied("addcmul_", "addcmul"), _copied("addcdiv_", "addcdiv"), _copied("lerp_.Scalar", "lerp.Scalar")
+
+
+@impl("addcmul_")
+def addcmul_(self, tensor1, tensor2, value=1):
+    return _fused_inplace("addcmul_", self, (tensor1, tensor2), value, lambda: _ADDCMUL_(self, tensor1, tensor2, value))
+
+
+@impl("addcdiv_")
+def addcdiv_(self, tensor1, tensor2, value=1):
+    return _fused_inplace("addcdiv_", self, (tensor1, tensor2), value, lambda: _ADDCDIV_(self, tensor1, tensor2, value))
+
+
+@impl("lerp_.Scalar")
+def lerp_scalar_(self, end, weight):
+    return _fused_inplace("lerp_.Scalar", self, (end,), weight, lambda: _LERP_(self, end, weight))
+
+
+D = B.door
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+@impl("hypot")
+def hypot(self, other):
+    dtype = B.result_type(self, other)
+    if not dtype.is_floating_point:
+        raise RuntimeError(f"\"hypot_cpu\" not implemented for '{str(dtype).replace('torch.', '').capitalize()}'")
+    from .arithmetic import binary
+
+    return binary("hypot", self, other)
+
+
+@impl("ldexp.Tensor")
+def ldexp(self, other):
+    return _torch().mul(self, _torch().pow(2.0, other))
+
+
+def _float_power_dtype(*xs):
+    torch = _torch()
+    return torch.complex128 if any(isinstance(x, torch.Tensor) and x.is_complex() or isinstance(x, complex) for x in xs) else torch.float64
+
+
+@impl("float_power.Tensor_Tensor")
+def float_power_tt(self, exponent):
+    d = _float_power_dtype(self, exponent)
+    return self.to(d).pow(exponent.to(d))
+
+
+@impl("float_power.Tensor_Scalar")
+def float_power_ts(self, exponent):
+    d = _float_power_dtype(self, exponent)
+    return self.to(d).pow(complex(exponent) if d == _torch().complex128 else float(exponent))
+
+
+@impl("float_power.Scalar")
+def float_power_st(self, exponent):
+    torch = _torch()
+    d = _float_power_dtype(self, exponent)
+    return torch.pow(complex(self) if d == torch.complex128 else float(self), exponent.to(d))
+
+
+@impl("frexp.Tensor")
+def frexp(self):
+    from torch.return_types import frexp as ret
+
+    torch = _torch()
+    if not self.is_floating_point():
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    mant = _map(lambda x: math.frexp(x)[0] if math.isfinite(x) else x, self, dtype=self.dtype)
+    expo = _map(lambda x: float(math.frexp(x)[1]) if math.isfinite(x) else 0.0, self, dtype=torch.float64).to(torch.int32)
+    return ret((mant, expo))
+
+
+@impl("fill.Scalar")
+def fill_scalar(self, value):
+    return B.call("full_like", self, value)
+
+
+@impl("fill.Tensor")
+def fill_tensor(self, value):
+    if value.dim() != 0:
+        raise RuntimeError(f"fill only supports 0-dimension value tensor but got tensor with {value.dim()} dimensions.")
+    return B.call("full_like", self, value.item())
+
+
+def _float(x):
+    import torch
+
+    return x if x.is_floating_point() or x.is_complex() else x.to(torch.get_default_dtype())
+
+
+@impl("logaddexp")
+def logaddexp(self, other):
+    import torch
+
+    a, b = _float(self), _float(other)
+    m = torch.maximum(a, b)
+    out = m + (-(a - b).abs()).exp().log1p()
+    return torch.where(a.isinf() & (a == b), a, out)
+
+
+@impl("logaddexp2")
+def logaddexp2(self, other):
+    import torch
+
+    a, b = _float(self), _float(other)
+    m = torch.maximum(a, b)
+    out = m + (-(a - b).abs()).exp2().log1p() / math.log(2.0)
+    return torch.where(a.isinf() & (a == b), a, out)
+
+
+@impl("deg2rad")
+def deg2rad(self):
+    return _float(self) * (math.pi / 180.0)
+
+
+@impl("rad2deg")
+def rad2deg(self):
+    return _float(self) * (180.0 / math.pi)
+
+
+@impl("signbit")
+def signbit(self):
+    if not self.is_floating_point():
+        return self < 0 if self.dtype.is_signed else self != self
+    return (self < 0) | ((self == 0) & ((1.0 / self) < 0))
+
+
+@impl("copysign.Tensor")
+def copysign(self, other):
+    import torch
+
+    a = _float(self)
+    mag = a.abs()
+    return torch.where(torch.signbit(other), -mag, mag).to(torch.result_type(a, other) if other.is_floating_point() else a.dtype)
+
+
+@impl("copysign.Scalar")
+def copysign_scalar(self, other):
+    import torch
+
+    return copysign(self, torch.scalar_tensor(float(other)))
+
+
+@impl("sinc")
+def sinc(self):
+    import torch
+
+    x = _float(self)
+    px = x * math.pi
+    return torch.where(x == 0, torch.ones((), dtype=x.dtype), px.sin() / px)
+
+
+@impl("logit")
+def logit(self, eps=None):
+    x = _float(self)
+    if eps is not None:
+        x = x.clamp(eps, 1 - eps)
+    return (x / (1 - x)).log()
+
+
+@impl("heaviside")
+def heaviside(self, values):
+    import torch
+
+    if self.dtype != values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
+    return torch.where(self == 0, values, (self > 0).to(self.dtype))
+
+
+@impl("clamp_min.Tensor")
+def clamp_min_tensor(self, min):
+    import torch
+
+    return torch.clamp(self, min=min)
+
+
+@impl("clamp_max.Tensor")
+def clamp_max_tensor(self, max):
+    import torch
+
+    return torch.clamp(self, max=max)
+
+
+_TYPEMETA = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+
+
+@impl("lerp.Tensor")
+def lerp_tensor(self, end, weight):
+    import torch
+
+    for name, t in (("end", end), ("weight", weight)):
+        if t.dtype != self.dtype:  # upstream's lerp meta function names dtypes as caffe2 TypeMeta prints them
+            a, b = (_TYPEMETA.get(str(d).replace("torch.", ""), str(d)) for d in (self.dtype, t.dtype))
+            raise RuntimeError(f"expected dtype {a} for `{name}` but got dtype {b}")
+    out = _fused("lerp.Tensor", (self, end, weight), NO_SCALAR)  # float32/float64: the FMA kernel
+    if out is not None:
+        return out
+    diff = end - self
+    # upstream's lerp formula: from the nearer end, so weight 0 and 1 give the ends exactly
+    return torch.where(weight.abs() < 0.5, self + weight * diff, end - diff * (1 - weight))
+
+
+_INT_VIEW = {"torch.float64": "int64", "torch.float32": "int32", "torch.float16": "int16", "torch.bfloat16": "int16"}
+
+
+@impl("nextafter")
+def nextafter(self, other):
+    import torch
+
+    if self.dtype != other.dtype or str(self.dtype) not in _INT_VIEW:
+        raise RuntimeError("nextafter: expected both arguments to be floating tensors of the same dtype")
+    shape = torch.broadcast_shapes(self.shape, other.shape)
+    x, y = self.expand(shape).contiguous(), other.expand(shape).contiguous()
+    it = getattr(torch, _INT_VIEW[str(self.dtype)])
+    bits = x.view(it)
+    one = torch.ones((), dtype=it)
+    # away from zero when y is further from zero on x's side, else towards it
+    up = (y > x) == (x > 0)
+    stepped = torch.where(up, bits + one, bits - one).view(self.dtype)
+    # from zero: the smallest subnormal with y's sign
+    tiny = torch.ones(shape, dtype=it).view(self.dtype)
+    from_zero = torch.where(y > 0, tiny, -tiny)
+    out = torch.where(x == 0, from_zero, stepped)
+    out = torch.where(x == y, y, out)
+    return torch.where(x.isnan() | y.isnan(), x + y, out)

@@ -1,0 +1,98 @@
+"""In-place overloads (`lerp_.Scalar`, `addcmul_`, ...) that have no implementation of their
+own: the functional overload computes the result, which is copied into `self` after upstream's
+checks (the result dtype must be castable to self's, and the result must have self's shape).
+Hot in-place operators keep their own kernels (elementwise.binary_); this covers the rest."""
+
+from __future__ import annotations
+
+from .. import IMPLS, impl
+from .. import base as B
+
+
+# In-place forms of view operators change self's geometry, not its values (`t_`, `squeeze_`,
+# `as_strided_`, ...): self takes the view's sizes, strides and offset.
+_VIEW_FUNCTIONALS = {"t", "transpose", "squeeze", "unsqueeze", "swapdims", "swapaxes", "as_strided"}
+
+
+def _make_view(op, functional):
+    def run(self, *args):
+        v = B.door(functional, self, *args)
+        self._tn_set_geometry(list(v._tn_sizes), list(v._tn_strides), v.storage_offset())
+        return self
+
+    run.__name__ = op
+    return run
+
+
+def _make(op, functional):
+    if functional.partition(".")[0] in _VIEW_FUNCTIONALS:
+        return _make_view(op, functional)
+
+    def run(self, *args):
+        out = B.door(functional, self, *args)
+        mine, got = B.dtype_of(self), B.dtype_of(out)
+        if not B.can_cast(got, mine):
+            from ..elementwise.arithmetic import _type_name
+
+            raise RuntimeError(f"result type {_type_name(got)} can't be cast to the desired output type {_type_name(mine)}")
+        if list(out._tn_sizes) != list(self._tn_sizes):
+            raise RuntimeError(
+                f"output with shape {list(self._tn_sizes)} doesn't match the broadcast shape {list(out._tn_sizes)}"
+            )
+        return B.door("copy_", self, out, False)
+
+    run.__name__ = op
+    return run
+
+
+def install():
+    from ...binding.schema import all_schemas
+
+    schemas = all_schemas()
+    for op, schema in schemas.items():
+        name, _, ov = op.partition(".")
+        if op in IMPLS or not name.endswith("_") or name.startswith("_") or schema.is_out:
+            continue
+        if not schema.args or schema.args[0].name != "self" or not schema.args[0].is_write:
+            continue
+        functional = name[:-1] + ("." + ov if ov else "")
+        if functional == "transpose":
+            functional = "transpose.int"  # transpose_ is the in-place form of transpose.int
+        if functional in IMPLS and functional in schemas:
+            IMPLS[op] = _make(op, functional)
+    # the reverse: upstream's generated functional forms of in-place operators (random.from,
+    # bernoulli.Tensor, set.source_Tensor, resize_as: torchgen's "generated" tag) are the in-place
+    # operator applied to a copy of self
+    for op, schema in schemas.items():
+        name, _, ov = op.partition(".")
+        if op in IMPLS or name.endswith("_") or name.startswith("_") or schema.is_out or not schema.args:
+            continue
+        inplace_op = name + "_" + ("." + ov if ov else "")
+        target = schemas.get(inplace_op)
+        if target is None or inplace_op not in IMPLS or schema.args[0].name != "self" or schema.args[0].is_write:
+            continue
+        if [a.base_type for a in schema.args] != [a.base_type for a in target.args]:
+            continue
+        IMPLS[op] = _functional_from_inplace(inplace_op)
+
+
+def _functional_from_inplace(inplace_op):
+    def run(self, *args):
+        return B.door(inplace_op, B.door("clone", self, None), *args)
+
+    return run
+
+
+@impl("resize_")
+def resize_(self, size, memory_format=None):
+    """Contiguous geometry of `size`; the storage grows (keeping its bytes) when too small.
+    torch.distributed's *_object collectives resize their byte buffers with it."""
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    self._tn_resize([int(s) for s in size])
+    return self
+
+
+@impl("resize_as_")
+def resize_as_(self, the_template, memory_format=None):
+    return B.door("resize_", self, list(the_template._tn_sizes), memory_format)

@@ -1,0 +1,639 @@
+"""Linear-algebra decompositions and solvers: the operators upstream computes with LAPACK.
+
+Cholesky, LU, the LU and triangular solves, eigh, SVD, QR and LAPACK's packed Householder form
+(geqrf, householder_product) are device kernels (the cpu backend's decomp.rs); here are their meta
+steps (checks, output shapes, allocation) and the operators composed from them (solve, inverse,
+determinants, lu_unpack, cholesky_solve, ormqr). The CompositeImplicitAutograd ones (linalg_svd,
+linalg_solve, det, ...) are composed as upstream composes them (aten/src/ATen/native/BatchLinearAlgebra.cpp,
+LinearAlgebra.cpp) so their parts record autograd nodes and a dispatch mode sees the same calls.
+"""
+
+from __future__ import annotations
+
+import math
+from .. import base as B
+from .. import impl
+
+
+D = B.door
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def _prod(xs):
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+def _check_float(A, name):
+    torch = _torch()
+    if not (A.is_floating_point() or A.is_complex()):
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {_tname(A.dtype)}")
+    if A.is_complex():
+        raise NotImplementedError(f"torchnative: {name} on complex tensors is not supported yet")
+    if A.dtype in (torch.float16, torch.bfloat16):
+        raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {_tname(A.dtype)}")
+
+
+def _tname(d):
+    return B.scalar_type_name(d)
+
+
+def _check_matrix(A, name, square=False):
+    if A.dim() < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if square and A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {A.shape[-2]} by {A.shape[-1]} matrices")
+
+
+# --- QR -------------------------------------------------------------------------------------------
+
+@impl("linalg_qr")
+def linalg_qr(A, mode="reduced"):
+    from torch.return_types import linalg_qr as ret
+
+    _check_float(A, "linalg.qr")
+    _check_matrix(A, "linalg.qr")
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or 'complete'")
+    batch, (m, n) = list(A.shape[:-2]), A.shape[-2:]
+    k = min(m, n)
+    dt, dev = A.dtype, B.device_of(A)
+    R = B.empty(batch + [m if mode == "complete" else k, n], dt, dev)
+    Q = B.empty([0] if mode == "r" else batch + [m, m if mode == "complete" else k], dt, dev)
+    B.launch("linalg_qr", (A, mode), (Q, R))
+    return ret((Q, R))
+
+
+@impl("qr")
+def qr(self, some=True):
+    from torch.return_types import qr as ret
+
+    Q, R = D("linalg_qr", self, "reduced" if some else "complete")
+    return ret((Q, R))
+
+
+@impl("geqrf")
+def geqrf(self):
+    from torch.return_types import geqrf as ret
+
+    _check_float(self, "geqrf")
+    _check_matrix(self, "geqrf")
+    batch, (m, n) = list(self.shape[:-2]), self.shape[-2:]
+    dev = B.device_of(self)
+    h, tau = B.empty(batch + [m, n], self.dtype, dev), B.empty(batch + [min(m, n)], self.dtype, dev)
+    B.launch("geqrf", (self,), (h, tau))
+    return ret((h, tau))
+
+
+@impl("linalg_householder_product")
+def householder_product(input, tau):
+    name = "torch.linalg.householder_product"
+    _check_float(input, name)
+    if input.dim() < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    m, n = input.shape[-2], input.shape[-1]
+    if m < n:
+        raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to input.shape[-1]")
+    if tau.shape[-1] > n:
+        raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
+    if tau.dim() != input.dim() - 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but got tau.ndim equal to "
+                           f"{tau.dim()} and input.ndim is equal to {input.dim()}")
+    if list(tau.shape[:-1]) != list(input.shape[:-2]):
+        raise RuntimeError(f"{name}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
+                           f"{list(tau.shape[:-1])}")
+    if tau.dtype != input.dtype:
+        raise RuntimeError(f"{name}: tau dtype {_tname(tau.dtype)} does not match input dtype {_tname(input.dtype)}")
+    out = B.empty(list(input.shape), input.dtype, B.device_of(input))
+    B.launch("linalg_householder_product", (input, tau), (out,))
+    return out
+
+
+@impl("orgqr")
+def orgqr(self, input2):
+    return D("linalg_householder_product", self, input2)
+
+
+@impl("ormqr")
+def ormqr(self, input2, input3, left=True, transpose=False):
+    """Q (m x m, the product of the reflectors in `self` and `input2`) times `input3`, composed:
+    Q from householder_product on the reflectors padded to m columns."""
+    torch = _torch()
+    _check_float(self, "torch.ormqr")
+    if self.dim() < 2 or input3.dim() < 2:
+        raise RuntimeError("torch.ormqr: input and other must have at least 2 dimensions.")
+    m = self.shape[-2]
+    k = input2.shape[-1]
+    refl = self.narrow(-1, 0, min(self.shape[-1], m))
+    if refl.shape[-1] < m:
+        pad = torch.zeros(list(self.shape[:-1]) + [m - refl.shape[-1]], dtype=self.dtype, device=self.device)
+        refl = torch.cat([refl, pad], -1)
+    tau = input2
+    if k < m:
+        tau = torch.cat([input2, torch.zeros(list(input2.shape[:-1]) + [m - k], dtype=input2.dtype, device=input2.device)], -1)
+    Q = D("linalg_householder_product", refl, tau)
+    if transpose:
+        Q = Q.mT
+    return torch.matmul(Q, input3) if left else torch.matmul(input3, Q)
+
+
+# --- SVD ------------------------------------------------------------------------------------------
+
+@impl("_linalg_svd")
+def _linalg_svd(A, full_matrices=False, compute_uv=True, driver=None):
+    from torch.return_types import _linalg_svd as ret
+
+    _check_float(A, "linalg.svd")
+    _check_matrix(A, "linalg.svd")
+    batch, (m, n) = list(A.shape[:-2]), A.shape[-2:]
+    k = min(m, n)
+    dt, dev = A.dtype, B.device_of(A)
+    S = B.empty(batch + [k], dt, dev)
+    if compute_uv:
+        ucols, vrows = (m, n) if full_matrices else (k, k)
+        U, Vh = B.empty(batch + [m, ucols], dt, dev), B.empty(batch + [vrows, n], dt, dev)
+    else:
+        U, Vh = B.empty([0], dt, dev), B.empty([0], dt, dev)
+    B.launch("_linalg_svd", (A, full_matrices, compute_uv, driver), (U, S, Vh))
+    return ret((U, S, Vh))
+
+
+@impl("linalg_svd")
+def linalg_svd(A, full_matrices=True, driver=None):
+    from torch.return_types import linalg_svd as ret
+
+    return ret(tuple(D("_linalg_svd", A, full_matrices, True, driver)))
+
+
+def _may_require_grad(A):
+    torch = _torch()
+    return torch.is_grad_enabled() and A.requires_grad
+
+
+@impl("linalg_svdvals")
+def linalg_svdvals(A, driver=None):
+    return D("_linalg_svd", A, False, _may_require_grad(A), driver)[1]
+
+
+@impl("svd")
+def svd(self, some=True, compute_uv=True):
+    from torch.return_types import svd as ret
+
+    torch = _torch()
+    _check_float(self, "svd")
+    _check_matrix(self, "svd")
+    if compute_uv:
+        U, S, Vh = D("linalg_svd", self, not some, None)
+        return ret((U, S, Vh.mH))
+    S = D("linalg_svdvals", self, None)
+    m, n = self.shape[-2], self.shape[-1]
+    U = torch.zeros(list(self.shape[:-2]) + [m, m], dtype=self.dtype)
+    V = torch.zeros(list(self.shape[:-2]) + [n, n], dtype=self.dtype)
+    return ret((U, S, V))
+
+
+# --- symmetric eigenproblem -----------------------------------------------------------------------
+
+@impl("_linalg_eigh")
+def _linalg_eigh(A, UPLO="L", compute_v=True):
+    from torch.return_types import _linalg_eigh as ret
+
+    _check_float(A, "linalg.eigh")
+    _check_matrix(A, "linalg.eigh", square=True)
+    if UPLO not in ("L", "U", "l", "u"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    batch, n = list(A.shape[:-2]), A.shape[-1]
+    dt, dev = A.dtype, B.device_of(A)
+    W = B.empty(batch + [n], dt, dev)
+    V = B.empty(batch + [n, n] if compute_v else [0], dt, dev)
+    B.launch("_linalg_eigh", (A, UPLO.upper(), compute_v), (W, V))
+    return ret((W, V))
+
+
+@impl("linalg_eigh")
+def linalg_eigh(A, UPLO="L"):
+    from torch.return_types import linalg_eigh as ret
+
+    return ret(tuple(D("_linalg_eigh", A, UPLO, True)))
+
+
+@impl("linalg_eigvalsh")
+def linalg_eigvalsh(A, UPLO="L"):
+    return D("_linalg_eigh", A, UPLO, _may_require_grad(A))[0]
+
+
+# --- Cholesky -------------------------------------------------------------------------------------
+
+def _cholesky(A, upper):
+    batch, n = list(A.shape[:-2]), A.shape[-1]
+    dev = B.device_of(A)
+    L, info = B.empty(batch + [n, n], A.dtype, dev), B.empty(batch, _torch().int32, dev)
+    B.launch("linalg_cholesky_ex", (A, upper, False), (L, info))
+    return L, info
+
+
+@impl("linalg_cholesky_ex")
+def linalg_cholesky_ex(self, upper=False, check_errors=False):
+    from torch.return_types import linalg_cholesky_ex as ret
+
+    _check_float(self, "linalg.cholesky")
+    _check_matrix(self, "linalg.cholesky", square=True)
+    L, info = _cholesky(self, upper)
+    if check_errors:
+        _raise_cholesky(info.reshape(-1).tolist(), "linalg.cholesky")
+    return ret((L, info))
+
+
+def _raise_cholesky(infos, name):
+    torch = _torch()
+    for b, i in enumerate(infos):
+        if i > 0:
+            where = f"For batch {b}: " if len(infos) > 1 else ""
+            raise torch.linalg.LinAlgError(
+                f"{name}: {where}The factorization could not be completed because the input is not positive-definite "
+                f"(the leading minor of order {i} is not positive-definite).")
+
+
+@impl("linalg_cholesky")
+def linalg_cholesky(self, upper=False):
+    L, info = D("linalg_cholesky_ex", self, upper, False)
+    _raise_cholesky(info.reshape(-1).tolist(), "linalg.cholesky")
+    return L
+
+
+@impl("cholesky")
+def cholesky(self, upper=False):
+    _check_float(self, "cholesky")
+    _check_matrix(self, "cholesky", square=True)
+    L, info = _cholesky(self, upper)
+    _raise_cholesky(info.reshape(-1).tolist(), "cholesky")
+    return L
+
+
+def _batch_broadcast(a, b):
+    """Broadcast the batch dimensions of two matrices (or stacks)."""
+    batch = B.broadcast_shapes(list(a.shape[:-2]), list(b.shape[:-2]))
+    return a.expand(batch + list(a.shape[-2:])), b.expand(batch + list(b.shape[-2:])), batch
+
+
+@impl("cholesky_solve")
+def cholesky_solve(self, input2, upper=False):
+    _check_float(self, "cholesky_solve")
+    if self.dim() < 2 or input2.dim() < 2:
+        raise RuntimeError(f"b should have at least 2 dimensions, but has {self.dim()} dimensions instead")
+    b, L, batch = _batch_broadcast(self, input2)
+    return _cholesky_apply(L, b, upper, batch)
+
+
+def _cholesky_apply(factor, b, upper, batch):
+    """(L L^T)^-1 b, or (U^T U)^-1 b: two triangular solves with the factor."""
+    lower, up = (factor.mT, factor) if upper else (factor, factor.mT)
+    return _tri_solve(up, _tri_solve(lower, b, False, False, batch), True, False, batch)
+
+
+@impl("cholesky_inverse")
+def cholesky_inverse(self, upper=False):
+    _check_float(self, "cholesky_inverse")
+    _check_matrix(self, "cholesky_inverse", square=True)
+    n = self.shape[-1]
+    eye = _torch().eye(n, dtype=self.dtype, device=self.device).expand(list(self.shape))
+    return _cholesky_apply(self, eye, upper, list(self.shape[:-2]))
+
+
+# --- LU, solve, inverse, determinants -------------------------------------------------------------
+
+def _lu_factor(A):
+    """(LU, pivots, info) tensors of a stack of matrices: the device's LU kernel."""
+    torch = _torch()
+    batch, (m, n) = list(A.shape[:-2]), A.shape[-2:]
+    dev = B.device_of(A)
+    LU = B.empty(batch + [m, n], A.dtype, dev)
+    piv, info = B.empty(batch + [min(m, n)], torch.int32, dev), B.empty(batch, torch.int32, dev)
+    B.launch("linalg_lu_factor_ex", (A, True, False), (LU, piv, info))
+    return LU, piv, info
+
+
+@impl("linalg_lu_factor_ex")
+def linalg_lu_factor_ex(A, pivot=True, check_errors=False):
+    from torch.return_types import linalg_lu_factor_ex as ret
+
+    _check_float(A, "torch.lu_factor")
+    if A.dim() < 2:
+        raise RuntimeError("torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: "
+                           f"{list(A.shape)} instead")
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    LU, piv, info = _lu_factor(A)
+    if check_errors:
+        _raise_singular(info.reshape(-1).tolist(), "torch.linalg.lu_factor_ex")
+    return ret((LU, piv, info))
+
+
+@impl("linalg_lu_factor")
+def linalg_lu_factor(A, pivot=True):
+    from torch.return_types import linalg_lu_factor as ret
+
+    LU, piv, info = D("linalg_lu_factor_ex", A, pivot, False)
+    return ret((LU, piv))
+
+
+@impl("_lu_with_info")
+def _lu_with_info(self, pivot=True, check_errors=True):
+    from torch.return_types import _lu_with_info as ret
+
+    return ret(tuple(D("linalg_lu_factor_ex", self, pivot, False)))
+
+
+def _raise_singular(infos, name):
+    torch = _torch()
+    for b, i in enumerate(infos):
+        if i > 0:
+            where = f"(Batch element {b}): " if len(infos) > 1 else ""
+            raise torch.linalg.LinAlgError(
+                f"{name}: {where}The diagonal element {i} is zero, the inversion could not be completed because the input matrix is singular.")
+
+
+def _unpack(LU, piv, unpack_data=True, unpack_pivots=True):
+    """(P, L, U) tensors from LAPACK-style packed LU factors and 1-based pivots (upstream's
+    lu_unpack: L unit lower m x k, U upper k x n, P the row permutation with A = P L U)."""
+    torch = _torch()
+    batch, (m, n) = list(LU.shape[:-2]), LU.shape[-2:]
+    k = min(m, n)
+    dt, dev = LU.dtype, LU.device
+    empty = torch.empty([0], dtype=dt, device=dev)
+    if unpack_data:
+        L = LU.narrow(-1, 0, k).tril(-1) + torch.eye(m, k, dtype=dt, device=dev)
+        U = LU.narrow(-2, 0, k).triu()
+    else:
+        L, U = empty, empty.clone()
+    if not unpack_pivots:
+        return empty.clone(), L, U
+    nb = _prod(batch)
+    perms = []
+    for row in (piv.reshape(nb, piv.shape[-1]).tolist() if nb and k else [[] for _ in range(nb)]):
+        perm = list(range(m))
+        for i, p in enumerate(row):  # the interchanges in order, as getrs applies them
+            perm[i], perm[p - 1] = perm[p - 1], perm[i]
+        perms.append(perm)
+    P = torch.zeros([nb, m, m], dtype=dt, device=dev)
+    if nb and m:
+        index = torch.tensor(perms, dtype=torch.int64, device=dev).unsqueeze(-2)  # P[perm[i], i] = 1
+        P.scatter_(-2, index, 1.0)
+    return P.reshape(batch + [m, m]), L, U
+
+
+@impl("linalg_lu")
+def linalg_lu(A, pivot=True):
+    from torch.return_types import linalg_lu as ret
+
+    _check_float(A, "linalg.lu")
+    if A.dim() < 2:
+        raise RuntimeError(f"linalg.lu: Expected tensor with 2 or more dimensions. Got size: {list(A.shape)} instead")
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    LU, piv, _ = _lu_factor(A)
+    return ret(_unpack(LU, piv))
+
+
+@impl("lu_unpack")
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    from torch.return_types import lu_unpack as ret
+
+    return ret(_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots))
+
+
+def _is_vector_rhs(A, Bt):
+    return Bt.dim() == 1 or (A.dim() - 1 == Bt.dim() and list(Bt.shape) == list(A.shape[:-1]))
+
+
+def _lu_solve_left(LU, piv, Bm, info):
+    """X with A X = B from A's LU factors (batch shapes equal); NaN where A is singular."""
+    torch = _torch()
+    X = B.empty(list(Bm.shape), LU.dtype, B.device_of(LU))
+    B.launch("linalg_lu_solve", (LU, piv, Bm, True, False), (X,))
+    if info.numel() and bool((info != 0).any()):
+        X = torch.where((info != 0)[..., None, None], torch.full((), math.nan, dtype=X.dtype, device=X.device), X)
+    return X
+
+
+@impl("_linalg_solve_ex")
+def _linalg_solve_ex(A, Bm, left=True, check_errors=False):
+    from torch.return_types import _linalg_solve_ex as ret
+
+    _check_float(A, "linalg.solve")
+    _check_matrix(A, "linalg.solve", square=True)
+    if A.dtype != Bm.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type {_tname(A.dtype)} and B of type {_tname(Bm.dtype)} instead")
+    vector = _is_vector_rhs(A, Bm)
+    Bmat = Bm.unsqueeze(-1) if vector else Bm
+    if not left:
+        Bmat = Bmat.mT
+    A_, B_, batch = _batch_broadcast(A, Bmat)
+    if not left:
+        A_ = A_.mT
+    LU, piv, info = _lu_factor(A_)
+    X = _lu_solve_left(LU, piv, B_, info)
+    if not left:
+        X = X.mT
+    if vector:
+        X = X.squeeze(-1)
+    if check_errors:
+        _raise_singular(info.reshape(-1).tolist(), "torch.linalg.solve_ex")
+    return ret((X.contiguous(), LU, piv, info))
+
+
+@impl("linalg_solve_ex")
+def linalg_solve_ex(A, Bm, left=True, check_errors=False):
+    from torch.return_types import linalg_solve_ex as ret
+
+    r = D("_linalg_solve_ex", A, Bm, left, check_errors)
+    return ret((r[0], r[3]))
+
+
+@impl("linalg_solve")
+def linalg_solve(A, Bm, left=True):
+    r = D("_linalg_solve_ex", A, Bm, left, False)
+    infos = r[3].reshape(-1).tolist()
+    for b, i in enumerate(infos):
+        if i > 0:  # upstream's message for solve (linalg_solve in BatchLinearAlgebra.cpp)
+            where = f"(Batch element {b}): " if len(infos) > 1 else ""
+            raise _torch().linalg.LinAlgError(f"torch.linalg.solve: {where}The solver failed because the input matrix is singular.")
+    return r[0]
+
+
+@impl("linalg_inv_ex")
+def linalg_inv_ex(A, check_errors=False):
+    from torch.return_types import linalg_inv_ex as ret
+
+    torch = _torch()
+    _check_float(A, "linalg.inv")
+    _check_matrix(A, "linalg.inv", square=True)
+    n = A.shape[-1]
+    LU, piv, info = _lu_factor(A)
+    eye = torch.eye(n, dtype=A.dtype, device=A.device).expand(list(A.shape))
+    inv = _lu_solve_left(LU, piv, eye, info)
+    if check_errors:
+        _raise_singular(info.reshape(-1).tolist(), "linalg.inv")
+    return ret((inv, info))
+
+
+@impl("linalg_inv")
+def linalg_inv(A):
+    inv, info = D("linalg_inv_ex", A, False)
+    _raise_singular(info.reshape(-1).tolist(), "linalg.inv")
+    return inv
+
+
+@impl("inverse")
+def inverse(self):
+    return D("linalg_inv", self)
+
+
+def _pivot_sign(piv, dtype):
+    """(-1) ** (number of row interchanges) per matrix (upstream's lu_det_P)."""
+    torch = _torch()
+    n = piv.shape[-1]
+    swaps = (piv != torch.arange(1, n + 1, dtype=piv.dtype, device=piv.device)).sum(-1)
+    return (1 - 2 * (swaps % 2)).to(dtype)
+
+
+@impl("_linalg_det")
+def _linalg_det(A):
+    from torch.return_types import _linalg_det as ret
+
+    LU, piv = _square_lu(A, "linalg.det")
+    det = LU.diagonal(0, -2, -1).prod(-1) * _pivot_sign(piv, A.dtype)
+    return ret((det, LU, piv))
+
+
+def _square_lu(A, name):
+    """(LU, pivots) tensors of a stack of square matrices."""
+    _check_float(A, name)
+    _check_matrix(A, name, square=True)
+    LU, piv, _ = _lu_factor(A)
+    return LU, piv
+
+
+@impl("linalg_det")
+def linalg_det(A):
+    return D("_linalg_det", A)[0]
+
+
+@impl("det")
+def det(self):
+    return D("linalg_det", self)
+
+
+@impl("_linalg_slogdet")
+def _linalg_slogdet(A):
+    from torch.return_types import _linalg_slogdet as ret
+
+    # upstream's composition (BatchLinearAlgebra.cpp): sign from the diagonal's signs and the
+    # pivots, log|det| as the sum of the diagonal's log magnitudes
+    LU, piv = _square_lu(A, "linalg.slogdet")
+    diag = LU.diagonal(0, -2, -1)
+    sign = diag.sgn().prod(-1) * _pivot_sign(piv, A.dtype)
+    return ret((sign, diag.abs().log().sum(-1), LU, piv))
+
+
+@impl("linalg_slogdet")
+def linalg_slogdet(A):
+    from torch.return_types import linalg_slogdet as ret
+
+    r = D("_linalg_slogdet", A)
+    return ret((r[0], r[1]))
+
+
+@impl("slogdet")
+def slogdet(self):
+    from torch.return_types import slogdet as ret
+
+    r = D("_linalg_slogdet", self)
+    return ret((r[0], r[1]))
+
+
+@impl("logdet")
+def logdet(self):
+    torch = _torch()
+    _check_matrix(self, "logdet", square=True)
+    sign, logabsdet = D("linalg_slogdet", self)
+    return torch.where(sign == -1.0, torch.full((), math.nan, dtype=logabsdet.dtype), logabsdet)
+
+
+# --- triangular solves ----------------------------------------------------------------------------
+
+def _tri_solve(A_, B_, upper, unit, batch):
+    """X with A X = B, A triangular (batch shapes equal): the device's kernel."""
+    X = B.empty(batch + list(B_.shape[-2:]), B_.dtype, B.device_of(B_))
+    B.launch("linalg_solve_triangular", (A_, B_, upper, True, unit), (X,))
+    return X
+
+
+@impl("linalg_solve_triangular")
+def linalg_solve_triangular(self, B, upper, left=True, unitriangular=False):
+    _check_float(self, "linalg.solve_triangular")
+    A = self
+    if not left:
+        # X A = B  <=>  A^T X^T = B^T
+        X = linalg_solve_triangular(A.mT, B.mT, not upper, True, unitriangular)
+        return X.mT.contiguous()
+    A_, B_, batch = _batch_broadcast(A, B)
+    return _tri_solve(A_, B_, upper, unitriangular, batch)
+
+
+@impl("triangular_solve")
+def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
+    from torch.return_types import triangular_solve as ret
+
+    _check_float(self, "triangular_solve")
+    if self.dim() < 2 or A.dim() < 2:
+        raise RuntimeError(f"torch.triangular_solve: Expected b to have at least 2 dimensions, but it has {self.dim()} dimensions instead")
+    B_, A_, batch = _batch_broadcast(self, A)
+    Ause = A_.mT if transpose else A_
+    return ret((_tri_solve(Ause, B_, upper != transpose, unitriangular, batch), A_.clone()))
+
+
+@impl("linalg_lu_solve")
+def linalg_lu_solve(LU, pivots, B, left=True, adjoint=False):
+    _check_float(LU, "linalg.lu_solve")
+    # A = P L U; solve with the unpacked factors
+    # composed of operators that record themselves: the gradient flows through lu_unpack's
+    # triangles as upstream's LinalgLuSolveBackward0 treats LU
+    P, L, U = D("lu_unpack", LU, pivots, True, True)
+    tri = lambda A, Bm, upper, unit: D("linalg_solve_triangular", A, Bm, upper, True, unit)  # noqa: E731
+    if left:
+        if not adjoint:
+            return tri(U, tri(L, D("matmul", D("transpose.int", P, -2, -1), B), False, True), True, False)
+        Z = tri(D("transpose.int", L, -2, -1), tri(D("transpose.int", U, -2, -1), B, False, False), True, True)
+        return D("matmul", P, Z)
+    # X A = B  <=>  A^T X^T = B^T (adjoint: A X^T ... )
+    return linalg_lu_solve(LU, pivots, B.mT, True, not adjoint).mT.contiguous()
+
+
+@impl("lu_solve")
+def lu_solve(self, LU_data, LU_pivots):
+    return D("linalg_lu_solve", LU_data, LU_pivots, self, True, False)
+
+
+@impl("diag_embed")
+def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+    torch = _torch()
+    nd = self.dim() + 1
+    d1, d2 = B.wrap_dim(dim1, nd), B.wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = self.shape[-1] + abs(offset) if self.dim() else 1 + abs(offset)
+    rest = list(self.shape[:-1])
+    shape = []
+    for i in range(nd):
+        shape.append(n if i in (d1, d2) else rest.pop(0))
+    out = torch.zeros(shape, dtype=self.dtype)
+    out.diagonal(offset, d1, d2).copy_(self)
+    return out

@@ -1,0 +1,118 @@
+"""Norms and distances: linalg_vector_norm, norm, renorm, dist, cdist, pairwise_distance,
+cosine_similarity, composed as upstream composes them (LinearAlgebra.cpp, Distance.cpp).
+"""
+
+from __future__ import annotations
+
+import math
+from .. import base as B
+from .. import impl
+
+
+D = B.door
+
+
+@impl("linalg_vector_norm")
+def vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
+    o = float(ord)
+    if not B.numel(list(self._tn_sizes)) and (o < 0 or o == math.inf):  # upstream's meta function
+        if not dim:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {o:g} norm on an empty tensor because the "
+                               "operation does not have an identity")
+        for dn in dim:
+            if self._tn_sizes[B.wrap_dim(dn, len(self._tn_sizes))] == 0:
+                raise RuntimeError(f"linalg.vector_norm cannot compute the {o:g} norm on the dimension {dn}because "
+                                   "this dimension is empty and the operation does not have an identity")
+    x = D("abs", self if dtype is None else B.call("_to_copy", self, dtype))
+    dims = None if dim is None else list(dim)
+    if ord == float("inf"):
+        return D("amax", x, dims or [], keepdim)
+    if ord == float("-inf"):
+        return D("amin", x, dims or [], keepdim)
+    if ord == 0:
+        return D("sum.dim_IntList", B.call("_to_copy", D("ne.Scalar", x, 0), B.dtype_of(x)), dims, keepdim, None)
+    if ord == 1:
+        return D("sum.dim_IntList", x, dims, keepdim, None)
+    if ord == 2:
+        return D("sqrt", D("sum.dim_IntList", D("mul.Tensor", x, x), dims, keepdim, None))
+    return D("pow.Tensor_Scalar", D("sum.dim_IntList", D("pow.Tensor_Scalar", x, ord), dims, keepdim, None), 1.0 / ord)
+
+
+@impl("norm.Scalar")
+def norm_scalar(self, p=2):
+    return B.call("linalg_vector_norm", self, p)
+
+
+@impl("norm.ScalarOpt_dim")
+def norm_dim(self, p, dim, keepdim=False):
+    return D("linalg_vector_norm", self, 2 if p is None else p, dim, keepdim, None)
+
+
+@impl("dist")
+def dist(self, other, p=2):
+    return D("norm.Scalar", self - other, p)
+
+
+# --- distances and index helpers ---------------------------------------------------------------
+
+@impl("_euclidean_dist")
+def _euclidean_dist(x1, x2):
+    return (x1.unsqueeze(-2) - x2.unsqueeze(-3)).pow(2).sum(-1).sqrt()
+
+
+@impl("cdist", "_cdist_forward")
+def cdist(x1, x2, p=2.0, compute_mode=None):
+    d = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()
+    if p == 0:
+        return (d != 0).to(x1.dtype).sum(-1)
+    if p == float("inf"):
+        return d.amax(-1)
+    if p == 1:
+        return d.sum(-1)
+    if p == 2:
+        return d.pow(2).sum(-1).sqrt()
+    return d.pow(p).sum(-1).pow(1.0 / p)
+
+
+@impl("pairwise_distance")
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    import torch
+
+    nd = max(x1.dim(), x2.dim())
+    return torch.linalg.vector_norm(x1 - x2 + eps, p, nd - 1 if nd else 0, keepdim) if nd else (x1 - x2 + eps).abs()
+
+
+@impl("cosine_similarity")
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """Distance.cpp: each side divided by its norm clamped to eps, then the product summed
+    (upstream clamps in place under a NoGradGuard; out of place here, the same values)."""
+    import torch
+
+    if not (x1.is_floating_point() or x1.is_complex()):
+        x1 = x1.to(torch.get_default_dtype())
+    if not (x2.is_floating_point() or x2.is_complex()):
+        x2 = x2.to(torch.get_default_dtype())
+    x1, x2 = torch.broadcast_tensors(x1, x2)
+    n1 = torch.linalg.vector_norm(x1, 2, dim, True).clamp_min(eps)
+    n2 = torch.linalg.vector_norm(x2, 2, dim, True).clamp_min(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+@impl("renorm")
+def renorm(self, p, dim, maxnorm):
+    import torch
+
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    nd = self.dim()
+    if nd <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {nd} dimensions")
+    d = dim % nd
+    reduce_dims = [i for i in range(nd) if i != d]
+    acc = torch.float32 if self.dtype in (torch.bfloat16, torch.float16) else self.dtype
+    norm = torch.linalg.vector_norm(self, p, reduce_dims, keepdim=True, dtype=acc)
+    # renorm_scale_factor: computed in the accumulate type, stored in the input's
+    factor = torch.where(norm > maxnorm, maxnorm / (norm + 1e-7), torch.ones((), dtype=acc)).to(self.dtype)
+    return self * factor

@@ -1,0 +1,210 @@
+"""Convolution: the `convolution` meta step (upstream's checks in its order) and kernel launch,
+transposed convolution, and the conv1d/2d/3d and conv_transpose entry points with string padding.
+"""
+
+from __future__ import annotations
+
+from .. import base as B
+from .. import impl
+
+_door = B.door
+
+
+def _conv_out(size, k, s, p, d):
+    return (size + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+def _check_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """upstream's _convolution argument checks (Convolution.cpp: expand_param_if_needed and
+    check_shape_forward), in its order, so a wrong call fails as upstream's does."""
+    ws = list(weight._tn_sizes)
+    nsp = len(ws) - 2
+    if nsp <= 0:
+        raise RuntimeError("weight should have at least three dimensions")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    params = {"stride": stride, "padding": padding, "dilation": dilation, "output_padding": output_padding}
+    for name, v in params.items():
+        if len(v) != 1 and len(v) != nsp:
+            raise RuntimeError(f"expected {name} to be a single integer value or a list of {nsp} values to match the "
+                               f"convolution dimensions, but got {name}={list(v)}")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d < 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
+    k = len(input._tn_sizes)
+    if k != len(ws) and k != len(ws) - 1:
+        return  # the caller words the batched/unbatched message
+    if ws[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got "
+                           f"weight of size {ws} instead")
+    if ws[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
+                           f"got weight of size [{ws}] instead")  # upstream prints the sizes in brackets twice
+    if bias is not None:
+        want = ws[1] * groups if transposed else ws[0]
+        if len(bias._tn_sizes) != 1 or bias._tn_sizes[0] != want:
+            given = "Given transposed=1, weight" if transposed else "Given weight"
+            raise RuntimeError(f"{given} of size {ws}, expected bias to be 1-dimensional with {want} elements, "
+                               f"but got bias of size {list(bias._tn_sizes)} instead")
+
+
+@impl("convolution")
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    _check_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    nsp = len(weight._tn_sizes) - 2
+    if len(input._tn_sizes) != nsp + 2:
+        raise RuntimeError(
+            f"Expected {nsp + 1}D (unbatched) or {nsp + 2}D (batched) input to conv{nsp}d, but got input of size: {list(input._tn_sizes)}"
+        )
+    if transposed:
+        return _conv_transposed(input, weight, bias, stride, padding, dilation, output_padding, groups)
+    n, c = input._tn_sizes[0], input._tn_sizes[1]
+    oc, icg = weight._tn_sizes[0], weight._tn_sizes[1]
+    if icg * groups != c:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight._tn_sizes)}, expected input{list(input._tn_sizes)} to have "
+            f"{icg * groups} channels, but got {c} channels instead"
+        )
+    expand = lambda v: list(v) * nsp if len(v) == 1 else list(v)  # noqa: E731
+    stride, padding, dilation = expand(stride), expand(padding), expand(dilation)
+    spatial = []
+    for i in range(nsp):
+        o = _conv_out(input._tn_sizes[2 + i], weight._tn_sizes[2 + i], stride[i], padding[i], dilation[i])
+        if o <= 0:
+            raise RuntimeError(
+                f"Calculated output size: ({o}). Output size is too small"
+            )
+        spatial.append(o)
+    out = B.empty([n, oc] + spatial, B.dtype_of(input), B.device_of(input))
+    B.launch("convolution", (input, weight, bias, stride, padding, dilation, transposed, expand(output_padding), groups), (out,))
+    return out
+
+
+def _conv_transposed(input, weight, bias, stride, padding, dilation, output_padding, groups):
+    """A transposed convolution as a stride-1 convolution of the zero-dilated, padded input with
+    the spatially flipped, in/out-swapped weight (no kernel of its own needed). weight is
+    (in, out / groups, *k); each output size is (in - 1) * stride - 2 * padding
+    + dilation * (k - 1) + output_padding + 1."""
+    nsp = len(weight._tn_sizes) - 2
+    expand = lambda v: list(v) * nsp if len(v) == 1 else list(v)  # noqa: E731
+    stride, padding, dilation, output_padding = expand(stride), expand(padding), expand(dilation), expand(output_padding)
+    cin, cout_g = weight._tn_sizes[0], weight._tn_sizes[1]
+    if input._tn_sizes[1] != cin:
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {list(weight._tn_sizes)}, expected input{list(input._tn_sizes)} to have "
+            f"{cin} channels, but got {input._tn_sizes[1]} channels instead"
+        )
+    k = list(weight._tn_sizes[2:])
+    x = input
+    for i, st in enumerate(stride):
+        if st > 1:  # zeros between the input's elements
+            n = x._tn_sizes[2 + i]
+            shape = list(x._tn_sizes)
+            shape[2 + i] = (n - 1) * st + 1
+            z = B.call("zeros", shape, B.dtype_of(x), device=B.device_of(x))
+            idx = B.call("arange.start_step", 0, shape[2 + i], st, B.I64, device=B.device_of(x))
+            x = _door("index_add", z, 2 + i, idx, x, 1)
+    for i in range(nsp):
+        out_i = (input._tn_sizes[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (k[i] - 1) + output_padding[i] + 1
+        lo = dilation[i] * (k[i] - 1) - padding[i]
+        hi = out_i - x._tn_sizes[2 + i] - lo + dilation[i] * (k[i] - 1)
+        x = _pad_dim(x, 2 + i, lo, hi)
+    w = _door("flip", weight, list(range(2, 2 + nsp)))
+    w = _door("reshape", w, [groups, cin // groups, cout_g] + k)
+    w = _door("reshape", _door("transpose.int", w, 1, 2), [groups * cout_g, cin // groups] + k)
+    return _door("convolution", x, w, bias, [1] * nsp, [0] * nsp, dilation, False, [0] * nsp, groups)
+
+
+def _pad_dim(t, dim, lo, hi):
+    """Pads (or, for negative amounts, trims) dimension `dim` by lo before and hi after."""
+    if lo < 0:
+        t = _door("narrow", t, dim, -lo, t._tn_sizes[dim] + lo)
+        lo = 0
+    if hi < 0:
+        t = _door("narrow", t, dim, 0, t._tn_sizes[dim] + hi)
+        hi = 0
+    if lo or hi:
+        pad = [0, 0] * (len(t._tn_sizes) - 1 - dim) + [lo, hi]
+        t = _door("constant_pad_nd", t, pad, 0)
+    return t
+
+
+def _conv_transpose_nd(nsp):
+    def conv_t(input, weight, bias=None, stride=(1,), padding=(0,), output_padding=(0,), groups=1, dilation=(1,)):
+        unbatched = len(input._tn_sizes) == nsp + 1
+        x = _door("unsqueeze", input, 0) if unbatched else input
+        out = _door("convolution", x, weight, bias, list(stride), list(padding), list(dilation), True,
+                    list(output_padding), groups)
+        return _door("squeeze.dim", out, 0) if unbatched else out
+
+    return conv_t
+
+
+impl("conv_transpose1d")(_conv_transpose_nd(1))
+
+
+impl("conv_transpose2d.input")(_conv_transpose_nd(2))
+
+
+impl("conv_transpose3d.input")(_conv_transpose_nd(3))
+
+
+_SAME_WARNED = []
+
+
+def _warn_same_padding_once():
+    if not _SAME_WARNED:  # upstream's TORCH_WARN_ONCE
+        import warnings
+
+        _SAME_WARNED.append(True)
+        warnings.warn("Using padding='same' with even kernel lengths and odd dilation may require a zero-padded copy of "
+                      "the input be created", UserWarning, stacklevel=4)
+
+
+def _convnd(nsp):
+    def conv(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
+        unbatched = len(input._tn_sizes) == nsp + 1
+        x = _door("unsqueeze", input, 0) if unbatched else input
+        if isinstance(padding, str):
+            if padding == "valid":
+                padding = [0] * nsp
+            else:
+                if any(s != 1 for s in (stride if len(stride) > 1 else stride * nsp)):
+                    raise RuntimeError("padding='same' is not supported for strided convolutions")
+                dil = dilation if len(dilation) > 1 else list(dilation) * nsp
+                total = [d * (k - 1) for d, k in zip(dil, weight._tn_sizes[2:])]
+                padding = [t // 2 for t in total]
+                if any(t % 2 for t in total):
+                    # upstream's _convolution_mode: the odd unit of padding goes on the right side
+                    _warn_same_padding_once()
+                    extra = []
+                    for t in reversed(total):
+                        extra += [0, t % 2]
+                    x = _door("constant_pad_nd", x, extra, 0)
+        out = _door("convolution", x, weight, bias, list(stride), list(padding), list(dilation), False, [0] * nsp, groups)
+        return _door("squeeze.dim", out, 0) if unbatched else out
+
+    return conv
+
+
+impl("conv1d")(_convnd(1))
+
+
+impl("conv2d")(_convnd(2))
+
+
+impl("conv3d")(_convnd(3))
+
+
+impl("conv1d.padding")(_convnd(1))
+
+
+impl("conv2d.padding")(_convnd(2))
+
+
+impl("conv3d.padding")(_convnd(3))

@@ -1,0 +1,412 @@
+"""Loss functions, composed as upstream composes them (Loss.cpp; cross_entropy -> log_softmax +
+nll_loss), with the same operators in the same order, so every dtype rounds where upstream's
+composition rounds.
+"""
+
+from __future__ import annotations
+
+from ...surface import types as T
+from .. import base as B
+from .. import impl
+from ..elementwise.math import _num
+
+
+NONE, MEAN, SUM = 0, 1, 2
+
+
+_NLL_TARGETS = (B.I64, T.BY_NAME["uint8"])
+
+
+D = B.door
+
+
+def _reduce(loss, reduction):
+    if reduction == MEAN:
+        return D("mean", loss, None)
+    if reduction == SUM:
+        return D("sum", loss, None)
+    return loss
+
+
+def _nll_kernel(op, x, target, weight):
+    """Whether `x`'s device has a kernel for the nll overload `op` that takes these operands:
+    an int64 (or uint8) target and a weight of the input's dtype (others take the composite)."""
+    return (
+        B.dtype_of(target) in _NLL_TARGETS
+        and (weight is None or B.dtype_of(weight) is B.dtype_of(x))
+        and B.C._tn_has_kernel(op, x._tn_device_key)
+    )
+
+
+def _check_nll_weight(x, weight):
+    n_classes = x._tn_sizes[-1]
+    if weight is not None and (len(weight._tn_sizes) != 1 or B.numel(weight._tn_sizes) != n_classes):
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {n_classes} classes or no classes but got weight tensor "
+            f"of shape: {list(weight._tn_sizes)}"
+        )
+
+
+def _check_nll_backward(grad_output, self, target, weight, reduction, total_weight):
+    """upstream's nll_loss_backward meta checks, with its messages."""
+    xs, ts = list(self._tn_sizes), list(target._tn_sizes)
+    if len(xs) not in (1, 2):
+        raise RuntimeError("input tensor should be 1D or 2D")
+    if len(ts) > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if not (len(xs) == 1 and not ts) and (not ts or xs[0] != ts[0]):
+        raise RuntimeError(f"size mismatch (got input: {xs}, target: {ts})")
+    if B.numel(total_weight._tn_sizes) != 1:
+        raise RuntimeError(
+            f"expected total_weight to be a single element tensor, got: {list(total_weight._tn_sizes)} "
+            f"({B.numel(total_weight._tn_sizes)} elements)"
+        )
+    _check_nll_weight(self, weight)
+    gs = list(grad_output._tn_sizes)
+    if reduction not in (MEAN, SUM) and len(xs) == 2:
+        if len(gs) != 1 or gs[0] != xs[0]:
+            raise RuntimeError(
+                f"Expected tensor to have size {xs[0]} at dimension 0, but got size {gs[0] if gs else 1} for argument "
+                "#1 'grad_output' (while checking arguments for nll_loss_backward)"
+            )
+    elif len(gs) > 1 or B.numel(gs) != 1:
+        raise RuntimeError(f"Expected a single element grad_output tensor, but got: {gs}")
+
+
+def _check_nll_target_dtype(self, target):
+    """The CPU kernels' dtype checks: the target's, then the input's (AT_DISPATCH)."""
+    import torch
+
+    if target.dtype not in (torch.int64, torch.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {B.scalar_type_name(target.dtype)}")
+    if not self.dtype.is_floating_point:
+        raise NotImplementedError(f'"nll_loss_out_frame" not implemented for \'{B.scalar_type_name(self.dtype)}\'')
+
+
+@impl("nll_loss_forward")
+def nll_loss_forward(self, target, weight, reduction, ignore_index):
+    # upstream's meta checks (LossNLL.cpp), in its order, with its exception types
+    xs, ts = list(self._tn_sizes), list(target._tn_sizes)
+    if len(xs) not in (1, 2):
+        raise RuntimeError("input tensor should be 1D or 2D")
+    if len(ts) > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if len(xs) == 1 and len(ts) == 1 and ts[0] != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {ts[0]}")
+    if not (len(xs) == 1 and not ts):
+        if not ts:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        if xs[0] != ts[0]:
+            raise RuntimeError(f"size mismatch (got input: {xs}, target: {ts})")
+    _check_nll_weight(self, weight)
+    _check_nll_target_dtype(self, target)
+    x = self if len(xs) == 2 else D("unsqueeze", self, 0)
+    t = target if len(ts) == 1 else D("unsqueeze", target, 0)
+    if len(target._tn_sizes) <= 1 and _nll_kernel("nll_loss_forward", self, target, weight):
+        d, dev = B.dtype_of(self), B.device_of(self)
+        rows = [self._tn_sizes[0]] if reduction not in (MEAN, SUM) and len(self._tn_sizes) == 2 else []
+        out, total = B.empty(rows, d, dev), B.empty([], d, dev)
+        B.launch("nll_loss_forward", (self, target, weight, reduction, ignore_index), (out, total))
+        return out, total
+    n_classes = x._tn_sizes[1]
+    valid = D("ne.Scalar", t, ignore_index)
+    safe_t = D("where.self", valid, t, B.call("zeros_like", t))
+    if B.numel(safe_t._tn_sizes):
+        lo, hi = D("min", safe_t).item(), D("max", safe_t).item()
+        for bad in (hi, lo):
+            if bad < 0 or bad >= n_classes:
+                raise IndexError(f"Target {bad} is out of bounds.")
+    picked = D("squeeze.dim", D("gather", x, 1, D("unsqueeze", safe_t, 1), False), 1)
+    w = B.call("ones_like", picked) if weight is None else D("index_select", weight, 0, safe_t)
+    w = D("mul.Tensor", w, B.call("_to_copy", valid, B.dtype_of(x)))
+    loss = D("neg", D("mul.Tensor", picked, w))
+    total = D("sum", w, None)
+    if reduction == MEAN:
+        out = D("div.Tensor", D("sum", loss, None), total)
+    elif reduction == SUM:
+        out = D("sum", loss, None)
+    else:
+        out = loss if len(self._tn_sizes) == 2 else D("squeeze.dim", loss, 0)
+    return out, total
+
+
+@impl("nll_loss_backward")
+def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    """The gradient of nll_loss_forward with respect to `self`: zeros, and at each row's target
+    class `-weight[t] * grad` (divided by the total weight for the mean)."""
+    _check_nll_backward(grad_output, self, target, weight, reduction, total_weight)
+    if len(target._tn_sizes) <= 1 and _nll_kernel("nll_loss_backward", self, target, weight) and (
+        B.dtype_of(grad_output) is B.dtype_of(self) and B.dtype_of(total_weight) is B.dtype_of(self)
+    ):
+        out = B.empty(list(self._tn_sizes), B.dtype_of(self), B.device_of(self))
+        B.launch("nll_loss_backward", (grad_output, self, target, weight, reduction, ignore_index, total_weight), (out,))
+        return out
+    import torch
+
+    g, sizes = grad_output, list(self._tn_sizes)
+    cdim = 1 if len(sizes) >= 2 else 0
+    valid = target != ignore_index
+    safe = target.masked_fill(~valid, 0)
+    if weight is not None:
+        w = weight.index_select(0, safe.reshape(-1)).reshape(safe.shape)
+    else:
+        w = torch.ones_like(safe, dtype=g.dtype)
+    coeff = -g * (w * valid)
+    if reduction == MEAN:
+        coeff = coeff / total_weight
+    z = torch.zeros(sizes, dtype=g.dtype, device=g.device)
+    return z.scatter(cdim, safe.unsqueeze(cdim), coeff.unsqueeze(cdim).to(g.dtype))
+
+
+@impl("nll_loss2d_forward")
+def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
+    """Images (N, C, H, W): the class dimension moved last, then the 2-D loss."""
+    xs, ts = list(self._tn_sizes), list(target._tn_sizes)
+    if len(ts) != 3:
+        raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of dimension: {len(ts)}")
+    if len(xs) != 4:
+        raise RuntimeError(f"only batches of spatial inputs supported (4D tensors), but got input of dimension: {len(xs)}")
+    if weight is not None and B.numel(weight._tn_sizes) != xs[1]:
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+    if (xs[0], xs[2], xs[3]) != tuple(ts):
+        raise RuntimeError(f"size mismatch (got input: {xs} , target: {ts}")  # upstream's message, unclosed
+    _check_nll_target_dtype(self, target)
+    n, c, h, w = self._tn_sizes
+    flat = D("reshape", D("permute", self, [0, 2, 3, 1]), [-1, c])
+    out, total = D("nll_loss_forward", flat, D("reshape", target, [-1]), weight, reduction, ignore_index)
+    if reduction not in (MEAN, SUM):
+        out = D("view", out, [n, h, w])
+    return out, total
+
+
+@impl("nll_loss")
+def nll_loss(self, target, weight=None, reduction=MEAN, ignore_index=-100):
+    return D("nll_loss_forward", self, target, weight, reduction, ignore_index)[0]
+
+
+@impl("nll_loss_nd")
+def nll_loss_nd(self, target, weight=None, reduction=MEAN, ignore_index=-100):
+    """upstream's nll_loss_nd: 1-2 dims -> nll_loss, 4 -> nll_loss2d, others reshaped to 4."""
+    nd = len(self._tn_sizes)
+    if nd < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {nd})")
+    ts = list(target._tn_sizes)
+    if nd != 1 and ts and self._tn_sizes[0] != ts[0]:
+        raise ValueError(f"Expected input batch_size ({self._tn_sizes[0]}) to match target batch_size ({ts[0]}).")
+    if nd <= 2:
+        return D("nll_loss_forward", self, target, weight, reduction, ignore_index)[0]
+    if nd == 4:
+        return D("nll_loss2d_forward", self, target, weight, reduction, ignore_index)[0]
+    sizes = list(self._tn_sizes)
+    n, c = sizes[0], sizes[1]
+    x = D("reshape", D("contiguous", self, None), [n, c, 1, -1])
+    t = D("reshape", D("contiguous", target, None), [n, 1, -1])
+    out = D("nll_loss2d_forward", x, t, weight, reduction, ignore_index)[0]
+    if reduction not in (MEAN, SUM):
+        out = D("view", out, [n] + sizes[2:])
+    return out
+
+
+@impl("cross_entropy_loss")
+def cross_entropy_loss(self, target, weight=None, reduction=MEAN, ignore_index=-100, label_smoothing=0.0):
+    """upstream's composition: log_softmax + nll_loss for class indices; a weighted sum for class
+    probabilities; label smoothing mixes in the mean over classes (LossNLL.cpp's formulas)."""
+    if label_smoothing < 0 or label_smoothing > 1:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    dim = 1 if len(self._tn_sizes) >= 2 else 0
+    logp = D("log_softmax.int", self, dim, None)
+    if B.dtype_of(target).is_floating_point:
+        return _cross_entropy_probs(self, logp, target, weight, reduction, label_smoothing, dim)
+    nll = D("nll_loss_nd", logp, target, weight, reduction, ignore_index)
+    if not label_smoothing:
+        return nll
+
+    n_classes = self.shape[dim]
+    ignore = target == ignore_index
+    if weight is not None:
+        shape = [1] * logp.dim()
+        shape[dim] = weight.shape[0]
+        smooth = -(logp * weight.view(shape)).sum(dim)
+    else:
+        smooth = -logp.sum(dim)
+    smooth = smooth.masked_fill(ignore, 0.0)
+    if reduction == MEAN:
+        if weight is not None:
+            smooth = smooth.sum() / weight.gather(0, target.masked_select(~ignore).flatten()).sum()
+        else:
+            smooth = smooth.sum() / (~ignore).sum()
+    elif reduction == SUM:
+        smooth = smooth.sum()
+    return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
+
+
+def _cross_entropy_probs(self, logp, target, weight, reduction, label_smoothing, dim):
+    if list(self.shape) != list(target.shape):
+        raise RuntimeError(f"Expected target size {list(self.shape)}, got {list(target.shape)}")
+    n_classes = self.shape[dim]
+    if label_smoothing:
+        target = target * (1 - label_smoothing) + label_smoothing / n_classes
+    if weight is not None:
+        shape = [1] * logp.dim()
+        shape[dim] = n_classes
+        loss = -(logp * target * weight.view(shape)).sum(dim)
+    else:
+        loss = -(logp * target).sum(dim)
+    if reduction == MEAN:
+        return loss.sum() / (self.numel() / n_classes) if self.numel() else loss.sum() * float("nan")
+    if reduction == SUM:
+        return loss.sum()
+    return loss
+
+
+@impl("binary_cross_entropy")
+def binary_cross_entropy(self, target, weight=None, reduction=MEAN):
+    """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 as upstream does."""
+    if list(self.shape) != list(target.shape):
+        raise ValueError(f"Using a target size ({list(target.shape)}) that is different to the input size "
+                         f"({list(self.shape)}) is deprecated. Please ensure they have the same size.")
+    if self.numel() and bool(((self < 0) | (self > 1)).any()):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    loss = -(target * self.log().clamp(min=-100) + (1 - target) * (1 - self).log().clamp(min=-100))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+@impl("smooth_l1_loss")
+def smooth_l1_loss(self, target, reduction=MEAN, beta=1.0):
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    import torch
+
+    d = (self - target).abs()
+    loss = d if beta == 0 else torch.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+@impl("huber_loss")
+def huber_loss(self, target, reduction=MEAN, delta=1.0):
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    import torch
+
+    d = (self - target).abs()
+    return _reduce(torch.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
+
+
+@impl("kl_div")
+def kl_div(self, target, reduction=MEAN, log_target=False):
+    import torch
+
+    loss = target.exp() * (target - self) if log_target else torch.xlogy(target, target) - target * self
+    return _reduce(loss, reduction)
+
+
+@impl("mse_loss")
+def mse_loss(self, target, reduction=MEAN):
+    d = D("sub.Tensor", self, target, 1)
+    return _reduce(D("mul.Tensor", d, d), reduction)
+
+
+@impl("l1_loss")
+def l1_loss(self, target, reduction=MEAN):
+    return _reduce(D("abs", D("sub.Tensor", self, target, 1)), reduction)
+
+
+@impl("binary_cross_entropy_with_logits")
+def bce_with_logits(self, target, weight=None, pos_weight=None, reduction=MEAN):
+    # upstream: (1 - target) * input + (1 + (pos_weight - 1) * target) * softplus(-input)-style stable form
+    one_minus_t = D("rsub.Scalar", target, 1, 1)
+    max_val = D("clamp_min", D("neg", self), 0)
+    if pos_weight is not None:
+        log_w = D("add.Tensor", D("mul.Tensor", D("sub.Tensor", pos_weight, _num(1), 1), target), _num(1), 1)
+        term = D("add.Tensor", D("log", D("add.Tensor", D("exp", D("neg", max_val)), D("exp", D("sub.Tensor", D("neg", self), max_val, 1)), 1)), max_val, 1)
+        loss = D("add.Tensor", D("mul.Tensor", one_minus_t, self), D("mul.Tensor", log_w, term), 1)
+    else:
+        loss = D("add.Tensor", D("mul.Tensor", one_minus_t, self), max_val, 1)
+        loss = D("add.Tensor", loss, D("log", D("add.Tensor", D("exp", D("neg", max_val)), D("exp", D("sub.Tensor", D("neg", self), max_val, 1)), 1)), 1)
+    if weight is not None:
+        loss = D("mul.Tensor", loss, weight)
+    return _reduce(loss, reduction)
+
+
+EPSILON = 1e-12  # Loss.cpp's EPSILON for cosine_embedding_loss
+
+
+@impl("margin_ranking_loss")
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=MEAN):
+    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+
+
+@impl("hinge_embedding_loss")
+def hinge_embedding_loss(self, target, margin=1.0, reduction=MEAN):
+    import torch
+
+    zeros = torch.zeros_like(self)
+    # upstream's C++ `margin - self` is empty_like(self).fill_(margin).sub_(self): self's dtype
+    margin_clamp = torch.empty_like(self).fill_(margin).sub_(self).clamp_min_(0)
+    output_margin = torch.where(target != 1, margin_clamp, zeros)
+    output_self = torch.where(target != -1, self, zeros)
+    return _reduce(output_margin + output_self, reduction)
+
+
+@impl("soft_margin_loss")
+def soft_margin_loss(input, target, reduction=MEAN):
+    # soft_margin_loss_out: neg, mul_(target), exp_, log1p_ on the output, then the reduction
+    return _reduce((-input).mul(target).exp().log1p(), reduction)
+
+
+@impl("cosine_embedding_loss")
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=MEAN):
+    import torch
+
+    targ_dim = target.dim()
+    if targ_dim not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if targ_dim == 1:
+        if input1.dim() != 2 or input2.dim() != 2:
+            raise RuntimeError(f"1D target tensor expects 2D input tensors, but found inputs with sizes "
+                               f"{list(input1.shape)} and {list(input2.shape)}.")
+    elif input1.dim() != 1 or input2.dim() != 1:
+        raise RuntimeError(f"0D target tensor expects 1D input tensors, but found inputs with sizes "
+                           f"{list(input1.shape)} and {list(input2.shape)}.")
+    prod_sum = (input1 * input2).sum(targ_dim)
+    mag_square1 = (input1 * input1).sum(targ_dim) + EPSILON
+    mag_square2 = (input2 * input2).sum(targ_dim) + EPSILON
+    denom = (mag_square1 * mag_square2).sqrt()
+    cos = prod_sum / denom
+    zeros = torch.zeros_like(cos)
+    pos = 1 - cos
+    neg = (cos - margin).clamp_min(0)
+    output_pos = torch.where(target == 1, pos, zeros)
+    output_neg = torch.where(target == -1, neg, zeros)
+    return _reduce(output_pos + output_neg, reduction)
+
+
+@impl("poisson_nll_loss")
+def poisson_nll_loss(input, target, log_input, full, eps, reduction):
+    import math
+
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        loss = loss + stirling.masked_fill(target <= 1, 0)
+    return _reduce(loss, reduction)
+
+
+@impl("triplet_margin_loss")
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, reduction=MEAN):
+    import torch
+
+    a, pd, nd = anchor.dim(), positive.dim(), negative.dim()
+    if not (a == pd == nd):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {a}D, positive {pd}D, and negative {nd}D inputs")
+    dist_pos = torch.pairwise_distance(anchor, positive, p, eps)
+    dist_neg = torch.pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        dist_neg = torch.min(dist_neg, torch.pairwise_distance(positive, negative, p, eps))
+    return _reduce((margin + dist_pos - dist_neg).clamp_min(0), reduction)

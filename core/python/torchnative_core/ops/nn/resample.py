@@ -1,0 +1,297 @@
+"""Resampling: upsample (nearest, nearest-exact, linear/bilinear/trilinear, bicubic) with
+upstream's source-index and weight computations, and grid_sampler_2d.
+"""
+
+from __future__ import annotations
+
+import math
+from .. import impl
+
+
+def _opmath(x):
+    import torch
+
+    return torch.float64 if x.dtype == torch.float64 else torch.float32
+
+
+_MISMATCH = "Expected static_cast<int64_t>({}->size()) == spatial_dimensions to be true, but got false.  " \
+    "(Could this error message be improved?  If so, please report an enhancement request to PyTorch.)"
+
+
+def _out_sizes(x, nd, output_size, scale_factors):
+    """upstream's compute_output_size for the .vec overloads (UpSample.cpp), then the common
+    check of the fixed-size overload they call."""
+    spatial = x.dim() - 2
+    if output_size is not None:
+        if scale_factors is not None:
+            raise RuntimeError("Must specify exactly one of output_size and scale_factors")
+        if len(output_size) != spatial:
+            raise RuntimeError(_MISMATCH.format("output_size"))
+        sizes, sf = list(output_size), [None] * nd
+    elif scale_factors is not None:
+        if len(scale_factors) != spatial:
+            raise RuntimeError(_MISMATCH.format("scale_factors"))
+        sf = list(scale_factors)
+        sizes = [int(s * f) for s, f in zip(x.shape[2:], sf)]  # static_cast<int64_t>: truncation
+    else:
+        raise RuntimeError("Must specify exactly one of output_size and scale_factors")
+    _common_check(x, nd, sizes)
+    return sizes, sf
+
+
+def _common_check(x, nd, output_size):
+    """upsample_{1,2,3}d_common_check (UpSample.h): the sizes' lengths, then positive sizes."""
+    if len(output_size) != nd:
+        raise RuntimeError(f"It is expected output_size equals to {nd}, but got size {len(output_size)}")
+    if x.dim() != nd + 2:
+        raise RuntimeError(f"It is expected input_size equals to {nd + 2}, but got size {x.dim()}")
+    ins, outs = list(x.shape[2:]), list(output_size)
+    if min(ins + outs) <= 0:
+        names = ("W",) if nd == 1 else ("H", "W") if nd == 2 else ("D", "H", "W")
+        i = ", ".join(f"{n}: {v}" for n, v in zip(names, ins))
+        o = ", ".join(f"{n}: {v}" for n, v in zip(names, outs))
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({i}) "
+                           f"{'and ' if nd == 1 else ''}output ({o})")
+    if x.numel() == 0 and math.prod(x.shape[1:]) == 0:  # the kernels' meta step: only the batch may be empty
+        raise RuntimeError(f"Non-empty {nd + 2}D data tensor expected but got a tensor with sizes {list(x.shape)}")
+
+
+def _scale(in_size, out_size, scale, dtype, align_corners=False):
+    """compute_scales_value / area_pixel_compute_scale, rounded to `dtype` as upstream's scalar_t."""
+    import torch
+
+    if align_corners:
+        return torch.tensor(in_size - 1, dtype=dtype) / (out_size - 1) if out_size > 1 else torch.tensor(0.0, dtype=dtype)
+    if scale is not None and scale > 0:
+        return torch.tensor(1.0 / scale, dtype=dtype)
+    return torch.tensor(in_size, dtype=dtype) / out_size
+
+
+def _nearest_index(in_size, out_size, scale, exact):
+    import torch
+
+    dst = torch.arange(out_size)
+    if not exact:
+        if out_size == in_size:
+            return dst
+        if out_size == 2 * in_size:
+            return dst // 2
+    s = _scale(in_size, out_size, scale, torch.float32)
+    pos = dst.to(torch.float32) + 0.5 if exact else dst.to(torch.float32)
+    return torch.clamp((pos * s).floor().to(torch.int64), max=in_size - 1)
+
+
+def _nearest(x, nd, output_size, scales, exact):
+    out_sizes = list(output_size)
+    for i in range(nd):
+        d = x.dim() - nd + i
+        idx = _nearest_index(x.shape[d], out_sizes[i], scales[i] if scales else None, exact)
+        x = x.index_select(d, idx)
+    return x
+
+
+def _nearest_vec(nd, exact):
+    def f(input, output_size, scale_factors):
+        sizes, sf = _out_sizes(input, nd, output_size, scale_factors)
+        return _nearest(input, nd, sizes, sf, exact)
+
+    return f
+
+
+def _nearest_fixed(nd, exact):
+    def f(self, output_size, *scales):
+        _common_check(self, nd, output_size)
+        return _nearest(self, nd, output_size, list(scales) + [None] * (nd - len(scales)), exact)
+
+    return f
+
+
+for _nd, _n in ((1, "1d"), (2, "2d"), (3, "3d")):
+    impl(f"upsample_nearest{_n}.vec")(_nearest_vec(_nd, False))
+    impl(f"_upsample_nearest_exact{_n}.vec")(_nearest_vec(_nd, True))
+    impl(f"upsample_nearest{_n}")(_nearest_fixed(_nd, False))
+    impl(f"_upsample_nearest_exact{_n}")(_nearest_fixed(_nd, True))
+
+
+def _stored(w, wdtype):
+    """A weight as upstream's kernel stores it: its scalar_t, read back into opmath."""
+    return w if wdtype is None or w.dtype == wdtype else w.to(wdtype).to(w.dtype)
+
+
+def _linear_weights(in_size, out_size, scale, align_corners, dtype, wdtype=None):
+    """compute_source_index_and_lambda: (index0, index1, lambda0, lambda1) per output index;
+    `wdtype`: the reduced type the lambdas are stored in (scalar_t), lambda0 = 1 - lambda1 in it."""
+    import torch
+
+    dst = torch.arange(out_size)
+    if out_size == in_size and not align_corners:
+        return dst, dst, torch.ones(out_size, dtype=dtype), torch.zeros(out_size, dtype=dtype)
+    s = _scale(in_size, out_size, scale, dtype, align_corners)
+    d = dst.to(dtype)
+    real = s * d if align_corners else torch.clamp(s * (d + 0.5) - 0.5, min=0)
+    i0 = torch.clamp(real.floor().to(torch.int64), max=in_size - 1)
+    lam1 = _stored(torch.clamp(real - i0.to(dtype), 0, 1), wdtype)
+    i1 = i0 + (i0 < in_size - 1).to(torch.int64)
+    return i0, i1, _stored(1 - lam1, wdtype), lam1
+
+
+def _reduced_weights(x, nd, output_size):
+    """bfloat16/float16: the type upstream stores interpolation weights in. The generic kernel
+    (upsample_generic_Nd_kernel_impl, HelperInterpLinear/HelperInterpCubic) keeps them in
+    scalar_t and interpolates in float; 2-d bilinear takes the channels-last kernel instead, with
+    float weights, when _use_vectorized_kernel_cond_2d holds (UpSampleKernel.cpp): channels-last
+    with more than 3 channels, output height + width <= 128, or one thread and 3 channels; 3-d
+    likewise for channels-last-3d with more than 3 channels. Measured against upstream on the
+    OpInfo samples and larger random inputs (linear, bicubic, trilinear bit for bit)."""
+    import torch
+
+    if x.dtype not in (torch.bfloat16, torch.float16) or x.dim() < 3:
+        return None
+    c = x.shape[1]
+    if nd == 2 and ((x.dim() == 4 and x.is_contiguous(memory_format=torch.channels_last) and c > 3)
+                    or sum(output_size) <= 128 or (torch.get_num_threads() == 1 and c == 3)):
+        return None
+    if nd == 3 and x.dim() == 5 and x.is_contiguous(memory_format=torch.channels_last_3d) and c > 3:
+        return None
+    return x.dtype
+
+
+def _linear(x, nd, output_size, align_corners, scales):
+    dtype = _opmath(x)
+    wdtype = _reduced_weights(x, nd, output_size)
+    src = x.to(dtype) if x.dtype != dtype else x
+    # the outermost interpolated dimension is combined last (upstream's Interpolate recursion)
+    for i in reversed(range(nd)):
+        d = src.dim() - nd + i
+        i0, i1, l0, l1 = _linear_weights(src.shape[d], output_size[i], scales[i] if scales else None,
+                                         align_corners, dtype, wdtype)
+        shape = [1] * src.dim()
+        shape[d] = -1
+        src = src.index_select(d, i0) * l0.reshape(shape) + src.index_select(d, i1) * l1.reshape(shape)
+    return src.to(x.dtype)
+
+
+def _linear_vec(nd):
+    def f(input, output_size, align_corners, scale_factors):
+        sizes, sf = _out_sizes(input, nd, output_size, scale_factors)
+        return _linear(input, nd, sizes, align_corners, sf)
+
+    return f
+
+
+def _linear_fixed(nd):
+    def f(self, output_size, align_corners, *scales):
+        _common_check(self, nd, output_size)
+        return _linear(self, nd, output_size, align_corners, list(scales) + [None] * (nd - len(scales)))
+
+    return f
+
+
+for _nd, _name in ((1, "upsample_linear1d"), (2, "upsample_bilinear2d"), (3, "upsample_trilinear3d")):
+    impl(f"{_name}.vec")(_linear_vec(_nd))
+    impl(_name)(_linear_fixed(_nd))
+
+
+def _cubic_coeffs(t, A=-0.75):
+    """upstream's get_cubic_upsample_coefficients (cubic convolution, A = -0.75)."""
+    x1 = t
+    c0 = ((A * (x1 + 1) - 5 * A) * (x1 + 1) + 8 * A) * (x1 + 1) - 4 * A
+    c1 = ((A + 2) * x1 - (A + 3)) * x1 * x1 + 1
+    x2 = 1 - t
+    c2 = ((A + 2) * x2 - (A + 3)) * x2 * x2 + 1
+    c3 = ((A * (x2 + 1) - 5 * A) * (x2 + 1) + 8 * A) * (x2 + 1) - 4 * A
+    return c0, c1, c2, c3
+
+
+def _bicubic(x, output_size, align_corners, scales):
+    import torch
+
+    dtype = _opmath(x)
+    wdtype = _reduced_weights(x, 1, output_size)  # the generic kernel, whatever the layout
+    src = x.to(dtype) if x.dtype != dtype else x
+    for i in reversed(range(2)):
+        d = src.dim() - 2 + i
+        in_size, out_size = src.shape[d], output_size[i]
+        s = _scale(in_size, out_size, scales[i] if scales else None, dtype, align_corners)
+        dst = torch.arange(out_size).to(dtype)
+        real = s * dst if align_corners else s * (dst + 0.5) - 0.5
+        base = real.floor()
+        t = real - base
+        base = base.to(torch.int64)
+        shape = [1] * src.dim()
+        shape[d] = -1
+        out = None
+        for k, c in enumerate(_cubic_coeffs(t)):
+            idx = torch.clamp(base - 1 + k, 0, in_size - 1)
+            term = src.index_select(d, idx) * _stored(c, wdtype).reshape(shape)
+            out = term if out is None else out + term
+        src = out
+    return src.to(x.dtype)
+
+
+@impl("upsample_bicubic2d.vec")
+def upsample_bicubic2d_vec(input, output_size, align_corners, scale_factors):
+    sizes, sf = _out_sizes(input, 2, output_size, scale_factors)
+    return _bicubic(input, sizes, align_corners, sf)
+
+
+@impl("upsample_bicubic2d")
+def upsample_bicubic2d(self, output_size, align_corners, scales_h=None, scales_w=None):
+    _common_check(self, 2, output_size)
+    return _bicubic(self, list(output_size), align_corners, [scales_h, scales_w])
+
+
+# --- grid_sample (GridSampler.cpp, 2-d: bilinear / nearest, zeros / border / reflection) --------
+
+def _unnormalize(coord, size, align_corners):
+    return ((coord + 1) / 2) * (size - 1) if align_corners else ((coord + 1) * size - 1) / 2
+
+
+def _reflect(coord, lo2, hi2):
+    """reflect_coordinates: twice-scaled bounds (as upstream, to handle half-integers)."""
+    import torch
+
+    if lo2 == hi2:
+        return torch.zeros_like(coord)
+    lo, span = lo2 / 2, (hi2 - lo2) / 2
+    c = (coord - lo).abs()
+    extra = torch.fmod(c, span)
+    flips = (c / span).floor()
+    return torch.where(flips.remainder(2) == 0, extra + lo, span - extra + lo)
+
+
+def _source(coord, size, padding, align_corners):
+    coord = _unnormalize(coord, size, align_corners)
+    if padding == 1:  # border
+        coord = coord.clamp(0, size - 1)
+    elif padding == 2:  # reflection
+        coord = _reflect(coord, 0, 2 * (size - 1)) if align_corners else _reflect(coord, -1, 2 * size - 1)
+        coord = coord.clamp(0, size - 1)
+    return coord
+
+
+@impl("grid_sampler_2d", "grid_sampler")
+def grid_sampler_2d(input, grid, interpolation_mode=0, padding_mode=0, align_corners=False):
+    import torch
+
+    if interpolation_mode not in (0, 1):
+        raise NotImplementedError("aten.grid_sampler_2d with bicubic interpolation has no kernel for device 'cpu' yet")
+    n, c, h, w = input.shape
+    x = _source(grid[..., 0], w, padding_mode, align_corners)
+    y = _source(grid[..., 1], h, padding_mode, align_corners)
+    flat = input.reshape(n, c, h * w)
+
+    def tap(yy, xx):
+        valid = (xx >= 0) & (xx <= w - 1) & (yy >= 0) & (yy <= h - 1)
+        idx = (yy.clamp(0, h - 1) * w + xx.clamp(0, w - 1)).to(torch.int64).reshape(n, 1, -1).expand(n, c, -1)
+        v = flat.gather(2, idx).reshape(n, c, *xx.shape[1:])
+        return v * valid.unsqueeze(1).to(v.dtype)
+
+    if interpolation_mode == 1:  # nearest: round half to even, as nearbyint
+        return tap(y.round(), x.round())
+    x0, y0 = x.floor(), y.floor()
+    x1, y1 = x0 + 1, y0 + 1
+    wx1, wy1 = x - x0, y - y0
+    wx0, wy0 = x1 - x, y1 - y
+    out = tap(y0, x0) * (wx0 * wy0).unsqueeze(1) + tap(y0, x1) * (wx1 * wy0).unsqueeze(1)
+    return out + tap(y1, x0) * (wx0 * wy1).unsqueeze(1) + tap(y1, x1) * (wx1 * wy1).unsqueeze(1)
