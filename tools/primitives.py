@@ -2,10 +2,11 @@
 """The primitive set: the kernels the core launches, i.e. what a backend must implement for every
 other operator to compose on its device. Generated from the code, two ways that check each other:
 
-  traced  every kernel name the core looks up (core/src/registry.rs `_tn_trace_kernels`: every
-          launch, the native fast paths included) while upstream's OpInfo samples (forward, the
-          in-place variant, and backward of float32 samples) and the golden and conformance cases
-          run on cpu, in a subprocess of .venv/bin/python;
+  traced  every kernel name the core looks up (core/src/registry.rs `_tn_trace_kernels`) while
+          upstream's OpInfo samples (forward, the in-place variant, and backward of float32
+          samples) and the golden and conformance cases run on cpu, in a subprocess of
+          .venv/bin/python, with the native fast paths off (they mirror Python implementations
+          and decline when a kernel is missing: the Python ones say what is launched or asked);
   static  every `launch("name", ...)`, `_tn_launch("name", ...)` and `_tn_has_kernel("name", ...)`
           with a literal name in the core's Python, and `_tn_launch(py, "name"` /
           `registry::kernel("name"` in its Rust. Launch sites whose name is a variable (a table of
@@ -36,6 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 CORE_PY = REPO / "core" / "python" / "torchnative_core"
 CORE_RS = REPO / "core" / "src"
 DATA = CORE_PY / "data" / "primitives.json"
+RECORD = DATA.relative_to(REPO).as_posix()  # the figures' record, named in the table for tools/check_docs.py
 DOC = REPO / "docs" / "plugins.md"
 BEGIN, END = "<!-- primitives:begin (tools/primitives.py writes this table) -->", "<!-- primitives:end -->"
 VENV_PY = REPO / ".venv" / "bin" / "python"
@@ -135,6 +137,10 @@ def trace() -> dict:
             pass
 
     signal.signal(signal.SIGALRM, alarm)
+    # The native fast paths (core/src/fastpath.rs) mirror Python implementations and decline when
+    # the device lacks the kernel; traced with them on, an optional kernel they look up (addcmul_)
+    # would look required. Off, the Python implementations say what they launch and what they ask.
+    torch._C._tn_fast_paths_enabled(False)
     torch._C._tn_trace_kernels(True)
     for op in op_db:
         for dtype in (torch.float32, torch.int64, torch.bool):
@@ -179,9 +185,11 @@ def primitive_set(sites: list[dict], trace_: dict) -> dict:
 
 
 def table(data: dict) -> str:
+    rec = f"<!-- record: {RECORD} json"
     lines = [BEGIN, "",
-             f"**{data['count']} primitives**: {data['required']} required, {data['optional']} optional "
-             "(the core composes the operator when the device lacks an optional one).", "",
+             f"**{data['count']} primitives**{rec} count -->: **{data['required']} required**{rec} required -->, "
+             f"**{data['optional']} optional**{rec} optional --> (the core composes the operator when the device "
+             "lacks an optional one).", "",
              "| primitive | required | found by |", "|---|---|---|"]
     lines += [f"| `{r['name']}` | {'yes' if r['required'] else 'optional'} | {', '.join(r['found_by'])} |"
               for r in data["primitives"]]
