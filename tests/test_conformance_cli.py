@@ -72,3 +72,15 @@ def test_cpu_against_upstream():
     bad = {cid for cid, row in out["cases"].items() if row["verdict"] != "agree"}
     assert bad == set(suite.CPU_DIFFERS) and r.returncode == 1, out
     assert all(row["against"] == ["cpu", "upstream"] for row in out["cases"].values())
+
+
+def test_the_suite_ships_in_the_library_wheel():
+    """Every package under torchnative/ (conformance/ included) is in pyproject's list, so the
+    wheel a third party installs has `torchnative conformance`'s runner, cases and tolerances."""
+    import tomllib
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    listed = set(tomllib.loads((repo / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(repo).parts) for p in (repo / "torchnative").rglob("__init__.py")}
+    assert found == listed and "torchnative.conformance" in listed, (found ^ listed)

@@ -64,7 +64,11 @@ def main(args) -> int:
         for cid, c in CASES.items():
             print(f"{cid}\t{c.op}\t{c.family}")
         return 0
-    report = run(args.device, args.upstream, args.cases)
+    try:
+        report = run(args.device, args.upstream, args.cases)
+    except RuntimeError as e:  # a reference that cannot run: nothing was judged
+        print(f"torchnative conformance: {e}")
+        return 1
     failing = {"disagree", "error"} | ({"refused"} if args.no_refusals else set())
     rows = report["cases"]
     counts = {v: sum(r["verdict"] == v for r in rows.values()) for v in ("agree", "refused", "disagree", "error", "skipped")}

@@ -49,7 +49,7 @@ def unusable(batch, device):
     h = batch.header
     if h is None:
         first = next(iter(batch.results.values()), {})
-        return f"our runtime could not start: {first.get('error')}"
+        return f"{batch.python or 'the interpreter'} could not start: {first.get('error')}"
     st = h.get("torchnative")  # None under upstream torch (no plugins: every device is its own)
     if st is not None and st.get("status") != "ok":
         return f"device '{device}': plugin {st.get('name', '')} {st.get('status')}: {st.get('reason')}"
