@@ -6,7 +6,7 @@ demo:
 	python3 tools/build.py --ref && .venv/bin/python -m torchnative demo
 
 test:
-	python3 tools/build.py --ref && cargo test -q -p torchnative-abi -p torchnative-rng -p torchnative-cpu && .venv/bin/python -m pytest -q tests
+	python3 tools/build.py --ref && cargo test -q -p torchnative-abi -p torchnative-rng -p torchnative-backend -p torchnative-cpu && .venv/bin/python -m pytest -q tests
 
 # Only the comparisons with upstream (tests/golden), on our runtime.
 golden:

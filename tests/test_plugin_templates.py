@@ -48,7 +48,7 @@ def test_rust_template_refuses_another_abi_major(rust_site):
         from rustdev_backend import _native
         _native.register(torch._C._tn_make_registrar("rustdev", abi_version=2 << 16))
     """, rust_site)
-    assert r.stderr.strip().splitlines()[-1] == "ImportError: rustdev was built for ABI 1.1, the core speaks 2.0"
+    assert r.stderr.strip().splitlines()[-1] == "ImportError: rustdev was built for backend ABI 1.1 but the core speaks ABI 2.0"
 
 
 def test_rust_template_conformance_and_primitives(rust_site):

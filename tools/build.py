@@ -50,10 +50,11 @@ FLOWER_SITE = BUILD / "flwr-site"
 GEN_TABLES = REPO / "tools" / "gen_tables.py"
 GENERATED = REPO / "core" / "python" / "torchnative_core" / "generated"
 REF_PYTHON_FILE = BUILD / "ref-python"
-# Inputs shared by every Rust crate: the workspace manifest, lock file, toolchain pins and the
-# patched crates the manifest's [patch.crates-io] points at.
+# Inputs shared by every Rust crate: the workspace manifest, lock file, toolchain pins, the ABI
+# crate, the backend SDK crate (sdk/: every native backend is built on it) and the patched crates
+# the manifest's [patch.crates-io] points at.
 WORKSPACE_INPUTS = ["Cargo.toml", "Cargo.lock", ".cargo", "rust-toolchain", "rust-toolchain.toml",
-                    "core/abi", "third_party"]
+                    "core/abi", "sdk", "third_party"]
 # Native wheels link against glibc 2.28's symbol versions through zig (the `ziglang` wheel in
 # requirements/runtime.txt; maturin finds it as `python -m ziglang` on PATH) and maturin checks the
 # result, so their tag is manylinux_2_28 whatever glibc this machine has: the wheels the build

@@ -9,7 +9,7 @@
 use std::alloc::{alloc, dealloc, Layout};
 use std::ffi::c_void;
 
-use torchnative_abi::TnAllocator;
+use torchnative_backend::abi::TnAllocator;
 
 /// The minimum alignment of every allocation.
 pub const ALIGN: usize = 64;
@@ -109,14 +109,7 @@ unsafe extern "C" fn host_copy(
 
 /// The allocator table handed to `register_allocator` (the core copies it).
 pub fn host_allocator() -> TnAllocator {
-    TnAllocator {
-        struct_size: std::mem::size_of::<TnAllocator>() as u32,
-        user: std::ptr::null_mut(),
-        alloc: host_alloc,
-        free: host_free,
-        copy_from_host: host_copy,
-        copy_to_host: host_copy,
-    }
+    torchnative_backend::allocator(host_alloc, host_free, host_copy, host_copy)
 }
 
 #[cfg(test)]

@@ -11,9 +11,10 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use torchnative_abi::TnDtype;
+use torchnative_backend::abi::TnDtype;
 
 use crate::dtype::{is_float, is_int, Elem, FloatElem, Real};
+use crate::kernel::ScalarElem;
 use crate::kernel::{Call, KResult, Scalar, Tensor};
 use crate::strided::{map1, map2, map3, zip_fma_tensors};
 use crate::{bail, dispatch_all, dispatch_float, dispatch_int, kernels};

@@ -2,7 +2,7 @@
 //! gemm in f32/f64 (f16/bf16 widened to f32 and rounded once), and `max_pool2d_with_indices` with
 //! its backward.
 
-use torchnative_abi::TnDtype;
+use torchnative_backend::abi::TnDtype;
 
 use crate::dtype::{Elem, FloatElem, Real};
 use crate::kernel::{Call, KResult};

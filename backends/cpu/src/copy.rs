@@ -1,6 +1,7 @@
 //! `copy_` (strided copy with dtype conversion) and `fill_.Scalar`.
 
 use crate::dtype::Elem;
+use crate::kernel::ScalarElem;
 use crate::kernel::{Call, KResult, Tensor};
 use crate::strided::{fill, map1};
 use crate::{dispatch_all, kernels};

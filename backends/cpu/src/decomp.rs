@@ -17,7 +17,7 @@
 //!   positive — the convention the core's tests compare by.
 
 use faer::{Mat, MatRef, Side};
-use torchnative_abi::TnDtype;
+use torchnative_backend::abi::TnDtype;
 
 use crate::kernel::{Call, KResult, Tensor};
 use crate::{bail, kernels};

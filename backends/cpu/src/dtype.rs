@@ -13,7 +13,7 @@
 //!   rounds to nearest even; a double is therefore rounded twice, as upstream does.
 
 use half::{bf16, f16};
-use torchnative_abi::TnDtype;
+use torchnative_backend::abi::TnDtype;
 
 /// A storable element type.
 pub trait Elem: Copy + Send + Sync + PartialEq + Default + std::fmt::Debug + 'static {
@@ -276,45 +276,14 @@ impl FloatElem for bf16 {
     }
 }
 
-pub fn dtype_name(dt: TnDtype) -> &'static str {
-    use TnDtype::*;
-    match dt {
-        UInt8 => "Byte",
-        Int8 => "Char",
-        Int16 => "Short",
-        Int32 => "Int",
-        Int64 => "Long",
-        Float16 => "Half",
-        Float32 => "Float",
-        Float64 => "Double",
-        ComplexHalf => "ComplexHalf",
-        ComplexFloat => "ComplexFloat",
-        ComplexDouble => "ComplexDouble",
-        Bool => "Bool",
-        BFloat16 => "BFloat16",
-    }
-}
-
-pub fn is_float(dt: TnDtype) -> bool {
-    matches!(
-        dt,
-        TnDtype::Float16 | TnDtype::BFloat16 | TnDtype::Float32 | TnDtype::Float64
-    )
-}
-
-pub fn is_int(dt: TnDtype) -> bool {
-    matches!(
-        dt,
-        TnDtype::UInt8 | TnDtype::Int8 | TnDtype::Int16 | TnDtype::Int32 | TnDtype::Int64
-    )
-}
+pub use torchnative_backend::dtype::{dtype_name, is_float, is_int};
 
 /// `dispatch_all!(dtype, T => body)`: runs `body` with `T` the element type of `dtype`, for the
 /// ten real dtypes; other dtypes make the enclosing function return a NotImplemented error.
 #[macro_export]
 macro_rules! dispatch_all {
     ($dt:expr, $op:expr, $T:ident => $body:expr) => {{
-        use ::torchnative_abi::TnDtype as __D;
+        use ::torchnative_backend::abi::TnDtype as __D;
         match $dt {
             __D::UInt8 => {
                 #[allow(dead_code)]
@@ -375,7 +344,7 @@ macro_rules! dispatch_all {
 #[macro_export]
 macro_rules! dispatch_float {
     ($dt:expr, $op:expr, $T:ident, $A:ident => $body:expr) => {{
-        use ::torchnative_abi::TnDtype as __D;
+        use ::torchnative_backend::abi::TnDtype as __D;
         match $dt {
             __D::Float16 => {
                 #[allow(dead_code)]
@@ -414,7 +383,7 @@ macro_rules! dispatch_float {
 #[macro_export]
 macro_rules! dispatch_int {
     ($dt:expr, $op:expr, $T:ident => $body:expr) => {{
-        use ::torchnative_abi::TnDtype as __D;
+        use ::torchnative_backend::abi::TnDtype as __D;
         match $dt {
             __D::UInt8 => {
                 #[allow(dead_code)]

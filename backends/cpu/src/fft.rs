@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use realfft::RealFftPlanner;
 use rustfft::num_complex::Complex;
 use rustfft::{Fft, FftNum, FftPlanner};
-use torchnative_abi::TnDtype;
+use torchnative_backend::abi::TnDtype;
 
 use crate::kernel::{unsupported_dtype, Call, KResult, Tensor};
 use crate::{bail, kernels};

@@ -8,7 +8,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{c_char, c_void, CString};
 
-use torchnative_abi::{TnArg, TnArgKind, TnDtype, TnError, TnErrorKind, TnKernelCtx, TnTensor};
+use torchnative_backend::abi::{
+    TnArg, TnArgKind, TnDtype, TnError, TnErrorKind, TnKernelCtx, TnTensor,
+};
 
 #[derive(Clone, Debug)]
 struct TSpec {
@@ -392,7 +394,7 @@ fn kind_name(k: i32) -> &'static str {
 /// Runs one case; `Err` describes the disagreement.
 pub fn run_case(
     c: &Case,
-    kernels: &BTreeMap<&str, torchnative_abi::TnKernelFn>,
+    kernels: &BTreeMap<&str, torchnative_backend::abi::TnKernelFn>,
 ) -> Result<(), String> {
     let kernel = *kernels
         .get(c.op.as_str())

@@ -2,10 +2,11 @@
 //! `masked_fill_.Scalar`, `index.Tensor`, `index_put_`, `nonzero`. Every index is bounds-checked
 //! and an out-of-range one raises upstream's error (kind and message).
 
-use torchnative_abi::TnDtype;
+use torchnative_backend::abi::TnDtype;
 
 use crate::copy::copy_cast;
 use crate::dtype::{Elem, FloatElem, Real};
+use crate::kernel::ScalarElem;
 use crate::kernel::{Call, KResult, OwnedView, Tensor};
 use crate::nn::gather_vec;
 use crate::reduce::normalize_dims;

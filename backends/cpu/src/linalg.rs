@@ -11,9 +11,10 @@
 //! upstream's accumulation in the dtype).
 
 use crate::threads::gemm;
-use torchnative_abi::TnDtype;
+use torchnative_backend::abi::TnDtype;
 
 use crate::dtype::{is_int, Elem};
+use crate::kernel::ScalarElem;
 use crate::kernel::{Call, KResult, Scalar, Tensor};
 use crate::{bail, dispatch_int, kernels};
 

@@ -5,7 +5,7 @@
 //! summed through upstream's cascade of eight partial sums, so the bits agree with upstream's.
 //! The core's meta step has checked the shapes and allocated the outputs.
 
-use torchnative_abi::TnDtype;
+use torchnative_backend::abi::TnDtype;
 
 use crate::dtype::{dtype_name, Elem, FloatElem};
 use crate::kernel::{Call, KResult, Tensor};

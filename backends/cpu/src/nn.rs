@@ -3,7 +3,7 @@
 //! `_scaled_dot_product_flash_attention_for_cpu`.
 //! Formulas follow upstream's CPU kernels (noted per op); f16/bf16 compute in f32.
 
-use torchnative_abi::TnDtype;
+use torchnative_backend::abi::TnDtype;
 
 use crate::dtype::{Elem, FloatElem, Real};
 use crate::kernel::{Call, KResult, Tensor};

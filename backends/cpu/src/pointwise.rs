@@ -12,8 +12,9 @@
 //! The core broadcasts the operands to the output's shape and falls back to its composites for
 //! other dtypes; the output may be `self` itself (the in-place forms).
 
-use torchnative_abi::TnDtype;
+use torchnative_backend::abi::TnDtype;
 
+use crate::kernel::ScalarElem;
 use crate::kernel::{Call, KResult, Scalar, Tensor};
 use crate::strided::{map2, map3, zip_fma_tensors};
 use crate::{bail, kernels};

@@ -14,7 +14,7 @@
 //! upstream's CPU scan does: in `acc_type<T, /*is_cuda=*/false>` (f64 for f32 and f64, f32 for
 //! f16/bf16, i64 for integers), rounding each output.
 
-use torchnative_abi::TnDtype;
+use torchnative_backend::abi::TnDtype;
 
 use crate::dtype::{is_float, is_int, Elem, FloatElem, Real};
 use crate::kernel::{Call, KResult, Tensor};

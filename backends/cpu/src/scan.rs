@@ -9,7 +9,7 @@
 
 use rayon::prelude::*;
 
-use torchnative_abi::TnDtype;
+use torchnative_backend::abi::TnDtype;
 
 use crate::dtype::{Elem, FloatElem, Real};
 use crate::kernel::{Call, KResult, Tensor};

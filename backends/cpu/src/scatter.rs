@@ -7,7 +7,7 @@
 //! accumulation error; its expanded-index fast path sums in another order anyway); integers and
 //! bools in i64 with wrapping, as upstream's integer arithmetic wraps. NaN wins amax/amin.
 
-use torchnative_abi::TnDtype;
+use torchnative_backend::abi::TnDtype;
 
 use crate::dtype::Elem;
 use crate::kernel::{Call, KResult, Tensor};

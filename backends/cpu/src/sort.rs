@@ -13,7 +13,7 @@
 
 use std::cmp::Ordering;
 
-use torchnative_abi::TnDtype;
+use torchnative_backend::abi::TnDtype;
 
 use crate::dtype::Elem;
 use crate::kernel::{Call, KResult, OwnedView};

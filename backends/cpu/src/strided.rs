@@ -706,7 +706,7 @@ mod tests {
         let (cs, ts, bs) = ([c as i64, 1], [1i64, r as i64], [0i64, 1]);
         let t = |p: *const f32, st: &'static [i64]| Tensor {
             data: p as *mut u8,
-            dtype: torchnative_abi::TnDtype::Float32,
+            dtype: torchnative_backend::abi::TnDtype::Float32,
             sizes: Box::leak(Box::new(sizes)),
             strides: st,
         };
@@ -737,7 +737,7 @@ mod tests {
             fill(
                 &Tensor {
                     data: o2.as_mut_ptr(),
-                    dtype: torchnative_abi::TnDtype::UInt8,
+                    dtype: torchnative_backend::abi::TnDtype::UInt8,
                     sizes: Box::leak(Box::new(sizes)),
                     strides: ts,
                 },

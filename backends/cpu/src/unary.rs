@@ -4,9 +4,10 @@
 //! functions come from Rust's libm bindings, upstream uses Sleef: last-ulp differences expected.
 #![allow(unused_comparisons)]
 
-use torchnative_abi::TnDtype;
+use torchnative_backend::abi::TnDtype;
 
 use crate::dtype::{is_int, Elem, FloatElem, Real};
+use crate::kernel::ScalarElem;
 use crate::kernel::{Call, KResult, Tensor};
 use crate::strided::map1;
 use crate::{bail, dispatch_all, dispatch_float, dispatch_int, kernels};

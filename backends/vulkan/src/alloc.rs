@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::sync::Mutex;
 
-use torchnative_abi::TnAllocator;
+use torchnative_backend::abi::TnAllocator;
 
 use crate::device::{gpu, wait, Gpu};
 
@@ -236,14 +236,7 @@ unsafe extern "C" fn vk_copy_to_host(
 
 /// The allocator table handed to `register_allocator` (the core copies it).
 pub fn vulkan_allocator() -> TnAllocator {
-    TnAllocator {
-        struct_size: std::mem::size_of::<TnAllocator>() as u32,
-        user: std::ptr::null_mut(),
-        alloc: vk_alloc,
-        free: vk_free,
-        copy_from_host: vk_copy_from_host,
-        copy_to_host: vk_copy_to_host,
-    }
+    torchnative_backend::allocator(vk_alloc, vk_free, vk_copy_from_host, vk_copy_to_host)
 }
 
 #[cfg(test)]

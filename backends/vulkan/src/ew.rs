@@ -5,7 +5,7 @@
 //! dtype (docs/design/kernel-conventions.md); [`strides_over`] still right-aligns and zeroes
 //! broadcast dims so a kernel is correct for any view it receives.
 
-use torchnative_abi::TnDtype;
+use torchnative_backend::abi::TnDtype;
 
 use crate::gen::{cast, ct, elementwise, lit, lit_i64, Ct, Operand};
 use crate::kernel::{runtime, unsupported, Call, KResult, Scalar, View};
@@ -485,7 +485,7 @@ fn int_div(out: &View, a: &View, b: &View, mode: i32, rem: i32) -> KResult {
         &format!("let a = ld1(b1); let b = ld2(b2); if ({zero}) {{ fail(); return; }} st0(b0, {f}(a, b, {mode}, {rem}));"),
     );
     k.check = Some((
-        torchnative_abi::TnErrorKind::Runtime,
+        torchnative_backend::abi::TnErrorKind::Runtime,
         "ZeroDivisionError".into(),
     ));
     k.run()

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::fmt::Write;
 use std::sync::{Arc, Mutex};
 
-use torchnative_abi::TnDtype;
+use torchnative_backend::abi::TnDtype;
 
 use crate::device::{gpu, take_uncaptured, Gpu};
 use crate::kernel::{runtime, unsupported, KResult, View};
@@ -169,7 +169,7 @@ pub struct Kernel {
     pub scalars: [i32; NSCALARS],
     /// Adds an error flag (`fail()` in the body); after the run, a raised flag becomes this
     /// error (kind and message).
-    pub check: Option<(torchnative_abi::TnErrorKind, String)>,
+    pub check: Option<(torchnative_backend::abi::TnErrorKind, String)>,
     /// A hand-written entry point (its own `@compute fn main`, using `ldK`/`stK`/`baseK()`/
     /// `s_i`/`s_f`) and its workgroup counts, instead of one invocation per outer element.
     pub custom: Option<(String, [u32; 3])>,
@@ -513,7 +513,7 @@ impl Kernel {
             crate::alloc::read_bytes(&e, 0, &mut flag).map_err(runtime)?;
             if flag != [0u8; 4] {
                 let (kind, msg) = self.check.clone().unwrap();
-                return Err(crate::kernel::kerr(kind, msg));
+                return Err(crate::kernel::err(kind, msg));
             }
         }
         Ok(())

@@ -6,11 +6,11 @@
 //! the mask is read back to size the output (as every GPU backend must synchronise for it);
 //! the positions it selects are then uploaded as int64 indices and the gather runs on the device.
 
-use torchnative_abi::{TnDtype, TnErrorKind};
+use torchnative_backend::abi::{TnDtype, TnErrorKind};
 
 use crate::ew::{copy_cast, strides_over};
 use crate::gen::{cast, ct, lit_i64, Ct, Kernel, Operand};
-use crate::kernel::{kerr, runtime, unsupported, Call, KResult, View};
+use crate::kernel::{err, runtime, unsupported, Call, KResult, View};
 use crate::nn::{index_expr, Scratch};
 use crate::reduce::norm_dims;
 use crate::vk_kernels;
@@ -207,7 +207,7 @@ impl Indices {
                         return Err(unsupported("index with a 0-d boolean mask", TnDtype::Bool));
                     }
                     if dim + nd > a.ndim() || a.sizes[dim..dim + nd] != t.sizes[..] {
-                        return Err(kerr(
+                        return Err(err(
                             TnErrorKind::Index,
                             format!(
                                 "The shape of the mask {:?} at index {dim} does not match the shape of the indexed tensor {:?}",
@@ -269,7 +269,7 @@ impl Indices {
                 } else if y == 1 || y == x {
                     x
                 } else {
-                    return Err(kerr(
+                    return Err(err(
                         TnErrorKind::Index,
                         format!(
                             "shape mismatch: indexing tensors could not be broadcast together with shapes {:?}",

@@ -2,7 +2,7 @@
 //! (float32 only; integer matmuls are refused by name). Every operand may be strided
 //! (transposed weights reach the kernel without a copy).
 
-use torchnative_abi::TnDtype;
+use torchnative_backend::abi::TnDtype;
 
 use crate::ew::strides_over;
 use crate::gen::{lit, Ct, Kernel, Operand};

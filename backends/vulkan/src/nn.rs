@@ -1,7 +1,7 @@
 //! native_layer_norm, embedding, and scaled dot-product attention (registered under the
 //! overload the core routes SDPA to, `_scaled_dot_product_flash_attention_for_cpu`).
 
-use torchnative_abi::{TnDtype, TnErrorKind};
+use torchnative_backend::abi::{TnDtype, TnErrorKind};
 
 use crate::ew::strides_over;
 use crate::gen::{ct, lit, Ct, Kernel, Operand};
@@ -19,7 +19,7 @@ vk_kernels! {
 fn layer_norm(c: &mut Call) -> KResult {
     let (out, mean, rstd) = (c.out(0)?, c.out(1)?, c.out(2)?);
     let x = c.tensor(0)?;
-    let shape = c.int_list(1)?;
+    let shape = c.int_list(1)?.to_vec();
     let (w, b) = (c.opt_tensor(2)?, c.opt_tensor(3)?);
     let eps = c.float(4)?;
     if x.dtype != TnDtype::Float32 {

@@ -6,9 +6,9 @@
 
 use crate::ew::fill;
 use crate::gen::{cast, ct, Ct, Kernel, Operand};
-use crate::kernel::{kerr, runtime, unsupported, Call, KResult, Scalar, View};
+use crate::kernel::{err, runtime, unsupported, Call, KResult, Scalar, View};
 use crate::vk_kernels;
-use torchnative_abi::{TnDtype, TnErrorKind};
+use torchnative_backend::abi::{TnDtype, TnErrorKind};
 
 vk_kernels! {
     k_sum = "aten::sum" => |c| sum(c, false);
@@ -25,10 +25,10 @@ vk_kernels! {
     k_argmin = "aten::argmin" => |c| argminmax(c, false);
     k_all = "aten::all" => |c| allany(c, true, None);
     k_all_dim = "aten::all.dim" => |c| { let d = vec![c.int(1)?]; allany(c, true, Some(d)) };
-    k_all_dims = "aten::all.dims" => |c| { let d = c.int_list(1)?; allany(c, true, Some(d)) };
+    k_all_dims = "aten::all.dims" => |c| { let d = c.opt_int_list(1)?.unwrap_or_default().to_vec(); allany(c, true, Some(d)) };
     k_any = "aten::any" => |c| allany(c, false, None);
     k_any_dim = "aten::any.dim" => |c| { let d = vec![c.int(1)?]; allany(c, false, Some(d)) };
-    k_any_dims = "aten::any.dims" => |c| { let d = c.int_list(1)?; allany(c, false, Some(d)) };
+    k_any_dims = "aten::any.dims" => |c| { let d = c.opt_int_list(1)?.unwrap_or_default().to_vec(); allany(c, false, Some(d)) };
     k_logsumexp = "aten::logsumexp" => |c| logsumexp(c);
     k_var = "aten::var.correction" => |c| var_std(c, false);
     k_cumsum = "aten::cumsum" => |c| scan(c, false);
@@ -46,7 +46,7 @@ pub fn norm_dims(dims: &[i64], ndim: usize) -> KResult<Vec<usize>> {
     for &d in dims {
         let w = if d < 0 { d + n } else { d };
         if w < 0 || w >= n {
-            return Err(kerr(
+            return Err(err(
                 TnErrorKind::Index,
                 format!(
                     "Dimension out of range (expected to be in range of [{}, {}], but got {d})",
@@ -101,7 +101,11 @@ pub fn reduction(outs: &[&View], inp: &View, dims: &[usize], body: String) -> KR
 }
 
 fn dims_arg(c: &Call, i: usize, ndim: usize) -> KResult<Vec<usize>> {
-    let d = if c.is_none(i) { vec![] } else { c.int_list(i)? };
+    let d = if c.is_none(i) {
+        vec![]
+    } else {
+        c.int_list(i)?.to_vec()
+    };
     norm_dims(&d, ndim)
 }
 
@@ -202,7 +206,7 @@ fn minmax_body(n: usize, k: Ct, is_max: bool, val: Option<usize>, idx: Option<us
 }
 
 fn empty_error(name: &str) -> crate::kernel::KernelError {
-    kerr(
+    err(
         TnErrorKind::Index,
         format!("{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument."),
     )

@@ -4,7 +4,7 @@
 
 use std::ffi::{c_char, CString};
 
-use torchnative_abi::{TnArg, TnArgKind, TnDtype, TnError, TnTensor};
+use torchnative_backend::abi::{TnArg, TnArgKind, TnDtype, TnError, TnTensor};
 
 use crate::alloc::{allocate, read_bytes, release, resolve, write_bytes};
 
