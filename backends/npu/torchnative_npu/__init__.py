@@ -71,24 +71,17 @@ def _check_fallback_allowed(op, args, outs, why):
                                   f"'npu' ({why}; TORCHNATIVE_NPU_NO_FALLBACK is set)")
 
 
-def _fallback(op, args, outs, why):
+def _fallback(run_on_cpu, op, args, outs, why):
     """Run aten `op` on the cpu backend: operands' bytes to the host (flushing what is pending),
-    the cpu kernel, outputs' bytes back (the core's cpu_fallback machinery, counted there)."""
-    import torch
-
-    from torchnative_core import cpu_fallback
-
+    the cpu kernel, outputs' bytes back, outputs the cpu kernel allocated moved to npu
+    (`registrar.run_on_cpu`, the core's CPU fallback, counted there). Returns those moved outputs."""
     _check_fallback_allowed(op, args, outs, why)
-    C = torch._C
     g = _graph()
     g.stats.rejected[op] = g.stats.rejected.get(op, 0) + 1
-    cpu_fallback._count("npu", op)
-    host = cpu_fallback._HostCopies(C, "npu")
-    C._tn_launch(op, host(tuple(args)), host(tuple(outs)))
-    host.write_back(outs)
+    return run_on_cpu(op, "npu", args, outs)
 
 
-def _make(op, lower):
+def _make(op, lower, run_on_cpu):
     from .graph import GRAPH, Rejected, Unsupported
 
     def kernel(args, outs):
@@ -98,14 +91,14 @@ def _make(op, lower):
         except (Rejected, Unsupported) as e:
             GRAPH.rollback(mark)
             why = str(e) if isinstance(e, Rejected) else "no ONNX element type for this dtype"
-            _fallback(op, args, outs, why)
+            _fallback(run_on_cpu, op, args, outs, why)
             return
         GRAPH.after_kernel()
     kernel.__name__ = f"npu_{op}"
     return kernel
 
 
-def _make_allocating(op, lower):
+def _make_allocating(op, lower, run_on_cpu):
     from .graph import GRAPH, Rejected, Unsupported
 
     def kernel(args):
@@ -114,31 +107,11 @@ def _make_allocating(op, lower):
             got = lower(GRAPH, args)
         except (Rejected, Unsupported) as e:
             GRAPH.rollback(mark)
-            return _fallback_allocating(op, args, str(e))
+            return _fallback(run_on_cpu, op, args, (None,), str(e))
         GRAPH.after_kernel()
         return got
     kernel.__name__ = f"npu_{op}"
     return kernel
-
-
-def _fallback_allocating(op, args, why):
-    """`_fallback` for an operator whose outputs the cpu kernel allocates: they are moved to npu."""
-    import torch
-
-    from torchnative_core import cpu_fallback
-
-    _check_fallback_allowed(op, args, (), why)
-    C = torch._C
-    g = _graph()
-    g.stats.rejected[op] = g.stats.rejected.get(op, 0) + 1
-    cpu_fallback._count("npu", op)
-    host = cpu_fallback._HostCopies(C, "npu")
-    moved = []
-    for i, t in C._tn_launch(op, host(tuple(args)), (None,)):
-        d = C._tn_empty(list(t._tn_sizes), t._tn_dtype_code, "npu", 0)
-        C._tn_copy_bytes(d, t, cpu_fallback._span(t) * t.element_size())
-        moved.append((i, d))
-    return moved
 
 
 class NpuPlugin:
@@ -186,12 +159,12 @@ class NpuPlugin:
         self.refused = []
         for op, lower in KERNELS.items():
             try:
-                registrar.register_kernel(op, "npu", _make(op, lower))
+                registrar.register_kernel(op, "npu", _make(op, lower, registrar.run_on_cpu))
                 n += 1
             except ValueError:  # an overload this core does not have (e.g. an in-place spelling)
                 self.refused.append(op)
         for op, lower in ALLOCATING.items():
-            registrar.register_allocating_kernel(op, "npu", _make_allocating(op, lower))
+            registrar.register_allocating_kernel(op, "npu", _make_allocating(op, lower, registrar.run_on_cpu))
             n += 1
         return n
 

@@ -67,7 +67,7 @@ def _name(op: str) -> str:
     return f"aten.{op}" if "." in op else f"aten.{op}.default"
 
 
-def _count(key: str, op: str) -> None:
+def _count(key: str, op: str, stacklevel: int = 4) -> None:
     op = _name(op)
     COUNTS[key, op] += 1
     if COUNTS[key, op] == 1:
@@ -75,7 +75,7 @@ def _count(key: str, op: str) -> None:
             f"{op} has no kernel for device '{key}': it ran on the CPU fallback (operands copied to the "
             f"host and back); every call is counted, see torchnative.fallback_report()",
             FallbackWarning,
-            stacklevel=4,
+            stacklevel=stacklevel,
         )
 
 
@@ -123,19 +123,32 @@ class _HostCopies:
                     self.C._tn_copy_bytes(dev, host, nbytes)
 
 
-def launch(C, op, args, outs):
-    """`_tn_launch` on the CPU for a device without a kernel for `op`; None when the operands'
-    device did not opt in (the caller then re-raises the refusal)."""
-    key, index = _device_of(args, outs)
-    if key not in DEVICES or C._tn_has_kernel(op, key):
-        return None
-    _count(key, op)
-    host = _HostCopies(C, key)
+def run_on_cpu(C, op, args, outs, device_key):
+    """Runs aten `op` on the cpu backend for operands on `device_key`: each device operand's span
+    copied to the host (one host tensor per tensor object, so in-place aliasing survives), the cpu
+    kernel, the outputs' spans copied back; counted per device and operator (`report()`) and
+    warned about once. Returns `[(output index, tensor)]` for outputs the cpu kernel allocated
+    itself (data-dependent shapes), moved to the device. Public: a backend reaches it through
+    `registrar.run_on_cpu` when its own kernel declines a call (the npu backend's rejected nodes)."""
+    _count(device_key, op, stacklevel=5)
+    host = _HostCopies(C, device_key)
     allocated = C._tn_launch(op, host(tuple(args)), host(tuple(outs)))
     host.write_back(outs)
     moved = []
-    for i, t in allocated:  # outputs the cpu kernel allocated itself (data-dependent shapes)
-        d = C._tn_empty(list(t._tn_sizes), t._tn_dtype_code, key, index)
-        C._tn_copy_bytes(d, t, _span(t) * t.element_size())
-        moved.append((i, d))
+    if allocated:
+        key, index = _device_of(args, outs)
+        index = index if key == device_key else 0
+        for i, t in allocated:  # outputs the cpu kernel allocated itself (data-dependent shapes)
+            d = C._tn_empty(list(t._tn_sizes), t._tn_dtype_code, device_key, index)
+            C._tn_copy_bytes(d, t, _span(t) * t.element_size())
+            moved.append((i, d))
     return moved
+
+
+def launch(C, op, args, outs):
+    """`_tn_launch` on the CPU for a device without a kernel for `op`; None when the operands'
+    device did not opt in (the caller then re-raises the refusal)."""
+    key, _ = _device_of(args, outs)
+    if key not in DEVICES or C._tn_has_kernel(op, key):
+        return None
+    return run_on_cpu(C, op, args, outs, key)

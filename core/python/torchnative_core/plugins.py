@@ -1,7 +1,7 @@
 """Backend discovery at `import torch`: the `torchnative.backends` entry-point group, via pluggy.
 
 The contract (hook names, the descriptor, the registrar, the environment variables) is
-documented in `torchnative.hookspecs`. Here: read the entry points with importlib.metadata,
+documented in `torchnative_core.hookspecs`. Here: read the entry points with importlib.metadata,
 register each plugin object with a pluggy PluginManager under its entry-point name, call
 `torchnative_describe` on each, then `torchnative_register` on the usable ones in increasing
 priority order. Each failure is recorded in RECORDS (what `torchnative backends list` shows) and
@@ -18,12 +18,7 @@ from importlib import metadata
 
 import pluggy
 
-from . import allocating, backend_composites, cpu_fallback
-
-try:
-    from torchnative import hookspecs
-except ImportError as e:  # core installed without the library that carries the hook specs
-    raise ImportError("torchnative-core discovers backends with torchnative.hookspecs: pip install torchnative") from e
+from . import allocating, backend_composites, cpu_fallback, hookspecs
 
 GROUP = hookspecs.GROUP
 
@@ -135,6 +130,14 @@ class Registrar:
         the host and results back (`torchnative_core.cpu_fallback`)."""
         self._check_key(device_key)
         cpu_fallback.DEVICES.add(device_key)
+
+    def run_on_cpu(self, op: str, device_key: str, args, outs):
+        """Runs `op` on the cpu backend now, for a kernel of `device_key` that declines a call: the
+        device's operands copied to the host and the outputs back, counted and warned about as
+        the CPU fallback is; returns `[(output index, tensor)]` of the outputs the cpu kernel
+        allocated, moved to the device (`torchnative_core.cpu_fallback.run_on_cpu`)."""
+        self._check_key(device_key)
+        return cpu_fallback.run_on_cpu(self._C, op, args, outs, device_key)
 
     def kernel(self, op: str, device_key: str):
         """Decorator form of register_kernel."""
@@ -264,8 +267,20 @@ def load_backends(C) -> None:
 
 
 def _install_hint(names):
-    from torchnative.backends import first_party_plugins
+    """`pip install torchnative[extra]` for the first-party plugins among `names`: the extra whose
+    requirement names the distribution `torchnative-<name>`, read from the installed `torchnative`
+    distribution's metadata (its extras follow torchnative/plugins.toml), not from the library's
+    modules, which the core does not import."""
+    import re
 
-    extras = {p["name"]: p["extra"] for p in first_party_plugins()}
+    try:
+        requires = metadata.requires("torchnative") or []
+    except metadata.PackageNotFoundError:
+        return ""
+    extras = {}
+    for req in requires:
+        m = re.match(r"torchnative-(\w+)\b.*\bextra\s*==\s*['\"](\w+)['\"]", req)
+        if m:
+            extras.setdefault(m.group(1), m.group(2))
     hints = [f"pip install torchnative[{extras[n]}]" for n in names if n in extras]
     return f" ({'; '.join(dict.fromkeys(hints))})" if hints else ""
