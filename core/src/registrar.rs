@@ -213,19 +213,34 @@ mod py_alloc {
         e.write_unraisable(py, Some(obj.bind(py)));
     }
 
+    /// Runs `f` with the thread's pending Python exception (if any) set aside and put back after:
+    /// the core frees a storage while an error it raises is already set (a refused kernel's
+    /// NotImplementedError dropping an intermediate tensor), and calling the allocator then
+    /// would turn that error into `SystemError: ... returned a result with an exception set`.
+    fn aside<R>(py: Python<'_>, f: impl FnOnce() -> R) -> R {
+        let pending = PyErr::take(py);
+        let r = f();
+        if let Some(e) = pending {
+            e.restore(py);
+        }
+        r
+    }
+
     pub unsafe extern "C" fn alloc(user: *mut c_void, nbytes: usize, align: usize) -> *mut c_void {
         let o = obj(user);
         Python::with_gil(|py| {
-            match o
-                .call_method1(py, "alloc", (nbytes, align))
-                .and_then(|r| r.extract::<usize>(py))
-            {
-                Ok(p) => p as *mut c_void,
-                Err(e) => {
-                    report(py, e, o);
-                    std::ptr::null_mut()
+            aside(py, || {
+                match o
+                    .call_method1(py, "alloc", (nbytes, align))
+                    .and_then(|r| r.extract::<usize>(py))
+                {
+                    Ok(p) => p as *mut c_void,
+                    Err(e) => {
+                        report(py, e, o);
+                        std::ptr::null_mut()
+                    }
                 }
-            }
+            })
         })
     }
 
@@ -241,20 +256,26 @@ mod py_alloc {
         }
         let o = obj(user);
         Python::with_gil(|py| {
-            if let Err(e) = o.call_method1(py, "free", (ptr as usize, nbytes)) {
-                report(py, e, o);
-            }
+            aside(py, || {
+                if let Err(e) = o.call_method1(py, "free", (ptr as usize, nbytes)) {
+                    report(py, e, o);
+                }
+            })
         })
     }
 
     fn copy(user: *mut c_void, method: &str, dst: usize, src: usize, nbytes: usize) -> i32 {
         let o = unsafe { obj(user) };
-        Python::with_gil(|py| match o.call_method1(py, method, (dst, src, nbytes)) {
-            Ok(_) => 0,
-            Err(e) => {
-                report(py, e, o);
-                1
-            }
+        Python::with_gil(|py| {
+            aside(py, || {
+                match o.call_method1(py, method, (dst, src, nbytes)) {
+                    Ok(_) => 0,
+                    Err(e) => {
+                        report(py, e, o);
+                        1
+                    }
+                }
+            })
         })
     }
 

@@ -46,4 +46,6 @@ class Backend:
         return n
 
 
+# What the entry point names. `Backend(cpu_fallback=False)` makes an operator without a kernel here
+# refuse by name instead of running on cpu: how `torchnative conformance mydev` judges your kernels.
 plugin = Backend()

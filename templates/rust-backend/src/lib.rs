@@ -16,6 +16,7 @@ use std::ffi::c_void;
 
 use pyo3::prelude::*;
 use torchnative_backend::abi::{TnAllocator, TnDtype, TnTensor};
+use torchnative_backend::dtype::dtype_name;
 use torchnative_backend::{
     kernel_table, not_implemented, Backend, HostTensor, KResult, Registry, Scalar,
 };
@@ -64,11 +65,15 @@ fn offsets(t: &HostTensor) -> Vec<isize> {
     out
 }
 
-/// rustdev computes in float32 only; anything else is refused by name.
+/// rustdev computes in float32 only; anything else is refused by name, in the form that
+/// `torchnative conformance` counts as a refusal rather than a failure: upstream's wording with
+/// the device (`"fill_" not implemented for 'Long' on device 'rustdev'`).
 fn f32_only<'a>(t: HostTensor<'a>, what: &str) -> KResult<HostTensor<'a>> {
     if t.dtype != TnDtype::Float32 {
         return Err(not_implemented(format!(
-            "rustdev: {what} supports float32 tensors only"
+            "\"{what}\" not implemented for '{}' on device '{}'",
+            dtype_name(t.dtype),
+            Rustdev::DEVICE_KEY
         )));
     }
     Ok(t)
