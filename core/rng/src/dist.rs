@@ -477,7 +477,7 @@ pub fn log_normal_<T: Float>(
 }
 
 /// `Tensor.geometric_(p)`: one `random64()` per element, `ceil(log(u) / log1p(-p))` in double,
-/// converted as x86's `cvttsd2si` does (every dtype but bool).
+/// converted as upstream's `static_cast<scalar_t>` (every dtype but bool).
 pub fn geometric_<T: Element>(
     gen: &mut CpuGenerator,
     out: &mut [T],
@@ -491,13 +491,8 @@ pub fn geometric_<T: Element>(
     }
     let denom = (-p).ln_1p();
     for o in out.iter_mut() {
-        let v = (uniform_f64(gen).ln() / denom).ceil();
-        let i = if (-9223372036854775808.0..9223372036854775808.0).contains(&v) {
-            v as i64
-        } else {
-            i64::MIN
-        };
-        *o = T::from_i64(i);
+        // static_cast<scalar_t>(double): a float dtype keeps inf for a tiny p
+        *o = T::from_f64_cast((uniform_f64(gen).ln() / denom).ceil());
     }
     Ok(())
 }

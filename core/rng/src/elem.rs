@@ -168,6 +168,10 @@ pub trait Element: Copy + PartialEq + private::Sealed + 'static {
     fn range_kind() -> RangeKind;
     /// `static_cast<T>(int64_t)`
     fn from_i64(v: i64) -> Self;
+    /// `static_cast<T>(double)` as x86-64 compiles it: floats round; integers truncate with
+    /// `cvttsd2si` (32-bit for the types an int holds, 64-bit for the wider ones), whose
+    /// out-of-range result is the "integer indefinite" (the minimum), then narrow.
+    fn from_f64_cast(v: f64) -> Self;
     /// value as f64 (used for float round trips in `update_from/update_to`)
     fn to_f64(self) -> f64;
     /// one draw of `uniform_int_distribution<T>` (`random_()` without bounds);
@@ -190,6 +194,9 @@ macro_rules! float_element {
             }
             fn from_i64(v: i64) -> Self {
                 ($from_i64)(v)
+            }
+            fn from_f64_cast(v: f64) -> Self {
+                <$t as Float>::from_f64(v)
             }
             fn to_f64(self) -> f64 {
                 <$t as Float>::to_f64(self)
@@ -219,8 +226,26 @@ float_element!(
     |g: &mut crate::CpuGenerator| { bf16_from_f32((g.random() as u64 % ((1u64 << 8) + 1)) as f32) }
 );
 
+/// `cvttsd2si` with a 32-bit or a 64-bit destination.
+fn cvttsd2si(v: f64, wide: bool) -> i64 {
+    if wide {
+        if (-9223372036854775808.0..9223372036854775808.0).contains(&v) {
+            v as i64
+        } else {
+            i64::MIN
+        }
+    } else if (-2147483648.0..2147483648.0).contains(&v) {
+        v as i32 as i64
+    } else {
+        i32::MIN as i64
+    }
+}
+
 macro_rules! int_element {
     ($t:ty, $name:expr, $uniform_int:expr, $full64:expr) => {
+        int_element!($t, $name, $uniform_int, $full64, false);
+    };
+    ($t:ty, $name:expr, $uniform_int:expr, $full64:expr, $wide:expr) => {
         impl private::Sealed for $t {}
         impl Element for $t {
             const NAME: &'static str = $name;
@@ -232,6 +257,9 @@ macro_rules! int_element {
             }
             fn from_i64(v: i64) -> Self {
                 v as $t
+            }
+            fn from_f64_cast(v: f64) -> Self {
+                cvttsd2si(v, $wide) as $t
             }
             fn to_f64(self) -> f64 {
                 self as f64
@@ -248,6 +276,7 @@ int_element!(
     i64,
     "Long",
     |g: &mut crate::CpuGenerator| { Some((g.random64() % (i64::MAX as u64 + 1)) as i64) },
+    true,
     true
 );
 int_element!(
@@ -275,7 +304,7 @@ int_element!(
     false
 );
 int_element!(u16, "UInt16", |_g: &mut crate::CpuGenerator| None, false);
-int_element!(u32, "UInt32", |_g: &mut crate::CpuGenerator| None, false);
+int_element!(u32, "UInt32", |_g: &mut crate::CpuGenerator| None, false, true);
 
 impl private::Sealed for u64 {}
 impl Element for u64 {
@@ -285,6 +314,9 @@ impl Element for u64 {
     }
     fn from_i64(v: i64) -> Self {
         v as u64
+    }
+    fn from_f64_cast(v: f64) -> Self {
+        cvttsd2si(v, true) as u64
     }
     fn to_f64(self) -> f64 {
         self as f64
@@ -303,6 +335,9 @@ impl Element for bool {
     }
     fn from_i64(v: i64) -> Self {
         v != 0
+    }
+    fn from_f64_cast(v: f64) -> Self {
+        v != 0.0
     }
     fn to_f64(self) -> f64 {
         self as u8 as f64

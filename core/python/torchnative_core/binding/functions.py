@@ -185,6 +185,8 @@ def _dispatch_bound(sig: S.Signature, bound: dict, self_):
         for a in schema.args:
             if a.name in values:
                 v = values[a.name]
+                if v is None and a.name == "dtype" and a.default not in (None, "None"):
+                    v = _schema_default(a)  # `ScalarType? dtype=long`: Python's None is the schema's default
             elif a.name == "out" and out is not None:
                 v = out
             elif a.has_default:

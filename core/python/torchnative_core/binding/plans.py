@@ -155,7 +155,13 @@ def build(sig, sources, self_, schema, convert, schema_default, door):
     slots = []
     for a in schema.args:
         if a.name in by_name:
-            slots.append(by_name[a.name])
+            slot = by_name[a.name]
+            if a.name == "dtype" and a.default not in (None, "None"):  # `ScalarType? dtype=long`
+                if slot[0] != CONST:
+                    return None  # None or a dtype per call: the full path maps None to the default
+                if slot[1] is None:
+                    slot = (CONST, schema_default(a), None, a.type)
+            slots.append(slot)
         elif a.has_default and a.name != "out":
             slots.append((CONST, schema_default(a), None, a.type))
         else:

@@ -147,6 +147,9 @@ def expand_to(t, shape):
     if list(sizes) == list(shape):
         return t
     nd = len(shape)
+    if len(sizes) > nd:
+        raise RuntimeError(f"expand({list(sizes)}, size={list(shape)}): the number of sizes provided ({nd}) must be "
+                           f"greater or equal to the number of dimensions in the tensor ({len(sizes)})")
     new_strides = [0] * nd
     off = nd - len(sizes)
     for i in range(len(sizes)):

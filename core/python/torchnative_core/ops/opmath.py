@@ -49,9 +49,17 @@ def _cast(x, dtype, only=None):
     return x
 
 
-def in_opmath(fn):
+# Operators whose tensor operands must share one dtype (lerp's meta check): with another dtype
+# among them the implementation runs as called, to raise upstream's error naming the dtypes.
+SAME_DTYPE = {"lerp.Scalar", "lerp.Tensor"}
+
+
+def in_opmath(fn, same_dtype=False):
     def wrapped(*args, **kwargs):
         dtype = _reduced_dtype(args, kwargs)
+        if dtype is not None and same_dtype and any(
+                hasattr(a, "_tn_dtype_code") and B.dtype_of(a) is not dtype for a in args):
+            dtype = None
         if dtype is None:
             return fn(*args, **kwargs)
         args = tuple(_cast(a, B.F32, dtype) for a in args)
@@ -65,7 +73,7 @@ def in_opmath(fn):
 
 def install() -> None:
     for name in OPMATH_COMPOSITES:
-        IMPLS[name] = in_opmath(IMPLS[name])
+        IMPLS[name] = in_opmath(IMPLS[name], name in SAME_DTYPE)
     from . import reduced_precision as reduced_kernels  # operators that round where upstream's kernels round
 
     reduced_kernels.install()

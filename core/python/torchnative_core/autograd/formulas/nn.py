@@ -237,6 +237,19 @@ def _(s, g):
 
 # --- dropout, losses, attention -----------------------------------------------------------------
 
+@formula("log_sigmoid_forward", save=("self", "result1"), multi=True)
+def _(s, grads):
+    g = grads[0]
+    return None if g is None else torch.ops.aten.log_sigmoid_backward(g, s.self, s.result1)
+
+
+@formula("log_sigmoid_backward", save=("grad_output", "self", "buffer"))
+def _(s, g):
+    # derivatives.yaml: log_sigmoid_double_backward(grad * grad_output, self) and log_sigmoid_backward(grad, ...)
+    z = s.self.sigmoid()
+    return torch.ops.aten.log_sigmoid_backward(g, s.self, s.buffer), g * s.grad_output * (z - 1) * z
+
+
 @formula("native_dropout", save=("result1",), multi=True)
 def _(s, grads):
     g = grads[0]

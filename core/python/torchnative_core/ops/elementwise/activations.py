@@ -69,10 +69,31 @@ def glu(self, dim=-1):
     return a * b.sigmoid()
 
 
+@impl("log_sigmoid_forward")
+def log_sigmoid_forward(self):
+    """min(x, 0) - log1p(z) with z = exp(-|x|), stable for large |x|; z is the buffer, as
+    upstream's CPU kernel keeps it. Differentiated as one node (LogSigmoidBackward0)."""
+    d = B.dtype_of(self)
+    if not d.is_floating_point:
+        raise NotImplementedError(f'"log_sigmoid_cpu" not implemented for \'{B.scalar_type_name(d)}\'')
+    z = (-self.abs()).exp()
+    return self.clamp(max=0) - z.log1p(), z.contiguous()
+
+
+@impl("log_sigmoid_backward")
+def log_sigmoid_backward(grad_output, self, buffer):
+    """upstream's kernel: (max_deriv - sign * z / (1 + z)) * grad with z = exp(-|x|), max_deriv
+    and sign 1 where x < 0, 0 and -1 elsewhere (so the slope at 0 is 1/2)."""
+    import torch
+
+    z = (-self.abs()).exp()
+    q = z / (1 + z)
+    return torch.where(self < 0, 1 - q, q) * grad_output
+
+
 @impl("log_sigmoid")
 def log_sigmoid(self):
-    # min(x, 0) - log1p(exp(-|x|)): stable for large |x|
-    return self.clamp(max=0) - (-self.abs()).exp().log1p()
+    return D("log_sigmoid_forward", self)[0]
 
 
 @impl("hardsigmoid")
@@ -101,7 +122,8 @@ def hardshrink(self, lambd=0.5):
 def threshold(self, threshold, value):
     import torch
 
-    return torch.where(self > threshold, self, torch.full((), value, dtype=self.dtype))
+    # upstream's kernel: x <= threshold ? value : x, so a NaN input stays NaN
+    return torch.where(self <= threshold, torch.full((), value, dtype=self.dtype), self)
 
 
 @impl("threshold_backward")

@@ -194,6 +194,9 @@ def _device_operand(a, b):
     for t in (a, b):
         if not t._tn_wrapped_number and t._tn_sizes:
             return t
+    for t in (a, b):  # two 0-dim operands: a non-CPU one is TensorIterator's common device
+        if not t._tn_wrapped_number and t._tn_device_key != "cpu":
+            return t
     return b if a._tn_wrapped_number else a
 
 

@@ -22,7 +22,13 @@ def equal(self, other):
 @impl("isclose")
 def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if B.dtype_of(self) is not B.dtype_of(other):
-        raise RuntimeError(f"{B.dtype_of(self)} did not match {B.dtype_of(other)}")
+        raise RuntimeError(f"{B.scalar_type_name(B.dtype_of(self))} did not match {B.scalar_type_name(B.dtype_of(other))}")
+    if B.dtype_of(self).is_complex and equal_nan:
+        raise RuntimeError("isclose with equal_nan=True is not supported for complex inputs.")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
     close = D("eq.Tensor", self, other)
     if equal_nan:
         close = D("logical_or", close, D("logical_and", D("isnan", self), D("isnan", other)))

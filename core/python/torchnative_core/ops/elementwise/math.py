@@ -68,6 +68,9 @@ def clamp_tensor(self, min=None, max=None):
 
 @impl("lerp.Scalar")
 def lerp_scalar(self, end, weight):
+    if B.dtype_of(end) is not B.dtype_of(self):
+        a, b = (B.cpp_type_name(B.dtype_of(t)) for t in (self, end))
+        raise RuntimeError(f"expected dtype {a} for `end` but got dtype {b}")
     out = _fused("lerp.Scalar", (self, end), weight)
     if out is not None:
         return out
@@ -252,24 +255,37 @@ def _float(x):
     return x if x.is_floating_point() or x.is_complex() else x.to(torch.get_default_dtype())
 
 
+def _logaddexp_operands(self, other):
+    """The operands in the computation type of upstream's logaddexp kernels, and the result's
+    dtype: the operands' common dtype (integers: the default float dtype); float16/bfloat16
+    computed in float32 and rounded once."""
+    import torch
+
+    dt = torch.result_type(self, other)
+    if not (dt.is_floating_point or dt.is_complex):
+        dt = torch.get_default_dtype()
+    comp = torch.float32 if dt in (torch.float16, torch.bfloat16) else dt
+    return self.to(comp), other.to(comp), dt
+
+
 @impl("logaddexp")
 def logaddexp(self, other):
     import torch
 
-    a, b = _float(self), _float(other)
+    a, b, dt = _logaddexp_operands(self, other)
     m = torch.maximum(a, b)
     out = m + (-(a - b).abs()).exp().log1p()
-    return torch.where(a.isinf() & (a == b), a, out)
+    return torch.where(a.isinf() & (a == b), a, out).to(dt)
 
 
 @impl("logaddexp2")
 def logaddexp2(self, other):
     import torch
 
-    a, b = _float(self), _float(other)
+    a, b, dt = _logaddexp_operands(self, other)
     m = torch.maximum(a, b)
     out = m + (-(a - b).abs()).exp2().log1p() / math.log(2.0)
-    return torch.where(a.isinf() & (a == b), a, out)
+    return torch.where(a.isinf() & (a == b), a, out).to(dt)
 
 
 @impl("deg2rad")
@@ -345,7 +361,6 @@ def clamp_max_tensor(self, max):
     return torch.clamp(self, max=max)
 
 
-_TYPEMETA = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
 
 
 @impl("lerp.Tensor")
@@ -354,7 +369,7 @@ def lerp_tensor(self, end, weight):
 
     for name, t in (("end", end), ("weight", weight)):
         if t.dtype != self.dtype:  # upstream's lerp meta function names dtypes as caffe2 TypeMeta prints them
-            a, b = (_TYPEMETA.get(str(d).replace("torch.", ""), str(d)) for d in (self.dtype, t.dtype))
+            a, b = (B.cpp_type_name(B.dtype_of(u)) for u in (self, t))
             raise RuntimeError(f"expected dtype {a} for `{name}` but got dtype {b}")
     out = _fused("lerp.Tensor", (self, end, weight), NO_SCALAR)  # float32/float64: the FMA kernel
     if out is not None:

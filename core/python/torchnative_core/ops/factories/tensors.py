@@ -367,6 +367,12 @@ def _integral_bounds(start, end, dtype):
 def _linspace_out(start, end, steps, out):
     """upstream's LinspaceKernel: the first half counts up from start, the second half down
     from end, with step = (end - start) / (steps - 1) in the output's (or double's) type."""
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    if B.numel(out._tn_sizes) != steps:  # upstream's linspace_out resizes (no warning)
+        D("resize_", out, [steps], None)
+    if not steps:
+        return out
     d = B.dtype_of(out)
     start, end = _integral_bounds(start, end, d)
     work = d if d.is_floating_point else B.F64

@@ -24,11 +24,17 @@ def _make_view(op, functional):
     return run
 
 
-def _make(op, functional):
+def _make(op, functional, dtype_at=None, dim_at=None):
     if functional.partition(".")[0] in _VIEW_FUNCTIONALS:
         return _make_view(op, functional)
 
     def run(self, *args):
+        if dim_at is not None and len(args) >= dim_at and isinstance(args[dim_at - 1], int):
+            B.wrap_dim(args[dim_at - 1], max(len(self._tn_sizes), 1))  # the meta function wraps dim first
+        if dtype_at is not None and len(args) >= dtype_at and args[dtype_at - 1] is not None \
+                and args[dtype_at - 1] is not B.dtype_of(self):  # cumsum_(dtype=...), as upstream's cum ops
+            raise RuntimeError(f"Bad in-place call: input tensor dtype {B.cpp_type_name(B.dtype_of(self))} and output "
+                               f"tensor dtype {B.cpp_type_name(args[dtype_at - 1])} should match")
         out = B.door(functional, self, *args)
         mine, got = B.dtype_of(self), B.dtype_of(out)
         if not B.can_cast(got, mine):
@@ -59,7 +65,9 @@ def install():
         if functional == "transpose":
             functional = "transpose.int"  # transpose_ is the in-place form of transpose.int
         if functional in IMPLS and functional in schemas:
-            IMPLS[op] = _make(op, functional)
+            names = [a.name for a in schema.args]
+            IMPLS[op] = _make(op, functional, names.index("dtype") if "dtype" in names else None,
+                              names.index("dim") if "dtype" in names and "dim" in names else None)
     # the reverse: upstream's generated functional forms of in-place operators (random.from,
     # bernoulli.Tensor, set.source_Tensor, resize_as: torchgen's "generated" tag) are the in-place
     # operator applied to a copy of self
@@ -89,6 +97,8 @@ def resize_(self, size, memory_format=None):
     torch.distributed's *_object collectives resize their byte buffers with it."""
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
+    if memory_format is None and [int(s) for s in size] == list(self._tn_sizes):
+        return self  # upstream's resize_impl_cpu_: the same sizes keep the strides
     self._tn_resize([int(s) for s in size])
     return self
 

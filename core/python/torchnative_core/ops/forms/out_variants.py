@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 from .. import IMPLS
 from .. import base as B
+from ...surface import types as T
 
 
 def _resize_like(out, shape):
@@ -49,14 +50,138 @@ def write_out(out, result, exact=False):
     return out
 
 
+def _bool_result(name):
+    def check(ins, out):
+        if B.dtype_of(out) is not B.BOOL:
+            raise RuntimeError(f"{name} does not support non-boolean outputs.")
+    return check
+
+
+def _byte_bool_result(name):
+    def check(ins, out):  # check_result_is_bytebool (ReduceOps.cpp)
+        d = B.dtype_of(out)
+        if d is not B.BOOL and not (d._tn_name == "uint8" and B.dtype_of(ins[0])._tn_name == "uint8"):
+            raise RuntimeError(f"{name} only supports bool tensor for result, got: {B.scalar_type_name(d)}")
+    return check
+
+
+def _exact_result(dtype_name):
+    def check(ins, out):
+        d = B.dtype_of(out)
+        if d._tn_name != dtype_name:
+            raise RuntimeError(f"Expected out tensor to have dtype {B.cpp_type_name(T.BY_NAME[dtype_name])}, "
+                               f"but got {B.cpp_type_name(d)} instead")
+    return check
+
+
+def _nonzero_static_result(ins, out):
+    d = B.dtype_of(out)
+    if d is not B.I64:
+        raise RuntimeError(f"nonzero_static: Expected out tensor to have scalar type Long but got scalar type"
+                           f"{B.scalar_type_name(d)}")
+
+
+def _same_as_input(name):
+    def check(ins, out):
+        if B.dtype_of(out) is not B.dtype_of(ins[0]):
+            raise RuntimeError(f"{name}: dtype of out: {B.scalar_type_name(B.dtype_of(out))} should be same as input: "
+                               f"{B.scalar_type_name(B.dtype_of(ins[0]))}")
+    return check
+
+
+def _same_dtype_as_input(ins, out):
+    """build_borrowing_unary_op's check_all_same_dtype: out must hold the input's dtype."""
+    got, want = B.dtype_of(out), B.dtype_of(ins[0])
+    if got is not want:
+        raise RuntimeError(f"Found dtype {B.scalar_type_name(got)} but expected {B.scalar_type_name(want)}")
+
+
+# Unary operators whose TensorIterator keeps one dtype for input and output (floats to floats,
+# no cast into out), by operator name; clamp only with Scalar bounds.
+_SAME_DTYPE_UNARY = ("abs", "absolute", "neg", "negative", "sign", "sgn", "floor", "ceil", "round", "trunc", "fix",
+                     "frac", "bitwise_not", "silu", "gelu", "elu", "leaky_relu", "hardsigmoid", "hardswish",
+                     "hardtanh", "softplus", "mish", "hardshrink", "softshrink", "clamp.out", "clamp_min.out",
+                     "clamp_max.out")
+
+
+# The out= dtype each operator's upstream kernel demands, checked after its input checks (as the
+# structured meta functions check in set_output), by operator name.
+OUT_DTYPE_CHECKS = {
+    "signbit": _bool_result("signbit"), "isneginf": _bool_result("isneginf"), "isposinf": _bool_result("isposinf"),
+    "any": _byte_bool_result("any"), "all": _byte_bool_result("all"),
+    "argmax": _exact_result("int64"), "argmin": _exact_result("int64"), "isin": _exact_result("bool"),
+    "nonzero_static": _nonzero_static_result, "nan_to_num": _same_as_input("nan_to_num"),
+    "aminmax": lambda ins, out: _exact_result(B.dtype_of(ins[0])._tn_name)(ins, out),
+    **{name: _same_dtype_as_input for name in _SAME_DTYPE_UNARY},
+}
+
+
+def _fft_out(name, complex_out):
+    def check(ins, outs):
+        d = B.dtype_of(outs[0])
+        if complex_out and not d.is_complex:
+            raise RuntimeError(f"{name} expects a complex output tensor, but got {B.scalar_type_name(d)}")
+        if not complex_out and not d.is_floating_point:
+            raise RuntimeError(f"{name} expects a floating point output tensor, but got {B.scalar_type_name(d)}")
+    return check
+
+
+def _floating_result(name):
+    def check(ins, outs):
+        d = B.dtype_of(outs[0])
+        if not d.is_floating_point:
+            raise RuntimeError(f"{name}(): Expected floating point type for result tensor, but got: {B.scalar_type_name(d)}")
+    return check
+
+
+def _scan_result(ins, outs):
+    """cummax/cummin (values, indices) and logcumsumexp: checked before the dim is wrapped."""
+    def expect(want, t):
+        if B.dtype_of(t) is not want:
+            raise RuntimeError(f"expected scalar_type {B.scalar_type_name(want)} but found "
+                               f"{B.scalar_type_name(B.dtype_of(t))}")
+    if len(outs) > 1:
+        expect(B.I64, outs[1])
+    expect(B.dtype_of(ins[0]), outs[0])
+
+
+# Checks upstream makes on out before it looks at the other arguments, by operator name.
+EARLY_OUT_CHECKS = {
+    **{name: OUT_DTYPE_CHECKS.pop(name) for name in ("signbit", "isneginf", "isposinf", "any", "all", "nan_to_num",
+                                                      "nonzero_static")},
+    **{f"fft_{k}": _fft_out(k, k in ("fft", "ifft", "rfft", "ihfft"))
+       for k in ("fft", "ifft", "rfft", "ihfft", "hfft", "irfft")},
+    "logsumexp": _floating_result("logsumexp"), "special_logsumexp": _floating_result("logsumexp"),
+    "cummax": _scan_result, "cummin": _scan_result, "logcumsumexp": _scan_result,
+}
+for _name in ("signbit", "isneginf", "isposinf", "any", "all", "nan_to_num", "nonzero_static"):
+    EARLY_OUT_CHECKS[_name] = (lambda c: lambda ins, outs: c(ins, outs[0]))(EARLY_OUT_CHECKS[_name])
+
+
 def _make(op, functional, n_out, wrap=(), exact=False):
+    check = OUT_DTYPE_CHECKS.get(op, OUT_DTYPE_CHECKS.get(op.split(".")[0]))
+    if op.split(".")[0] in ("clamp", "clamp_min", "clamp_max") and op not in OUT_DTYPE_CHECKS:
+        check = None  # Tensor bounds promote
+    early = EARLY_OUT_CHECKS.get(op.split(".")[0])
     def run(*args):
         ins, outs = args[: len(args) - n_out], args[len(args) - n_out:]
         if wrap:  # numbers where the functional overload takes tensors: wrapped, as upstream does
             ins = [B.C._tn_scalar_to_tensor(x) if w and not isinstance(x, B.C.TensorBase) else x for x, w in zip(ins, wrap)]
+        for o in outs:  # TensorIterator's compute_mem_overlaps, before any shape is looked at
+            if isinstance(o, B.C.TensorBase) and any(st == 0 and sz > 1 for sz, st in zip(o._tn_sizes, o._tn_strides)):
+                raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                                   "single memory location. Please clone() the tensor before performing the operation.")
+        if early is not None:
+            early(ins, outs)
         res = B.door(functional, *ins)
+        if check is not None:
+            check(ins, outs[0])
         results = res if isinstance(res, (tuple, list)) else (res,)
         for o, r in zip(outs, results):
+            if any(o is a for a in ins) and list(o._tn_sizes) != list(r._tn_sizes):
+                # an out that is also an input is not resized
+                raise RuntimeError(f"output with shape {list(o._tn_sizes)} doesn't match the broadcast shape "
+                                   f"{list(r._tn_sizes)}")
             write_out(o, r, exact)
         return outs[0] if n_out == 1 else tuple(outs)
 

@@ -22,6 +22,8 @@ def argwhere(self):
 
 @impl("where")
 def where_single(condition):
+    if not condition._tn_sizes:  # upstream's nonzero_numpy: a 0-dim condition as a 1-element one
+        condition = D("unsqueeze", condition, 0)
     idx = D("nonzero", condition)
     return [D("select.int", idx, 1, i) for i in range(len(condition._tn_sizes))]
 
@@ -29,6 +31,8 @@ def where_single(condition):
 @impl("take")
 def take(self, index):
     """self as flat, indexed by `index` (negative indices count from the end, as upstream)."""
+    if B.dtype_of(index) is not B.I64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {B.scalar_type_name(B.dtype_of(index))}")
     n = B.numel(self._tn_sizes)
     flat = D("reshape", index, [-1])
     if B.numel(flat._tn_sizes):
@@ -106,6 +110,7 @@ def index_select(self, dim, index):
 
 @impl("gather")
 def gather(self, dim, index, sparse_grad=False):
+    B.wrap_dim(dim, max(len(self._tn_sizes), 1))
     out = B.empty(index._tn_sizes, B.dtype_of(self), B.device_of(self))
     if not B.numel(index._tn_sizes):
         B.wrap_dim(dim, max(len(self._tn_sizes), 1))  # upstream's meta step wraps dim; the rest is skipped
@@ -279,6 +284,15 @@ def nonzero_static(self, size, fill_value=-1):
 
 @impl("put")
 def put(self, index, source, accumulate=False):
+    if B.dtype_of(index) is not B.I64:
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {B.scalar_type_name(B.dtype_of(index))}")
+    if B.dtype_of(source) is not B.dtype_of(self):
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
+                           f"{B.scalar_type_name(B.dtype_of(self))} and source.dtype = "
+                           f"{B.scalar_type_name(B.dtype_of(source))}")
+    if B.numel(source._tn_sizes) != B.numel(index._tn_sizes):
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                           f"source.numel() = {B.numel(source._tn_sizes)}, index.numel() = {B.numel(index._tn_sizes)}")
     out = self.clone()
     flat = out.reshape(-1)
     idx = index.reshape(-1)

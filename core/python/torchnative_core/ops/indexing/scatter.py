@@ -77,6 +77,7 @@ def _scatter(self, dim, index, src, reduce, include_self, name):
 
 @impl("scatter_reduce.two")
 def scatter_reduce(self, dim, index, src, reduce, include_self=True):
+    B.wrap_dim(dim, max(len(self._tn_sizes), 1))
     if reduce not in _REDUCES:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     if self.dtype != src.dtype:
@@ -94,6 +95,7 @@ _SCATTER_REDUCE = {"add": "sum", "multiply": "prod"}
 
 @impl("scatter.reduce")
 def scatter_reduce_src(self, dim, index, src, reduce):
+    B.wrap_dim(dim, max(len(self._tn_sizes), 1))
     if reduce not in _SCATTER_REDUCE:
         raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
     return _scatter(self, dim, index, src, _SCATTER_REDUCE[reduce], True, "scatter")
@@ -101,6 +103,7 @@ def scatter_reduce_src(self, dim, index, src, reduce):
 
 @impl("scatter.value_reduce")
 def scatter_value_reduce(self, dim, index, value, reduce):
+    B.wrap_dim(dim, max(len(self._tn_sizes), 1))
     if reduce not in _SCATTER_REDUCE:
         raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
     return _scatter(self, dim, index, value, _SCATTER_REDUCE[reduce], True, "scatter")
@@ -232,6 +235,39 @@ def _src_for(index, src):
     return sl
 
 
+def _scatter_checks(self, dim, index, src=None):
+    """scatter_meta_impl's checks in its order (dim wrapped, index and src dtypes, shapes), then
+    the kernel's bounds check on the index values; returns the wrapped dim."""
+    nd = len(self._tn_sizes)
+    d = B.wrap_dim(dim, max(nd, 1))
+    has_src = isinstance(src, B.C.TensorBase)
+    n = B.numel(index._tn_sizes)
+    if n and B.dtype_of(index)._tn_name not in ("int64", "int32"):
+        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
+    if has_src and B.dtype_of(src) is not B.dtype_of(self):
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    if not n:
+        return d
+    ni = len(index._tn_sizes)
+    if max(nd, 1) != max(ni, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    isz, ssz = list(index._tn_sizes) or [1], list(self._tn_sizes) or [1]
+    srcsz = (list(src._tn_sizes) or [1]) if has_src else None
+    for k in range(len(isz)):
+        if (k != d and isz[k] > ssz[k]) or (srcsz is not None and (len(srcsz) <= k or isz[k] > srcsz[k])):
+            if srcsz is None:
+                raise RuntimeError(f"Expected index {list(index._tn_sizes)} to be no larger than self "
+                                   f"{list(self._tn_sizes)} apart from dimension {d}")
+            raise RuntimeError(f"Expected index {list(index._tn_sizes)} to be no larger than self {list(self._tn_sizes)} "
+                               f"apart from dimension {d} and to be no larger size than src {list(src._tn_sizes)}")
+    if self._tn_device_key != "meta":
+        lo, hi = int(D("min", index)), int(D("max", index))
+        for v in (lo, hi):
+            if v < 0 or v >= ssz[d]:
+                raise RuntimeError(f"index {v} is out of bounds for dimension {d} with size {ssz[d]}")
+    return d
+
+
 def _scatter_0dim(op, self, dim, index, src):
     """A 0-dim self scatters as a 1-element vector (a view, so `self` is updated)."""
     x, idx, s = _as_1d(self, index, src)
@@ -241,6 +277,9 @@ def _scatter_0dim(op, self, dim, index, src):
 
 @impl("scatter_.src")
 def scatter_src_(self, dim, index, src):
+    _scatter_checks(self, dim, index, src)
+    if not B.numel(index._tn_sizes):
+        return self
     if not self._tn_sizes:
         return _scatter_0dim("scatter_.src", self, dim, index, src)
     d = B.wrap_dim(dim, len(self._tn_sizes))
@@ -254,6 +293,9 @@ def scatter_src(self, dim, index, src):
 
 @impl("scatter_.value")
 def scatter_value_(self, dim, index, value):
+    _scatter_checks(self, dim, index)
+    if not B.numel(index._tn_sizes):
+        return self
     if not self._tn_sizes:
         return _scatter_0dim("scatter_.value", self, dim, index, value)
     d = B.wrap_dim(dim, len(self._tn_sizes))
@@ -268,6 +310,9 @@ def scatter_value(self, dim, index, value):
 
 @impl("scatter_add_")
 def scatter_add_(self, dim, index, src):
+    _scatter_checks(self, dim, index, src)
+    if not B.numel(index._tn_sizes):
+        return self
     if not self._tn_sizes:
         return _scatter_0dim("scatter_add_", self, dim, index, src)
     d = B.wrap_dim(dim, len(self._tn_sizes))
@@ -289,8 +334,32 @@ def _as_1d(self, *rest):
     return [D("reshape", t, [1]) if isinstance(t, B.C.TensorBase) and not t._tn_sizes else t for t in (self, *rest)]
 
 
+def _index_add_checks(self, dim, index, source):
+    """index_func_meta_impl (TensorAdvancedIndexing.cpp) for index_add, in its order."""
+    d = B.wrap_dim(dim, max(len(self._tn_sizes), 1))
+    if len(index._tn_sizes) > 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {len(index._tn_sizes)} with "
+                         f"type: {B.scalar_type_name(B.dtype_of(index))} and size: {list(index._tn_sizes)}")
+    if B.dtype_of(index)._tn_name not in ("int64", "int32"):
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: "
+                           f"{B.scalar_type_name(B.dtype_of(index))}")
+    if B.dtype_of(self) is not B.dtype_of(source):
+        raise RuntimeError(f"index_add_(): self ({B.scalar_type_name(B.dtype_of(self))}) and source "
+                           f"({B.scalar_type_name(B.dtype_of(source))}) must have the same scalar type")
+    ssz = list(source._tn_sizes) or [1]
+    n = B.numel(index._tn_sizes)
+    if d >= len(ssz) or n != ssz[d]:
+        raise RuntimeError(f"index_add_(): Number of indices ({n}) should be equal to source.size(dim): "
+                           f"({ssz[d] if d < len(ssz) else 1}), for dim: {d}")
+    if len(self._tn_sizes) != len(source._tn_sizes) and (len(self._tn_sizes) > 1 or len(source._tn_sizes) > 1
+                                                       or not self._tn_sizes):
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. Got "
+                           f"self.shape = {list(self._tn_sizes)} source.shape = {list(source._tn_sizes)}")
+
+
 @impl("index_add")
 def index_add(self, dim, index, source, alpha=1):
+    _index_add_checks(self, dim, index, source)
     if not self._tn_sizes:
         x, src = _as_1d(self, source)
         return D("reshape", D("index_add", x, dim, index, src, alpha), [])
@@ -301,8 +370,18 @@ def index_add(self, dim, index, source, alpha=1):
     return D("movedim.int", out, 0, d)
 
 
+def _index_fill_checks(self, dim, index):
+    if B.dtype_of(index) is not B.I64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    d = B.wrap_dim(dim, max(len(self._tn_sizes), 1))
+    if len(index._tn_sizes) > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    return d
+
+
 @impl("index_fill_.int_Scalar")
 def index_fill_(self, dim, index, value):
+    _index_fill_checks(self, dim, index)
     d = B.wrap_dim(dim, len(self._tn_sizes))
     view = D("movedim.int", self, d, 0)
     D("index_put_", view, [index], B.call("scalar_tensor", value, B.dtype_of(self), device=B.device_of(self)), False)
@@ -311,6 +390,7 @@ def index_fill_(self, dim, index, value):
 
 @impl("index_fill.int_Scalar")
 def index_fill(self, dim, index, value):
+    _index_fill_checks(self, dim, index)
     if not self._tn_sizes:  # a 0-dim tensor: index [0] fills it, an empty index leaves it
         B.wrap_dim(dim, 0)
         hit = B.numel(index._tn_sizes) > 0
@@ -328,6 +408,7 @@ def index_fill_tensor(self, dim, index, value):
 @impl("index_copy")
 def index_copy(self, dim, index, source):
     torch = _torch()
+    B.wrap_dim(dim, max(len(self._tn_sizes), 1))
     if index.dim() > 1:
         raise IndexError("index_copy_(): Index should have dimension 1 or 0 (got {})".format(index.dim()))
     if index.dtype != torch.int64:

@@ -14,6 +14,9 @@ D = B.door
 
 @impl("linalg_vector_norm")
 def vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
+    if not (B.dtype_of(self).is_floating_point or B.dtype_of(self).is_complex):
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{B.scalar_type_name(B.dtype_of(self))}")
     o = float(ord)
     if not B.numel(list(self._tn_sizes)) and (o < 0 or o == math.inf):  # upstream's meta function
         if not dim:
@@ -23,6 +26,29 @@ def vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
             if self._tn_sizes[B.wrap_dim(dn, len(self._tn_sizes))] == 0:
                 raise RuntimeError(f"linalg.vector_norm cannot compute the {o:g} norm on the dimension {dn}because "
                                    "this dimension is empty and the operation does not have an identity")
+    sizes = list(self._tn_sizes)
+    reduced = [B.wrap_dim(d, len(sizes)) for d in dim] if dim else list(range(len(sizes)))
+    if dtype is not None:
+        d = B.dtype_of(self)
+        if not (dtype.is_floating_point or dtype.is_complex):
+            raise RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, but got "
+                               f"{B.scalar_type_name(dtype)}")
+        if d.is_complex != dtype.is_complex:
+            raise RuntimeError(f"linalg.vector_norm: dtype should be {'complex' if d.is_complex else 'real'} for "
+                               f"{'complex' if d.is_complex else 'real'} inputs, but got {B.scalar_type_name(dtype)}")
+        if B.promote_types(d, dtype) is not dtype:
+            raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({B.scalar_type_name(d)}) should be "
+                               f"convertible without narrowing to the specified dtype ({B.scalar_type_name(dtype)})")
+    if all(d >= len(sizes) or sizes[d] == 1 for d in reduced):  # (a 0-dim tensor: one element)
+        # upstream's is_reduce_over_1D_vector: a single element's norm is its abs (or ne(0) for ord 0),
+        # with no power taken, so no overflow or underflow (a float32 1e20 stays 1e20)
+        x = self if dtype is None else B.call("_to_copy", self, dtype)
+        if not keepdim and sizes:
+            x = D("squeeze.dims", x, reduced)
+        if o != 0:
+            return D("abs", x)
+        a = D("abs", x)  # the result's (real) dtype
+        return B.call("_to_copy", D("ne.Scalar", x, 0), B.dtype_of(a))
     x = D("abs", self if dtype is None else B.call("_to_copy", self, dtype))
     dims = None if dim is None else list(dim)
     if ord == float("inf"):

@@ -208,11 +208,15 @@ def _grouped_mm(self, mat2, offs=None, bias=None, out_dtype=None):
 
 @impl("outer", "ger")
 def outer(self, vec2):
+    for name, t in (("self", self), ("vec2", vec2)):
+        if len(t._tn_sizes) != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {len(t._tn_sizes)}-D")
     return D("mul.Tensor", D("unsqueeze", self, 1), vec2)
 
 
 @impl("baddbmm")
 def baddbmm(self, batch1, batch2, beta=1, alpha=1):
+    _bmm_sizes(batch1, batch2)
     prod = D("bmm", batch1, batch2)
     d = B.dtype_of(prod)
     if not (d.is_floating_point or d.is_complex):
@@ -259,8 +263,16 @@ def addr(self, vec1, vec2, beta=1, alpha=1):
     return outer if beta == 0 else outer + (self * beta if beta != 1 else self)
 
 
+def _bmm_sizes(batch1, batch2):
+    """upstream expands self to (batch1.size(1), batch2.size(2)) before checking the ranks, so a
+    batch of too few dims is first an IndexError"""
+    B.wrap_dim(1, max(len(batch1._tn_sizes), 1))
+    B.wrap_dim(2, max(len(batch2._tn_sizes), 1))
+
+
 @impl("addbmm")
 def addbmm(self, batch1, batch2, beta=1, alpha=1):
+    _bmm_sizes(batch1, batch2)
     prod = batch1.bmm(batch2).sum(0)
     beta, alpha = _scalars_for(prod, beta, alpha)
     prod = prod * alpha if alpha != 1 else prod

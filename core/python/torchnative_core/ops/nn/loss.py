@@ -315,18 +315,15 @@ def l1_loss(self, target, reduction=MEAN):
 
 @impl("binary_cross_entropy_with_logits")
 def bce_with_logits(self, target, weight=None, pos_weight=None, reduction=MEAN):
-    # upstream: (1 - target) * input + (1 + (pos_weight - 1) * target) * softplus(-input)-style stable form
-    one_minus_t = D("rsub.Scalar", target, 1, 1)
-    max_val = D("clamp_min", D("neg", self), 0)
+    # upstream's composition (Loss.cpp), in-place steps included: the loss takes (1 - target)'s
+    # dtype and shape, as upstream's does
+    log_sigmoid = D("log_sigmoid", self)
     if pos_weight is not None:
-        log_w = D("add.Tensor", D("mul.Tensor", D("sub.Tensor", pos_weight, _num(1), 1), target), _num(1), 1)
-        term = D("add.Tensor", D("log", D("add.Tensor", D("exp", D("neg", max_val)), D("exp", D("sub.Tensor", D("neg", self), max_val, 1)), 1)), max_val, 1)
-        loss = D("add.Tensor", D("mul.Tensor", one_minus_t, self), D("mul.Tensor", log_w, term), 1)
-    else:
-        loss = D("add.Tensor", D("mul.Tensor", one_minus_t, self), max_val, 1)
-        loss = D("add.Tensor", loss, D("log", D("add.Tensor", D("exp", D("neg", max_val)), D("exp", D("sub.Tensor", D("neg", self), max_val, 1)), 1)), 1)
+        log_weight = D("add_.Scalar", D("mul.Tensor", D("sub.Tensor", pos_weight, _num(1), 1), target), 1, 1)
+        log_sigmoid = D("mul_.Tensor", log_sigmoid, log_weight)
+    loss = D("sub_.Tensor", D("mul_.Tensor", D("rsub.Scalar", target, 1, 1), self), log_sigmoid, 1)
     if weight is not None:
-        loss = D("mul.Tensor", loss, weight)
+        loss = D("mul_.Tensor", loss, weight)
     return _reduce(loss, reduction)
 
 

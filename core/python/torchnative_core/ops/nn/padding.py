@@ -71,9 +71,42 @@ def _pad_mode(x, pad, mode):
     return x
 
 
+def _check_pad(x, pad, nd, mode):
+    """padding::check_valid_input and the reflection/replication meta functions' checks."""
+    if len(pad) != 2 * nd:
+        raise RuntimeError(f"padding size is expected to be {2 * nd}, but got: {len(pad)}")
+    sizes = list(x.shape)
+    batch = len(sizes) == nd + 2
+    if len(sizes) not in (nd + 1, nd + 2) or any(s == 0 for s in sizes[1 if batch else 0:]):
+        raise RuntimeError(f"Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with possibly 0 batch size and other "
+                           f"non-zero dimensions for input, but got: {sizes}")
+    spatial = sizes[-nd:]
+    if mode == "reflect":
+        for j in range(nd):  # pad (left, right) of the last dimension first
+            lo, hi = pad[2 * j], pad[2 * j + 1]
+            d = len(sizes) - 1 - j
+            if lo >= sizes[d] or hi >= sizes[d]:
+                raise RuntimeError(f"Argument #{4 + 2 * j}: Padding size should be less than the corresponding input "
+                                   f"dimension, but got: padding ({lo}, {hi}) at dimension {d} of input {sizes}")
+    outs = [spatial[nd - 1 - j] + pad[2 * j] + pad[2 * j + 1] for j in range(nd)][::-1]
+    if any(o < 1 for o in outs):
+        names = "DHW"[3 - nd:]
+        given = ", ".join(f"{n}: {s}" for n, s in zip(names, spatial))
+        calc = " ".join(f"{n}: {o}" for n, o in zip(names, outs))
+        raise RuntimeError(f"input ({given}) is too small. Calculated output {calc}")
+
+
+def _pad_op(mode, nd):
+    def run(self, padding):
+        _check_pad(self, list(padding), nd, mode)
+        return _pad_mode(self, list(padding), mode)
+
+    return run
+
+
 for _mode, _prefix in (("reflect", "reflection_pad"), ("replicate", "replication_pad")):
     for _nd in (1, 2, 3):
-        impl(f"{_prefix}{_nd}d")((lambda m: lambda self, padding: _pad_mode(self, list(padding), m))(_mode))
+        impl(f"{_prefix}{_nd}d")(_pad_op(_mode, _nd))
 
 
 @impl("_pad_circular")

@@ -4,6 +4,7 @@ Tensor.unfold, im2col and col2im.
 
 from __future__ import annotations
 
+from .. import base as B
 from .. import impl
 
 
@@ -50,6 +51,7 @@ def pixel_unshuffle(self, downscale_factor):
 @impl("unfold")
 def unfold(self, dimension, size, step):
     nd = self.dim()
+    B.wrap_dim(dimension, max(nd, 1))
     d = dimension % nd if nd else 0
     n = self.shape[d] if nd else 1
     if size > n:

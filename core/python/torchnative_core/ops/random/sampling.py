@@ -204,7 +204,9 @@ def randint_low(low, high, size, dtype=None, layout=None, device=None, pin_memor
 def randint_low_generator(low, high, size, generator, dtype=None, layout=None, device=None, pin_memory=None):
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    return random_from(B.empty(size, dtype or B.I64, device), low, high, generator)
+    # the schema's default dtype is int64; a dtype given as None is the default float dtype, as
+    # upstream's TensorOptions without a dtype
+    return random_from(B.empty(size, dtype or B.default_dtype(), device), low, high, generator)
 
 
 @impl("rand_like")
@@ -251,6 +253,8 @@ def randperm_generator(n, generator, dtype=None, layout=None, device=None, pin_m
 
 @impl("native_dropout")
 def native_dropout(input, p, train):
+    if not B.numel(input._tn_sizes):  # upstream's early return: the mask is empty_like(input)
+        return input, B.call("empty_like", input)
     if not train or p == 0:
         mask = B.call("ones_like", input, B.BOOL)
         return D("clone", input, CONTIGUOUS_FORMAT), mask
@@ -299,8 +303,14 @@ def multinomial(self, num_samples, replacement=False, generator=None):
 
 @impl("bernoulli")
 def bernoulli(self, generator=None):
-    # upstream: a fresh tensor filled with bernoulli(self) element-wise probabilities
-    u = D("rand_like", self, None, None, None, None, None, generator)
+    # upstream: a fresh tensor filled with bernoulli(self) element-wise probabilities, each
+    # checked (NaN included) as its kernel checks it
+    if B.numel(self._tn_sizes) and self._tn_device_key != "meta":
+        inside = D("logical_and", D("ge.Scalar", self, 0), D("le.Scalar", self, 1))
+        if not bool(D("all", inside)):
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be "
+                               "improved?  If so, please report an enhancement request to PyTorch.)")
+    u = rand_like(self, generator=generator)
     return B.call("_to_copy", D("lt.Tensor", u, self), B.dtype_of(self))
 
 

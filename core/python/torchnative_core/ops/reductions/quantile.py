@@ -113,11 +113,16 @@ def _scalar_q(self, q):
     return B.call("scalar_tensor", q, self.dtype, device=self.device)
 
 
-def _out(out, result, self):
+def _check_out(out, self, q):
+    """quantile_out_impl: the input's checks, then out's, before the dim is wrapped."""
+    _checks(self, q)
     if self.dtype != out.dtype:
         raise RuntimeError("quantile() out tensor must be same dtype as the input tensor")
     if self.device != out.device:
         raise RuntimeError("quantile() out tensor must be on the same device as the input tensor")
+
+
+def _out(out, result):
     from ..forms.out_variants import write_out
 
     return write_out(out, result)
@@ -132,10 +137,12 @@ for _name, _nan in (("quantile", False), ("nanquantile", True)):
             return _quantile(self, _scalar_q(self, q), dim, keepdim, interpolation, nan)
 
         def tensor_q_out(self, q, dim=None, keepdim=False, interpolation="linear", out=None):
-            return _out(out, tensor_q(self, q, dim, keepdim, interpolation), self)
+            _check_out(out, self, q)
+            return _out(out, tensor_q(self, q, dim, keepdim, interpolation))
 
         def scalar_q_out(self, q, dim=None, keepdim=False, interpolation="linear", out=None):
-            return _out(out, scalar_q(self, q, dim, keepdim, interpolation), self)
+            _check_out(out, self, _scalar_q(self, q))
+            return _out(out, scalar_q(self, q, dim, keepdim, interpolation))
 
         return tensor_q, scalar_q, tensor_q_out, scalar_q_out
 

@@ -268,11 +268,15 @@ def _bool_out(self):
 
 @impl("all.dims")
 def all_dims(self, dim=None, keepdim=False):
+    if dim is not None and not len(dim):  # an empty list reduces nothing: each element's truth value
+        return B.call("_to_copy", self, _bool_out(self))
     return _reduce("all.dims", self, norm_dims(dim, len(self._tn_sizes)), keepdim, _bool_out(self))
 
 
 @impl("any.dims")
 def any_dims(self, dim=None, keepdim=False):
+    if dim is not None and not len(dim):
+        return B.call("_to_copy", self, _bool_out(self))
     return _reduce("any.dims", self, norm_dims(dim, len(self._tn_sizes)), keepdim, _bool_out(self))
 
 
@@ -317,6 +321,21 @@ def cumprod(self, dim, dtype=None):
     return _scan("cumprod", self, dim, dtype)
 
 
+def _scan_out(name):
+    def run(self, dim, dtype=None, out=None):
+        # meta_func_cum_ops: with an out tensor the scan runs in dtype, else in out's dtype, and
+        # out must then hold exactly that dtype
+        from ..forms.out_variants import write_out
+
+        return write_out(out, _scan(name, self, dim, dtype or B.dtype_of(out)), exact=True)
+
+    return run
+
+
+impl("cumsum.out")(_scan_out("cumsum"))
+impl("cumprod.out")(_scan_out("cumprod"))
+
+
 @impl("logsumexp")
 def logsumexp(self, dim, keepdim=False):
     d = B.dtype_of(self)
@@ -343,6 +362,13 @@ def nansum(self, dim=None, keepdim=False, dtype=None):
 
 @impl("nanmean")
 def nanmean(self, dim=None, keepdim=False, dtype=None):
+    d = B.dtype_of(self)
+    if not (d.is_floating_point or d.is_complex):
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{B.scalar_type_name(d)}")
+    if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"nanmean(): could not infer output dtype. Optional dtype must be either a floating point or "
+                           f"complex dtype. Got: {B.scalar_type_name(dtype)}")
     notnan = D("logical_not", D("isnan", self))
     return D("div.Tensor", nansum(self, dim, keepdim, dtype), D("sum.dim_IntList", notnan, dim, keepdim, None))
 

@@ -61,8 +61,8 @@ def logcumsumexp(self, dim):
 def trapezoid_x(y, x, dim=-1):
     d = dim % y.dim()
     n = y.shape[d]
-    if n == 0:
-        return y.sum(d)
+    if n == 0:  # upstream's zeros_like_except: y's dtype, the dim removed
+        return B.call("zeros", list(y.shape[:d]) + list(y.shape[d + 1:]), B.dtype_of(y), device=B.device_of(y))
     dx = x.diff(dim=dim) if x.dim() else x
     return ((y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)) * dx).sum(d) / 2
 
@@ -71,8 +71,8 @@ def trapezoid_x(y, x, dim=-1):
 def trapezoid_dx(y, dx=1, dim=-1):
     d = dim % y.dim()
     n = y.shape[d]
-    if n == 0:
-        return y.sum(d)
+    if n == 0:  # upstream's zeros_like_except: y's dtype, the dim removed
+        return B.call("zeros", list(y.shape[:d]) + list(y.shape[d + 1:]), B.dtype_of(y), device=B.device_of(y))
     return (y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)).sum(d) * (dx / 2)
 
 

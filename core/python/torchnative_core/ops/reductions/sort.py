@@ -64,39 +64,95 @@ def msort(self):
 
 # --- search ------------------------------------------------------------------------------------
 
+def _searchsorted_checks(seq, values, out_int32, right, side, sorter):
+    """searchsorted_pre_check (BucketizationUtils.h), in upstream's order; the side chosen."""
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+        if side == "left" and right:
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left while "
+                               "right was True")
+    if sorter is not None:
+        if list(sorter.shape) != list(seq.shape):
+            raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same size, but got boundary "
+                               f"tensor {list(seq.shape)}and got sorter tensor {list(sorter.shape)}")
+        if B.dtype_of(sorter) is not B.I64:
+            raise RuntimeError(f"torch.searchsorted(): sorter must be a tensor of long dtype but got dtype "
+                               f"{B.scalar_type_name(B.dtype_of(sorter))}")
+        if sorter.numel() and (int(sorter.min()) < 0 or int(sorter.max()) >= sorter.shape[-1]):
+            raise RuntimeError("torch.searchsorted(): sorter index out of range")
+    if not (values.dim() > 0 or (values.numel() == 1 and seq.dim() == 1)):
+        raise RuntimeError(f"torch.searchsorted(): input value can be a scalar only when boundaries tensor dimension is "
+                           f"1, but we got boundaries tensor dim({seq.dim()}) and input value's dim({values.dim()}) "
+                           f"numel({values.numel()})")
+    if seq.dim() == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 dimension")
+    if seq.dim() != 1 and (seq.dim() != values.dim() or list(seq.shape[:-1]) != list(values.shape[:-1])):
+        raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions "
+                           f"of boundaries tensor and input value tensor must match, but we got boundaries tensor "
+                           f"{list(seq.shape)} and input value tensor {list(values.shape)}")
+    return side == "right" if side is not None else bool(right)
+
+
 @impl("searchsorted.Tensor")
 def searchsorted(sorted_sequence, self, out_int32=False, right=False, side=None, sorter=None):
+    """Upstream's binary search (cus_lower_bound / cus_upper_bound), run on every value at once:
+    on a sequence that is not sorted it lands where upstream's lands."""
     import torch
 
-    if side is not None:
-        right = side == "right"
-    seq = sorted_sequence if sorter is None else sorted_sequence.gather(-1, sorter)
-    if seq.dim() == 1:
-        cmp = seq.reshape([1] * self.dim() + [-1])
-        v = self.unsqueeze(-1)
-    else:
-        cmp = seq.unsqueeze(-2)
-        v = self.unsqueeze(-1)
-    hits = (cmp <= v) if right else (cmp < v)
-    out = hits.sum(-1)
-    return out.to(torch.int32 if out_int32 else torch.int64)
+    right = _searchsorted_checks(sorted_sequence, self, out_int32, right, side, sorter)
+    out_dtype = torch.int32 if out_int32 else torch.int64
+    common = torch.result_type(sorted_sequence, self)
+    seq, values = sorted_sequence.to(common), self.to(common)
+    m = seq.shape[-1]
+    start = torch.zeros(values.shape, dtype=torch.int64)
+    end = torch.full(values.shape, m, dtype=torch.int64)
+    if m == 0 or not values.numel():
+        return start.to(out_dtype)
+    flat = seq.dim() == 1
+
+    def at(index):
+        if sorter is not None:
+            index = sorter.take(index) if flat else sorter.gather(-1, index)
+        return seq.take(index) if flat else seq.gather(-1, index)
+
+    while True:
+        active = start < end
+        if not bool(active.any()):
+            break
+        mid = start + ((end - start) >> 1)
+        mid_val = at(mid.clamp(max=m - 1))
+        go_right = ~(mid_val > values) if right else ~(mid_val >= values)
+        start = torch.where(active & go_right, mid + 1, start)
+        end = torch.where(active & ~go_right, mid, end)
+    return start.to(out_dtype)
 
 
 @impl("searchsorted.Scalar")
 def searchsorted_scalar(sorted_sequence, self, out_int32=False, right=False, side=None, sorter=None):
     import torch
 
-    return searchsorted(sorted_sequence, torch.scalar_tensor(self, dtype=sorted_sequence.dtype), out_int32=out_int32,
-                        right=right, side=side, sorter=sorter)
+    # upstream's scalar_to_tensor: a 0-dim double/long/bool/complex tensor, not a wrapped number
+    dt = (torch.bool if isinstance(self, bool) else torch.int64 if isinstance(self, int)
+          else torch.complex128 if isinstance(self, complex) else torch.float64)
+    return searchsorted(sorted_sequence, torch.scalar_tensor(self, dtype=dt), out_int32=out_int32, right=right,
+                        side=side, sorter=sorter)
+
+
+def _check_boundaries(boundaries):
+    if boundaries.dim() != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.dim()})")
 
 
 @impl("bucketize.Tensor")
 def bucketize(self, boundaries, out_int32=False, right=False):
+    _check_boundaries(boundaries)
     return searchsorted(boundaries, self, out_int32=out_int32, right=right)
 
 
 @impl("bucketize.Scalar")
 def bucketize_scalar(self, boundaries, out_int32=False, right=False):
+    _check_boundaries(boundaries)
     return searchsorted_scalar(boundaries, self, out_int32=out_int32, right=right)
 
 
@@ -159,4 +215,9 @@ def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None
         inverse = inverse.reshape(self.shape)
     starts = first.nonzero().reshape(-1)
     counts = torch.cat([starts[1:], torch.tensor([n])]) - starts
+    if dim is None or (d == 0 and self.dim() == 1):
+        # upstream's flat template fills only what was asked for; the rest stays empty
+        empty = torch.zeros(0, dtype=torch.int64)
+        inverse = inverse if return_inverse else empty
+        counts = counts if return_counts else empty
     return out, inverse, counts

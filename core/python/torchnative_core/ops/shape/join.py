@@ -76,9 +76,17 @@ def meshgrid_default(tensors):
     return meshgrid(tensors, "ij")
 
 
+def _check_tensor_split(self):
+    if not self._tn_sizes:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+
+
 @impl("tensor_split.sections")
 def tensor_split(self, sections, dim=0):
+    _check_tensor_split(self)
     d = B.wrap_dim(dim, len(self._tn_sizes))
+    if sections <= 0:
+        raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
     n = self._tn_sizes[d]
     q, r = divmod(n, sections)
     sizes = [q + 1] * r + [q] * (sections - r)
@@ -89,6 +97,7 @@ def tensor_split(self, sections, dim=0):
 def tensor_split_indices(self, indices, dim=0):
     # upstream: slice(start, index) per index, each start the previous index as given, so a
     # negative index counts from the end as slice reads it
+    _check_tensor_split(self)
     d = B.wrap_dim(dim, len(self._tn_sizes))
     bounds = [0] + list(indices) + [self._tn_sizes[d]]
     return [D("slice.Tensor", self, d, a, b, 1) for a, b in zip(bounds, bounds[1:])]

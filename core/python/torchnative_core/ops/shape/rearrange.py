@@ -167,7 +167,7 @@ def diag(self, diagonal=0):
 
     if self.dim() == 1:
         n = self.shape[0] + abs(diagonal)
-        out = torch.zeros(n, n, dtype=self.dtype)
+        out = torch.zeros(n, n, dtype=self.dtype, device=self.device)
         out.diagonal(diagonal).copy_(self)
         return out
     if self.dim() == 2:

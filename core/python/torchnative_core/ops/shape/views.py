@@ -249,6 +249,8 @@ def narrow(self, dim, start, length):
     nd = len(self._tn_sizes)
     if nd == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     d = B.wrap_dim(dim, nd)
     size = self._tn_sizes[d]
     if start < 0:
@@ -331,10 +333,12 @@ def detach(self):
 @impl("split.Tensor")
 def split(self, split_size, dim=0):
     nd = len(self._tn_sizes)
-    d = B.wrap_dim(dim, nd)
-    size = self._tn_sizes[d]
+    if not nd:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     if split_size < 0:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={split_size}")
+    d = B.wrap_dim(dim, nd)
+    size = self._tn_sizes[d]
     if split_size == 0 and size != 0:
         raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
     chunks = max((size + split_size - 1) // split_size, 1) if split_size else 1
@@ -346,6 +350,8 @@ def split(self, split_size, dim=0):
 @impl("split_with_sizes")
 def split_with_sizes(self, split_sizes, dim=0):
     nd = len(self._tn_sizes)
+    if not nd:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = B.wrap_dim(dim, nd)
     size = self._tn_sizes[d]
     if sum(split_sizes) != size:
@@ -397,6 +403,8 @@ def flatten(self, start_dim=0, end_dim=-1):
 @impl("unflatten.int")
 def unflatten(self, dim, sizes):
     d = B.wrap_dim(dim, len(self._tn_sizes))
+    if not len(sizes):
+        raise RuntimeError("unflatten: sizes must be non-empty")
     cur = list(self._tn_sizes)
     inferred = infer_size(sizes, cur[d])
     return D("view", self, cur[:d] + inferred + cur[d + 1 :])

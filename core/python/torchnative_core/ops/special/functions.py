@@ -39,16 +39,12 @@ def xlogy(self, other):
 
 @impl("xlogy.Scalar_Other")
 def xlogy_scalar_other(self, other):
-    import torch
-
-    return xlogy(self, torch.scalar_tensor(other, dtype=torch.get_default_dtype()))
+    return xlogy(self, B.C._tn_scalar_to_tensor(other))  # a wrapped number: promotes as a scalar
 
 
 @impl("xlogy.Scalar_Self")
 def xlogy_scalar_self(self, other):
-    import torch
-
-    return xlogy(torch.scalar_tensor(self, dtype=torch.get_default_dtype()), other)
+    return xlogy(B.C._tn_scalar_to_tensor(self), other)
 
 
 D = B.door

@@ -265,7 +265,8 @@ def fft_fftfreq(n, d=1.0, dtype=None, layout=None, device=None, pin_memory=None)
 
 @impl("fft_rfftfreq")
 def fft_rfftfreq(n, d=1.0, dtype=None, layout=None, device=None, pin_memory=None):
-    out = _door("arange", n // 2 + 1, _freq_dtype(dtype), layout, device, pin_memory)
+    half = n // 2 if n >= 0 else -(-n // 2)  # C++'s n / 2, toward zero
+    out = _door("arange", half + 1, _freq_dtype(dtype), layout, device, pin_memory)
     return _door("mul_.Tensor", out, B.C._tn_scalar_to_tensor(1.0 / (n * d)))
 
 

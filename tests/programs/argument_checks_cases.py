@@ -1,0 +1,187 @@
+"""Argument checks, result dtypes and edge values that the differential fuzzer (tools/fuzz_ops.py)
+found ours answering differently from upstream: out= dtypes upstream demands, the order of its
+checks (a dim wrapped before the dtypes are looked at), index dtypes, binary search on unsorted
+sequences, single-element norms, upstream's in-place compositions. Deterministic inputs only.
+Run on whichever torch runs this file; writes each case's outcome as JSON.
+
+    python tests/programs/argument_checks_cases.py OUT.json
+
+tests/test_argument_checks.py runs it on ours and on upstream and compares.
+"""
+
+import sys
+import warnings
+
+import torch
+import torch.nn.functional as F
+from case_outcomes import write_outcomes
+
+warnings.simplefilter("ignore")
+A = torch.ops.aten
+x = torch.arange(12.).reshape(3, 4)
+i = torch.tensor([[0, 2, 1], [2, 0, 1]])
+nan, inf = float("nan"), float("inf")
+seq = torch.tensor([[3, -1, 4, 1, 5, -9, 2], [6, 5, 3, 5, 8, -9, 7]], dtype=torch.int32)  # unsorted
+vals = torch.tensor([[3, 6, -2, 0, 5], [1, 9, -9, 4, 2]])
+
+CASES = {
+    # reductions over nothing / a single element
+    "all_dims_empty": lambda: A.all.dims(torch.tensor([[1, 0, 2]]), [], True),
+    "any_dims_empty": lambda: A.any.dims(torch.tensor([[1, 0, 2]]), [], False),
+    "norm_single_1e30_bf16": lambda: torch.linalg.vector_norm(torch.tensor(1e30, dtype=torch.bfloat16), 3),
+    "norm_single_neg_p": lambda: torch.norm(torch.tensor(0.99, dtype=torch.bfloat16), -2147483648, dtype=torch.bfloat16),
+    "norm_kept_1e20": lambda: torch.linalg.vector_norm(torch.tensor([[1e20], [3.0]]), 2, 1),
+    "norm_ord0_single": lambda: torch.linalg.vector_norm(torch.tensor([[0.0], [3.0]]), 0, 1, True),
+    "norm_int_input": lambda: torch.linalg.vector_norm(torch.ones(3, dtype=torch.int64)),
+    "norm_dtype_int": lambda: torch.linalg.vector_norm(x, 2, dtype=torch.int8),
+    "norm_dtype_narrowing": lambda: torch.linalg.vector_norm(x.double(), dtype=torch.float32),
+    "norm_dtype_complex": lambda: torch.linalg.vector_norm(x, dtype=torch.complex64),
+    "norm_dim_before_dtype": lambda: A.norm.ScalarOpt_dim_dtype(torch.ones(2).double(), 3, [-2], True, dtype=torch.float16),
+    "nanmean_int": lambda: torch.nanmean(torch.ones(3, dtype=torch.int32)),
+    "nanmean_dtype": lambda: A.nanmean(torch.tensor(1., dtype=torch.float64), [0], False, dtype=torch.uint8),
+    # result dtypes
+    "xlogy_scalar_self_bf16": lambda: torch.xlogy(-2, torch.tensor(3., dtype=torch.bfloat16)),
+    "xlogy_denormal_other": lambda: torch.xlogy(torch.tensor(-2.26, dtype=torch.float64), 1e-310),
+    "xlog1py_bool_other": lambda: torch.special.xlog1py(torch.tensor([1.], dtype=torch.bfloat16), True),
+    "logaddexp_bf16_u8": lambda: torch.logaddexp(torch.tensor([1.], dtype=torch.bfloat16), torch.tensor([0], dtype=torch.uint8)),
+    "logaddexp2_bf16_u8": lambda: torch.logaddexp2(torch.tensor([1.], dtype=torch.bfloat16), torch.tensor([0], dtype=torch.uint8)),
+    "bce_logits_f16_target": lambda: F.binary_cross_entropy_with_logits(torch.tensor([0.3, 0.2]), torch.tensor([1., 0.], dtype=torch.float16)),
+    "bce_logits_pos_weight": lambda: F.binary_cross_entropy_with_logits(x, x / 12, pos_weight=torch.tensor([1., 2., 3., 4.])),
+    "randint_dtype_none": lambda: str(A.randint.low(-2, 2, [0], dtype=None).dtype),
+    "randint_default": lambda: str(torch.randint(-2, 2, (0,)).dtype),
+    "native_dropout_empty": lambda: A.native_dropout(torch.empty(0, 2, dtype=torch.bfloat16), 0.5, None),
+    # edge values
+    "where_0dim": lambda: torch.where(torch.tensor(1.0)),
+    "rfftfreq_negative_n": lambda: torch.fft.rfftfreq(-1, 1e-310, dtype=torch.float16),
+    "threshold_nan": lambda: torch.threshold(torch.tensor([nan, 1.0, -5.0]), -1.663, inf),
+    "diagflat_meta": lambda: str(torch.diagflat(torch.empty(0, device="meta", dtype=torch.float64), 1).device),
+    "linspace_out_resized": lambda: torch.linspace(0, 1, 3, out=torch.empty(3, 2, 1, dtype=torch.float16)),
+    "resize_as_same_size": lambda: torch.arange(6, dtype=torch.int8)[::2].clone().resize_as_(torch.empty(3, dtype=torch.int8)),
+    "unique_consecutive_no_counts": lambda: A.unique_consecutive(torch.tensor([[4, 0], [0, 1]], dtype=torch.uint8), True, False, None),
+    "log_sigmoid_grad_at_0": lambda: _grad(F.logsigmoid, torch.tensor([0., 1., -30.])),
+    "bce_grad_at_0": lambda: _grad(lambda t: F.binary_cross_entropy_with_logits(t, torch.full((3,), 0.3)), torch.tensor([0., 1., -3.])),
+    "log_sigmoid_int": lambda: F.logsigmoid(torch.ones(2, dtype=torch.int64)),
+    "log_sigmoid_forward_buffer": lambda: A.log_sigmoid_forward(torch.tensor([1.53, -2.0, 0.0], dtype=torch.bfloat16)),
+    "trapz_empty_int8": lambda: torch.trapz(torch.ones(0, dtype=torch.int8), dx=nan),
+    "trapz_empty_int16_x": lambda: torch.trapz(torch.ones(0, 3, dtype=torch.int16), torch.ones(0, 3, dtype=torch.int16), dim=0),
+    # binary search as upstream's (on sequences that are not sorted, too)
+    "searchsorted_unsorted": lambda: torch.searchsorted(seq, vals.to(torch.int32)),
+    "searchsorted_right_promote": lambda: torch.searchsorted(seq, vals.double(), right=True),
+    "searchsorted_1d": lambda: torch.searchsorted(seq[0], vals),
+    "searchsorted_sorter": lambda: torch.searchsorted(seq[0], vals, sorter=torch.argsort(seq[0], stable=True), side="right"),
+    "searchsorted_scalar": lambda: torch.searchsorted(seq[0], 2.5),
+    "searchsorted_nan": lambda: torch.searchsorted(torch.tensor([1., nan, 3.]), torch.tensor([nan, 2.])),
+    "searchsorted_side": lambda: A.searchsorted.Scalar(torch.ones(3, 4, 1, dtype=torch.int16), False, side="trunc"),
+    "searchsorted_opposites": lambda: torch.searchsorted(torch.ones(3), torch.ones(3), side="left", right=True),
+    "searchsorted_sorter_dtype": lambda: torch.searchsorted(torch.ones(3), torch.ones(3), sorter=torch.zeros(3, dtype=torch.int32)),
+    "searchsorted_scalar_2d": lambda: torch.searchsorted(torch.ones(2, 3), 1.0),
+    "searchsorted_dims": lambda: torch.searchsorted(torch.ones(2, 3), torch.ones(3, 3)),
+    "bucketize_2d": lambda: A.bucketize.Tensor(torch.ones(3, 2, 4, dtype=torch.int32), torch.ones(3, 2, 4, dtype=torch.int32)),
+    "bucketize_strided": lambda: torch.bucketize(0, torch.tensor([-3., -1., -0.5, 0.2, 1., 2.])[::2]),
+    # out= dtypes upstream demands
+    "signbit_out": lambda: torch.signbit(torch.tensor([1, -2], dtype=torch.int8), out=torch.empty(2, dtype=torch.float64)),
+    "isneginf_out": lambda: torch.isneginf(x, out=torch.empty(3, 4)),
+    "any_out_bf16": lambda: torch.any(torch.ones(3, 4, dtype=torch.int64), out=torch.empty(3, 4, dtype=torch.bfloat16)),
+    "all_out_before_dim": lambda: torch.all(x, 9, out=torch.empty(3, 4)),
+    "any_u8_out": lambda: A.any.all_out(torch.ones(3, dtype=torch.uint8), out=torch.empty(0, dtype=torch.uint8)),
+    "argmin_out": lambda: torch.argmin(torch.ones(1, 2, 3), out=torch.empty(1, 2, 3)),
+    "isin_out": lambda: torch.isin(torch.tensor(1), torch.tensor([1, 2]), out=torch.empty((), dtype=torch.float64)),
+    "nonzero_static_out": lambda: A.nonzero_static.out(torch.ones(1, 2, dtype=torch.uint8), size=1, fill_value=5,
+                                                       out=torch.empty(1, 2, dtype=torch.uint8)),
+    "nan_to_num_out": lambda: torch.nan_to_num(torch.ones(4).bfloat16(), 0.0, None, 1.4, out=torch.empty(4).half()),
+    "aminmax_out": lambda: torch.aminmax(torch.ones(3), out=(torch.empty(0, dtype=torch.int64), torch.empty(0))),
+    "cumprod_out_casts": lambda: torch.cumprod(x, 0, out=torch.empty(3, dtype=torch.int64)),
+    "cumsum_out_dtype": lambda: torch.cumsum(torch.ones(3), 0, dtype=torch.float64, out=torch.empty(3)),
+    "cumsum_inplace_dtype": lambda: A.cumsum_(torch.ones(1), -1, dtype=torch.int8),
+    "cumprod_inplace_dim_first": lambda: A.cumprod_(torch.ones(3, 3, dtype=torch.bool), 9, dtype=torch.int16),
+    "fft_out_real": lambda: torch.fft.fft(x, out=torch.empty(3, 4)),
+    "hfft_out_complex": lambda: torch.fft.hfft(x, out=torch.empty(3, 4, dtype=torch.complex64)),
+    "fft_out_complex128": lambda: torch.fft.fft(x, out=torch.empty(3, 4, dtype=torch.complex128)),
+    "fft2_dim_first": lambda: A.fft_fft2.out(torch.ones(3, dtype=torch.int8), [-1], [3], "none",
+                                             out=torch.empty(3, dtype=torch.int8)),
+    "logsumexp_out_int": lambda: torch.logsumexp(x, 9, out=torch.empty(3, dtype=torch.int64)),
+    "cummax_out_indices": lambda: torch.cummax(x, 9, out=(torch.empty(3, 4), torch.empty(3, 4))),
+    "cummax_out_values": lambda: torch.cummax(x, 9, out=(torch.empty(3, 4, dtype=torch.float64), torch.empty(3, 4, dtype=torch.int64))),
+    "logcumsumexp_out": lambda: torch.logcumsumexp(x, 9, out=torch.empty(3, 4, dtype=torch.float64)),
+    "floor_out_dtype": lambda: torch.floor(x.double(), out=torch.empty(3, 4)),
+    "abs_out_u8": lambda: torch.abs(torch.ones(2, dtype=torch.uint8), out=torch.empty(2, dtype=torch.float64)),
+    "clamp_min_out_dtype": lambda: torch.clamp_min(x.bfloat16(), 0.5, out=torch.empty(3, 4, dtype=torch.float64)),
+    "clamp_tensor_out_promotes": lambda: torch.clamp(x, torch.zeros(4, dtype=torch.float64), out=torch.empty(3, 4, dtype=torch.float64)),
+    "gelu_out_dtype": lambda: A.gelu.out(x.double(), out=torch.empty(3, 4)),
+    "sin_out_promotes": lambda: torch.sin(x, out=torch.empty(3, 4, dtype=torch.float64)),
+    "out_expanded": lambda: torch.cos(x, out=torch.empty(3, 1).expand(3, 4)),
+    "out_alias_broadcast": lambda: (lambda a: torch.atan2(a, torch.ones(2, 2, 3), out=a))(torch.ones(3)),
+    "out_alias_same_shape": lambda: (lambda a: torch.add(a, 1, out=a))(torch.ones(3)),
+    "quantile_out_dtype": lambda: torch.quantile(x, 0.5, 9, out=torch.empty(3, dtype=torch.float64)),
+    # checks and their order
+    "lerp_end_dtype": lambda: A.lerp.Scalar(torch.ones(3).half(), torch.ones(3, dtype=torch.int8), -2.8),
+    "lerp_weight_dtype": lambda: A.lerp.Tensor(torch.ones(3).half(), torch.ones(3).half(), torch.ones(3)),
+    "bernoulli_p_range": lambda: torch.bernoulli(torch.full((2,), -1., dtype=torch.float64)),
+    "bernoulli_out_p_range": lambda: torch.bernoulli(torch.full((2,), 1e30, dtype=torch.float64), out=torch.empty(2, dtype=torch.float64)),
+    "outer_3d": lambda: torch.outer(torch.ones(3, 3, 2), torch.ones(1)),
+    "ger_0d": lambda: torch.ger(torch.tensor(1.), torch.ones(2)),
+    "replication_pad1d_1d": lambda: A.replication_pad1d(torch.ones(2).bfloat16(), [1, 2]),
+    "reflection_pad1d_too_big": lambda: A.reflection_pad1d(torch.ones(2, 3), [3, 1]),
+    "replication_pad1d_too_small": lambda: A.replication_pad1d(torch.ones(2, 3), [-2, -1]),
+    "reflection_pad1d_pad_len": lambda: A.reflection_pad1d(torch.ones(2, 3), [1]),
+    "replication_pad2d_zero": lambda: A.replication_pad2d(torch.ones(2, 0, 3), [1, 1, 1, 1]),
+    "replication_pad2d_batch0": lambda: list(A.replication_pad2d(torch.ones(0, 2, 3, 4), [1, 1, 1, 1]).shape),
+    "reflection_pad3d": lambda: A.reflection_pad3d(torch.arange(120.).reshape(2, 3, 4, 5), [1, 1, 1, 1, 1, 1]),
+    "isclose_rtol": lambda: torch.isclose(torch.ones(1, 1), torch.ones(1, 1), -1.2, -2.9),
+    "isclose_atol": lambda: torch.isclose(torch.ones(1, 1), torch.ones(1, 1), 1.2, -2.9),
+    "isclose_dtypes": lambda: torch.isclose(torch.ones(1), torch.ones(1, dtype=torch.float64)),
+    "allclose_rtol": lambda: torch.allclose(torch.ones(1, 1), torch.ones(1, 1), -1.2, 2.9),
+    "split_0d": lambda: torch.split(torch.tensor(1.), 1),
+    "split_sizes_0d": lambda: A.split_with_sizes(torch.tensor(1.), []),
+    "tensor_split_0d": lambda: torch.tensor_split(torch.tensor(1.), 2),
+    "tensor_split_zero_sections": lambda: torch.tensor_split(torch.ones(3), 0),
+    "unflatten_empty": lambda: A.unflatten.int(torch.tensor(1.), -1, []),
+    "narrow_negative_length": lambda: torch.narrow(torch.ones(1), 1, 2, -2),
+    "inplace_broadcast_bigger": lambda: A.lt_.Tensor(torch.tensor(1.), torch.ones(2)),
+    "copy_broadcast_mismatch": lambda: A.copy(torch.ones(3), torch.ones(1, 1, 4, dtype=torch.float16)),
+    "addbmm_ranks": lambda: torch.addbmm(torch.tensor(1.), torch.ones(3), torch.tensor(1)),
+    "gather_dim_first": lambda: torch.gather(x, 3, torch.ones(3, 3)),
+    "unfold_dim_first": lambda: torch.ones(1).unfold(3, -1, -2),
+    "scatter_reduce_dim_first": lambda: torch.scatter_reduce(x, -4, i, x, "none"),
+    "binary_0d_meta": lambda: str((torch.tensor(1.) + torch.tensor(2., device="meta")).device),
+}
+
+
+def _grad(f, at):
+    t = at.clone().requires_grad_()
+    f(t).sum().backward()
+    return t.grad
+
+
+for _dt in (torch.int64, torch.int32, torch.float32):
+    _n = str(_dt).replace("torch.", "")
+    CASES.update({
+        f"scatter_{_n}": lambda d=_dt: torch.scatter(x, 1, i.to(d), torch.ones(2, 3)),
+        f"scatter_add_{_n}": lambda d=_dt: torch.scatter_add(x, 0, i.to(d), torch.ones(2, 3)),
+        f"scatter_value_{_n}": lambda d=_dt: torch.scatter(x, 1, i.to(d), 5.0),
+        f"index_add_{_n}": lambda d=_dt: torch.index_add(x, 0, torch.tensor([0, 2]).to(d), torch.ones(2, 4)),
+        f"index_fill_{_n}": lambda d=_dt: torch.index_fill(x, 1, torch.tensor([0, 2]).to(d), 7.0),
+        f"take_{_n}": lambda d=_dt: torch.take(x, torch.tensor([0, 5]).to(d)),
+        f"put_{_n}": lambda d=_dt: torch.put(x, torch.tensor([0, 5]).to(d), torch.tensor([9., 8.])),
+    })
+CASES.update({
+    "scatter_out_of_bounds": lambda: torch.scatter(x, 1, torch.tensor([[0, 4]]), torch.ones(1, 2)),
+    "scatter_negative_index": lambda: torch.scatter(x, 1, torch.tensor([[0, -1]]), torch.ones(1, 2)),
+    "scatter_index_too_big": lambda: torch.scatter(x, 1, torch.tensor([[0, 1, 2, 3, 0]]), torch.ones(1, 5)),
+    "scatter_src_too_small": lambda: torch.scatter(x, 1, torch.tensor([[0, 1]]), torch.ones(1, 1)),
+    "scatter_src_dtype": lambda: torch.scatter(x, 1, torch.tensor([[0, 1]]), torch.ones(1, 2, dtype=torch.float64)),
+    "scatter_index_rank": lambda: torch.scatter(x, 1, torch.tensor([0, 1]), torch.ones(2)),
+    "scatter_empty_index": lambda: torch.scatter(x, 1, torch.ones(0, dtype=torch.float32), torch.ones(2)),
+    "scatter_0d": lambda: torch.scatter(torch.tensor(3.), 0, torch.tensor(0), torch.tensor(5.)),
+    "index_add_count": lambda: torch.index_add(x, 0, torch.tensor([0]), torch.ones(2, 4)),
+    "index_add_dtype": lambda: torch.index_add(x, 0, torch.tensor([0, 1]), torch.ones(2, 4, dtype=torch.float64)),
+    "index_add_2d_index": lambda: torch.index_add(x, 0, torch.tensor([[0, 1]]), torch.ones(2, 4)),
+    "index_add_0d_self": lambda: torch.index_add(torch.tensor(2.), 0, torch.tensor([0]), torch.tensor([1.])),
+    "index_fill_2d_index": lambda: torch.index_fill(x, 1, torch.tensor([[0, 1]]), 1.0),
+    "index_fill_0d": lambda: torch.index_fill(torch.tensor(2.), 0, torch.tensor([0]), 1.0),
+    "put_count": lambda: torch.put(x, torch.tensor([0, 1]), torch.tensor([1.])),
+    "put_dtype": lambda: torch.put(x, torch.tensor([0, 1]), torch.tensor([1., 2.], dtype=torch.float64)),
+})
+
+if __name__ == "__main__":
+    write_outcomes(CASES, sys.argv[1])
