@@ -158,7 +158,7 @@ for _name in ("signbit", "isneginf", "isposinf", "any", "all", "nan_to_num", "no
     EARLY_OUT_CHECKS[_name] = (lambda c: lambda ins, outs: c(ins, outs[0]))(EARLY_OUT_CHECKS[_name])
 
 
-def _make(op, functional, n_out, wrap=(), exact=False):
+def _make(op, functional, n_out, wrap=(), exact=False, pointwise=False):
     check = OUT_DTYPE_CHECKS.get(op, OUT_DTYPE_CHECKS.get(op.split(".")[0]))
     if op.split(".")[0] in ("clamp", "clamp_min", "clamp_max") and op not in OUT_DTYPE_CHECKS:
         check = None  # Tensor bounds promote
@@ -168,7 +168,7 @@ def _make(op, functional, n_out, wrap=(), exact=False):
         if wrap:  # numbers where the functional overload takes tensors: wrapped, as upstream does
             ins = [B.C._tn_scalar_to_tensor(x) if w and not isinstance(x, B.C.TensorBase) else x for x, w in zip(ins, wrap)]
         for o in outs:  # TensorIterator's compute_mem_overlaps, before any shape is looked at
-            if isinstance(o, B.C.TensorBase) and any(st == 0 and sz > 1 for sz, st in zip(o._tn_sizes, o._tn_strides)):
+            if pointwise and any(st == 0 and sz > 1 for sz, st in zip(o._tn_sizes, o._tn_strides)):
                 raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                                    "single memory location. Please clone() the tensor before performing the operation.")
         if early is not None:
@@ -179,9 +179,13 @@ def _make(op, functional, n_out, wrap=(), exact=False):
         results = res if isinstance(res, (tuple, list)) else (res,)
         for o, r in zip(outs, results):
             if any(o is a for a in ins) and list(o._tn_sizes) != list(r._tn_sizes):
-                # an out that is also an input is not resized
-                raise RuntimeError(f"output with shape {list(o._tn_sizes)} doesn't match the broadcast shape "
-                                   f"{list(r._tn_sizes)}")
+                if pointwise:  # TensorIterator does not resize an output that is also an input
+                    raise RuntimeError(f"output with shape {list(o._tn_sizes)} doesn't match the broadcast shape "
+                                       f"{list(r._tn_sizes)}")
+                # upstream resizes out, and with it the input, then reads the resized input: a result
+                # of its implementation's order, not of the operator; refused
+                raise RuntimeError(f"{op}: out= is also an input and would be resized from {list(o._tn_sizes)} to "
+                                   f"{list(r._tn_sizes)} before being read; pass a separate out tensor")
             write_out(o, r, exact)
         return outs[0] if n_out == 1 else tuple(outs)
 
@@ -189,10 +193,27 @@ def _make(op, functional, n_out, wrap=(), exact=False):
     return run
 
 
+# Elementwise operators whose out= runs through a TensorIterator but whose schema lacks the
+# `pointwise` tag (activations, the special_ names).
+_ITERATOR_OPS = {"hardsigmoid", "hardswish", "silu", "gelu", "elu", "leaky_relu", "hardtanh", "softplus", "mish",
+                 "hardshrink", "softshrink", "threshold", "special_xlogy", "special_xlog1py", "special_entr"}
+
+
+def _iterator_bases(schemas):
+    """Operator names whose out= upstream runs through a TensorIterator (its overlap and alias
+    rules): the `pointwise`-tagged ones, their aliases, and _ITERATOR_OPS (torchgen's generated
+    out= wrappers, the `exact` ones, resize and copy instead)."""
+    from .aliases import ALIAS_PAIRS
+
+    bases = {name.split(".")[0] for name, s in schemas.items() if "pointwise" in s.tags} | _ITERATOR_OPS
+    return bases | {a for a, b in ALIAS_PAIRS if b in bases}
+
+
 def install():
     from ...binding.schema import all_schemas
 
     schemas = all_schemas()
+    iterator_bases = _iterator_bases(schemas)
     by_base: dict = {}
     for name, s in schemas.items():
         if not s.is_out and not s.is_mutable:
@@ -208,7 +229,7 @@ def install():
         cands = [c for c in by_base.get(op.split(".")[0], ()) if c in IMPLS]
         for cand in cands:
             if [(a.name, a.type) for a in schemas[cand].args] == ins:
-                IMPLS[op] = _make(op, cand, len(outs), exact=exact)
+                IMPLS[op] = _make(op, cand, len(outs), exact=exact, pointwise=op.split(".")[0] in iterator_bases and not exact)
                 break
         else:
             # floor_divide.Scalar_out, div.Scalar_mode_out, bitwise_and.Scalar_Tensor_out: the
@@ -217,5 +238,6 @@ def install():
                 theirs = [(a.name, a.type) for a in schemas[cand].args]
                 if len(theirs) == len(ins) and all(n == m and (t == u or (t == "Scalar" and u == "Tensor"))
                                                    for (n, t), (m, u) in zip(ins, theirs)):
-                    IMPLS[op] = _make(op, cand, len(outs), [t != u for (_, t), (_, u) in zip(ins, theirs)], exact)
+                    IMPLS[op] = _make(op, cand, len(outs), [t != u for (_, t), (_, u) in zip(ins, theirs)], exact,
+                                      op.split(".")[0] in iterator_bases and not exact)
                     break
