@@ -25,7 +25,7 @@ SENTENCES = [
     "A woman is playing the violin.",
     "A cheetah is running behind its prey.",
 ]
-TOLERANCE = 1e-5  # issue 5: embeddings agree with upstream to 1e-5
+TOLERANCE = 1e-5  # embeddings agree with upstream to 1e-5 (tests/test_demo.py)
 
 # Run by the reference interpreter: the same model and sentences on upstream torch.
 REF_PROGRAM = r"""

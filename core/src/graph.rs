@@ -6,7 +6,7 @@
 //! `(node, output_nr)` tuples makes a recorded node one object the garbage collector tracks
 //! instead of four or five: a training step records hundreds of nodes that live through the
 //! collector's younger generations, and every object among them counts towards the full
-//! collections of the whole heap (issue 19's profile: 2 ms a step on a tiny Llama before). The
+//! collections of the whole heap (the training profile measured 2 ms a step on a tiny Llama before). The
 //! object still takes part in collection (`__traverse__`), so cycles through a node (a hook that
 //! holds its own tensor) are found as before; the subclass's `__dict__` (hooks, metadata) is
 //! added by Python, which traverses it.
