@@ -84,3 +84,59 @@ def test_the_suite_ships_in_the_library_wheel():
     listed = set(tomllib.loads((repo / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     found = {".".join(p.parent.relative_to(repo).parts) for p in (repo / "torchnative").rglob("__init__.py")}
     assert found == listed and "torchnative.conformance" in listed, (found ^ listed)
+
+
+def test_the_harness_failing_is_could_not_run(monkeypatch, capsys):
+    """An exception of the harness itself (not of the operator under test) is no disagreement: the
+    case "could not run" (verdict "error", exit 1), with the exception's type and first line. Both
+    runtimes are faked here, so no process starts."""
+    from argparse import Namespace
+
+    from torchnative.conformance import batch, cli
+
+    tensor = {"kind": "tensor", "pytype": "torch.Tensor", "dtype": "torch.float32", "shape": [1],
+              "contiguous": True, "data": [1.0]}
+    results = {
+        "ours": {  # a NameError in cases.py's own code, as runner.run_case records it
+            "exp": {"kind": "harness_error", "stage": "case", "error": "builtins.NameError: name 'T2' is not defined\nmore",
+                    "traceback": "Traceback (most recent call last):\nNameError: name 'T2' is not defined\n"},
+            "abs": {**tensor, "data": ["not a number"]},  # judging it raises TypeError inside compare
+            "mm": tensor},
+        "cpu": {"exp": tensor, "abs": tensor, "mm": tensor}}
+
+    def run_device(device, python=None, ids=None):
+        b = batch.Batch(python)
+        b.header = {"torchnative": {"status": "ok"}}
+        b.results = dict(results["cpu" if device == "cpu" else "ours"])
+        return b
+
+    monkeypatch.setattr(cli.suite, "run_device", run_device)
+    args = Namespace(device="fakedev", upstream=None, cases=["exp", "abs", "mm"], list=False, json=False,
+                     no_refusals=False)
+    assert cli.main(args) == 1
+    out = capsys.readouterr().out
+    assert "FAIL error    exp (exp, math)  against cpu: could not run: ours (case): builtins.NameError: name 'T2' " \
+           "is not defined" in out, out
+    assert "FAIL error    abs (abs, exact)  against cpu: could not run: the harness raised TypeError judging the " \
+           "case: " in out, out
+    assert "PASS agree    mm" in out and "1 agree, 0 refused, 0 disagree, 2 could not run" in out, out
+
+
+def test_the_runner_tells_a_harness_bug_from_the_operators_exception():
+    """runner.run_case: a NameError raised in the conformance package's own code is the harness's
+    (harness_error), while an exception raised by torch is the case's result (raised)."""
+    r = run_python(["-c", """if True:
+        import importlib.util, torch
+        from torchnative.conformance import runner as path
+        spec = importlib.util.spec_from_file_location("tn_runner", path.__file__)
+        runner = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(runner)
+        ns = {}
+        exec(compile("def case(dev):\\n    return T2(3)\\n", str(runner.HERE / "cases.py"), "exec"), ns)
+        bug = runner.run_case(ns["case"], "cpu", torch)
+        op = runner.run_case(lambda dev: torch.ones(2, 3, device=dev) @ torch.ones(2, 3, device=dev), "cpu", torch)
+        print(bug["kind"], bug["stage"], bug["error"])
+        print(op["kind"], op["type"])
+    """])
+    assert r.stdout.splitlines() == ["harness_error case builtins.NameError: name 'T2' is not defined",
+                                     "raised builtins.RuntimeError"], r.stdout + r.stderr[-3000:]

@@ -87,3 +87,15 @@ def test_python_template_without_fallback_refuses_by_name(tmp_path):
     verdicts = {cid: row["verdict"] for cid, row in json.loads(r.stdout)["cases"].items()}
     assert verdicts == {"add_same_shape": "agree", "to_float64_and_back": "refused", "int_add_mul": "refused",
                         "factories_on_device": "refused"}
+    # A dtype numpy has no type for is refused by name by the template's as_numpy (it was a KeyError),
+    # in the form conformance counts as a refusal.
+    r = run_torch("""
+        import torch
+        from torchnative.conformance import suite
+        try:
+            torch.ones(2, dtype=torch.bfloat16, device="nofb")
+        except NotImplementedError as e:
+            print(bool(suite.refusal_pattern("nofb").search(str(e))), e)
+    """, site, template)
+    assert r.stdout.splitlines() == ["True \"fill_\" not implemented for 'BFloat16' on device 'nofb'"], \
+        r.stdout + r.stderr[-3000:]

@@ -3,6 +3,7 @@
 
 use crate::abi::{TnDtype, TnErrorKind};
 use crate::dtype::dtype_name;
+use crate::Backend;
 
 /// An error a kernel reports: the Python exception kind and its message.
 #[derive(Debug, Clone)]
@@ -36,9 +37,22 @@ pub fn value_error(msg: impl Into<String>) -> KernelError {
 pub fn not_implemented(msg: impl Into<String>) -> KernelError {
     err(TnErrorKind::NotImplemented, msg)
 }
-/// Upstream's wording for a dtype its dispatch macro does not cover
-/// (`"exp" not implemented for 'Long'`).
-pub fn unsupported_dtype(op: &str, dt: TnDtype) -> KernelError {
+/// A kernel's refusal of a dtype it does not handle, on backend `B`: upstream's dispatch-macro
+/// wording with the device key `B` declares (`"exp" not implemented for 'Long' on device
+/// 'rustdev'`), the form `torchnative conformance` counts as a refusal by name rather than a
+/// disagreement (`unsupported_dtype::<MyBackend>("exp", t.dtype)`).
+pub fn unsupported_dtype<B: Backend>(op: &str, dt: TnDtype) -> KernelError {
+    not_implemented(format!(
+        "\"{op}\" not implemented for '{}' on device '{}'",
+        dtype_name(dt),
+        B::DEVICE_KEY
+    ))
+}
+
+/// Upstream's exact wording, without the device (`"exp" not implemented for 'Long'`): only for a
+/// backend whose messages must equal upstream's own, as the cpu backend's do. On any other device
+/// use [`unsupported_dtype`], since conformance does not count this form as a refusal.
+pub fn upstream_unsupported_dtype(op: &str, dt: TnDtype) -> KernelError {
     not_implemented(format!("\"{op}\" not implemented for '{}'", dtype_name(dt)))
 }
 

@@ -37,8 +37,8 @@ pub mod register;
 
 pub use call::{Call, Scalar};
 pub use error::{
-    err, index_error, not_implemented, runtime, unsupported_dtype, value_error, KResult,
-    KernelError,
+    err, index_error, not_implemented, runtime, unsupported_dtype, upstream_unsupported_dtype,
+    value_error, KResult, KernelError,
 };
 pub use host::{HostTensor, OwnedView};
 

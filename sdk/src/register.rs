@@ -215,6 +215,23 @@ mod tests {
     }
 
     #[test]
+    fn a_dtype_refusal_names_the_device_as_conformance_matches_it() {
+        // torchnative/conformance/suite.py refusal_pattern: "OP" not implemented for 'Dtype' on device 'DEV'
+        use crate::abi::{TnDtype, TnErrorKind};
+        let e = crate::unsupported_dtype::<Fake>("exp", TnDtype::Int64);
+        assert!(matches!(e.kind, TnErrorKind::NotImplemented));
+        assert_eq!(e.msg, "\"exp\" not implemented for 'Long' on device 'fake'");
+        let e = crate::unsupported_dtype::<Fake>("add", TnDtype::BFloat16);
+        assert_eq!(
+            e.msg,
+            "\"add\" not implemented for 'BFloat16' on device 'fake'"
+        );
+        // upstream's own wording stays available, unchanged, for the cpu backend
+        let e = crate::upstream_unsupported_dtype("addmm_impl_cpu_", TnDtype::Float16);
+        assert_eq!(e.msg, "\"addmm_impl_cpu_\" not implemented for 'Half'");
+    }
+
+    #[test]
     fn registers_allocator_and_every_kernel() {
         let mut core = Core::default();
         let reg = registrar(&mut core, ABI_VERSION);

@@ -37,7 +37,7 @@ RECORD = {}  # device -> {case id: {"verdict", "detail", "op", "family", "errors
 def summary(device):
     rows = RECORD.get(device, {})
     out = {"device": device, "cases": len(rows)}
-    for v in ("agree", "refused", "disagree"):
+    for v in ("agree", "refused", "disagree", "error"):  # error: the harness could not run it
         out[v] = sorted(c for c, r in rows.items() if r["verdict"] == v)
     ops = {}
     for r in rows.values():
@@ -53,6 +53,7 @@ def summary(device):
     out["max_error_by_family"] = errs
     out["refusals"] = {c: r["detail"] for c, r in rows.items() if r["verdict"] == "refused"}
     out["disagreements"] = {c: r["detail"] for c, r in rows.items() if r["verdict"] == "disagree"}
+    out["could_not_run"] = {c: r["detail"] for c, r in rows.items() if r["verdict"] == "error"}
     return out
 
 
@@ -63,10 +64,11 @@ def pytest_terminal_summary(terminalreporter):
     terminalreporter.section("conformance (per device: cases / operators)")
     for device in sorted(RECORD):
         s = summary(device)
+        could_not_run = f", {len(s['error'])} could not run" if s["error"] else ""
         (suite.CACHE / f"summary-{device}.json").write_text(json.dumps(s, indent=1))
         terminalreporter.write_line(
             f"{device}: {len(s['agree'])} agree, {len(s['refused'])} refused, "
-            f"{len(s['disagree'])} disagree of {s['cases']} cases; operators: "
+            f"{len(s['disagree'])} disagree{could_not_run} of {s['cases']} cases; operators: "
             f"{len(s['operators_agree'])} agree, {len(s['operators_refused'])} refused "
             f"({', '.join(s['operators_refused'][:12])}{' ...' if len(s['operators_refused']) > 12 else ''}), "
             f"{len(s['operators_disagree'])} disagree {s['operators_disagree']}")

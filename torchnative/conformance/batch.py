@@ -1,7 +1,7 @@
 """Run a batch of cases in one subprocess per try (a runner script: torchnative/conformance/runner.py
 or the golden suite's), surviving crashes and hangs, and return results by case id. The runner
-speaks a line protocol: {"header"}, {"import_error"}, {"start": id} before each case, {"id",
-"result"} after it. Never imports torch.
+speaks a line protocol: {"header"}, {"import_error"}, {"setup_error": harness_error},
+{"start": id} before each case, {"id", "result"} after it. Never imports torch.
 """
 import json
 import pathlib
@@ -54,6 +54,9 @@ def run_batch(python, ids, runner, modules=(), timeout=900):
                     r = _fail("startup", f"`import torch` failed under {python}",
                               rec["import_error"])
                     batch.results.update({i: r for i in remaining})
+                    return batch
+                elif "setup_error" in rec:  # the runner's own code failed before any case
+                    batch.results.update({i: rec["setup_error"] for i in remaining})
                     return batch
                 elif "start" in rec:
                     started = rec["start"]

@@ -40,12 +40,7 @@ def run(device: str, upstream: str | None = None, ids=None, python: str | None =
             if name == "cpu" and cid in suite.CPU_DIFFERS and device != "cpu":
                 continue  # judged by upstream alone, when given
             row["against"].append(name)
-            if r["kind"] == "harness_error":
-                v, detail = "error", f"the {name} reference could not run it: {r['error']}"
-            elif ours["kind"] == "harness_error":
-                v, detail = "error", f"{ours['stage']}: {ours['error']}"
-            else:
-                v, detail = suite.verdict(r, ours, device, case, reference=name)
+            v, detail = suite.verdict(r, ours, device, case, reference=name)  # "error": could not run
             if v != "agree":  # the first failing reference decides, and says which it was
                 row.update(verdict=v, detail=f"against {name}: {detail}")
                 break

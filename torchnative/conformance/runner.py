@@ -68,6 +68,48 @@ class Emitter:
         self.file.flush()
 
 
+def from_harness(e):
+    """Whether a case's exception is the harness's own bug rather than the operator's answer: a
+    NameError or SyntaxError raised in this package's code (cases.py and its helpers), which no
+    torch operator raises. Such a case could not run; it neither agrees nor disagrees."""
+    if not isinstance(e, (NameError, SyntaxError)):
+        return False
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and pathlib.Path(tb.tb_frame.f_code.co_filename).resolve().parent == HERE
+
+
+def run_case(fn, device, torch):
+    """One case's encoded result: its value, the exception it raised (the case's own exception is
+    its result), or a harness_error (the seed, the harness's own bug, a result on the wrong device,
+    a value that cannot be serialised, a timeout)."""
+    try:
+        torch.manual_seed(0)
+    except BaseException as e:  # noqa: B036
+        return wire.harness_error("manual_seed", e)
+    signal.alarm(60)
+    try:
+        try:  # .cpu() belongs to the case: a device that cannot copy back refuses there
+            value = to_host(fn(device), torch, device)
+        except (wire.CaseTimeout, WrongDevice):
+            raise
+        except BaseException as e:
+            return wire.harness_error("case", e) if from_harness(e) else wire.exc_record(e)
+        try:
+            return wire.encode(value, torch)
+        except wire.CaseTimeout:
+            raise
+        except BaseException as e:
+            return wire.harness_error("serialise", e)
+    except WrongDevice as e:
+        return wire.harness_error("device", e)
+    except wire.CaseTimeout as e:
+        return wire.harness_error("timeout", e)
+    finally:
+        signal.alarm(0)
+
+
 def main(out_path, ids_path, device):
     ids, emit = json.loads(pathlib.Path(ids_path).read_text()), Emitter(out_path)
     try:
@@ -75,39 +117,20 @@ def main(out_path, ids_path, device):
     except BaseException:  # noqa: B036 -- anything, a broken build included: recorded, not raised
         emit({"import_error": traceback.format_exc()})
         return 3
-    status = plugin_status(device)
+    try:
+        status = plugin_status(device)
+        from _tn_conformance.cases import CASES
+    except BaseException as e:  # noqa: B036 -- the harness's own failure: every case could not run
+        emit({"setup_error": wire.harness_error("setup", e)})
+        return 3
     emit({"header": {"torch": getattr(torch, "__version__", None), "python": sys.executable,
                      "device": device, "torchnative": status}})
     if status is not None and status["status"] != "ok":
         return 0
-    from _tn_conformance.cases import CASES
     signal.signal(signal.SIGALRM, wire.on_alarm)
     for cid in ids:
         emit({"start": cid})
-        torch.manual_seed(0)
-        signal.alarm(60)
-        try:
-            try:  # .cpu() belongs to the case: a device that cannot copy back refuses there
-                value = to_host(CASES[cid].fn(device), torch, device)
-            except (wire.CaseTimeout, WrongDevice):
-                raise
-            except BaseException as e:  # the case's own exception is its result
-                result = wire.exc_record(e)
-            else:
-                try:
-                    result = wire.encode(value, torch)
-                except wire.CaseTimeout:
-                    raise
-                except BaseException as e:
-                    result = wire.harness_error("serialise", e)
-        except WrongDevice as e:
-            result = wire.harness_error("device", e)
-        except wire.CaseTimeout as e:
-            result = wire.harness_error("timeout", e)
-        finally:
-            signal.alarm(0)
-        value = None
-        emit({"id": cid, "result": result})
+        emit({"id": cid, "result": run_case(CASES[cid].fn, device, torch)})
     return 0
 
 

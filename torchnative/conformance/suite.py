@@ -1,6 +1,6 @@
 """Orchestration of the conformance suite (never imports torch): one batch of cases per device
-under a runtime, and the verdict of one case against a reference: agree, refused (by name) or
-disagree. The reference is our own cpu backend (`torchnative conformance DEVICE`) or upstream
+under a runtime, and the verdict of one case against a reference: agree, refused (by name),
+disagree, or error (the harness could not run or judge it). The reference is our own cpu backend (`torchnative conformance DEVICE`) or upstream
 torch 2.13.0 on cpu (the repository's tests/conformance, which also holds the oracle's cache)."""
 import json
 import math
@@ -80,16 +80,52 @@ def options(device, family, reference="upstream"):
     return {"atol": sum(t[0] for t in parts), "rtol": sum(t[1] for t in parts)}
 
 
+def first_line(text):
+    """The first non-empty line of `text` (an exception's message), or ''."""
+    return next((line.strip() for line in str(text).splitlines() if line.strip()), "")
+
+
+def exception_line(traceback_text):
+    """`Type: message` of the last exception a traceback's text shows, or ''."""
+    lines = [line for line in str(traceback_text).splitlines() if line and not line.startswith((" ", "\t"))]
+    found = [line for line in lines if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning|Timeout)(: |$)", line)
+             and not line.startswith(("Traceback", "During handling", "The above exception"))]
+    return found[-1].strip() if found else ""
+
+
+def could_not_run(r, who):
+    """The detail of a case that `who` ("ours", "the cpu reference") could not run: the harness's
+    own failure (a crash, a timeout, a result on the wrong device, an exception in the harness's
+    code), with the exception's type and first line."""
+    why = first_line(r.get("error", ""))
+    exc = exception_line(r.get("traceback", ""))
+    if exc and exc.split(":", 1)[0] not in why:
+        why = f"{why}; {exc}"
+    return f"could not run: {who} ({r.get('stage', 'harness')}): {why}"
+
+
 def verdict(ref, ours, device, case, reference="upstream"):
-    """("agree" | "refused" | "disagree", detail). A NotImplementedError is a refusal only when
-    it names an aten operator and the device; any other difference is a disagreement."""
-    if ours["kind"] == "raised" and ref["kind"] != "raised" \
-            and ours["type"] == "builtins.NotImplementedError":
-        if refusal_pattern(device).search(ours["message"]):
-            return "refused", ours["message"].splitlines()[0]
-        return "disagree", f"NotImplementedError that does not name an operator and '{device}': " \
-                           f"{ours['message'][:300]}"
-    mismatch = compare.compare(ref, ours, options(device, case.family, reference))
+    """("agree" | "refused" | "disagree" | "error", detail). A NotImplementedError is a refusal
+    only when it names an aten operator and the device; any other difference is a disagreement.
+    "error" (the case could not run) is the harness's failure, never the operator's answer: either
+    side's harness_error (runner.py: a crash, a timeout, the harness's own exception; a result on
+    another device is ours answering wrongly, a disagreement), or an exception raised while judging
+    the pair; its detail names the exception's type and first line."""
+    for who, r in ((f"the {reference} reference", ref), ("ours", ours)):
+        if r.get("kind") == "harness_error":
+            if who == "ours" and r.get("stage") == "device":  # an answer, computed on another device
+                return "disagree", f"[harness]: ours: {first_line(r.get('error', ''))}"
+            return "error", could_not_run(r, who)
+    try:
+        if ours["kind"] == "raised" and ref["kind"] != "raised" \
+                and ours["type"] == "builtins.NotImplementedError":
+            if refusal_pattern(device).search(ours["message"]):
+                return "refused", ours["message"].splitlines()[0]
+            return "disagree", f"NotImplementedError that does not name an operator and '{device}': " \
+                               f"{ours['message'][:300]}"
+        mismatch = compare.compare(ref, ours, options(device, case.family, reference))
+    except Exception as e:  # noqa: BLE001 -- the harness's own failure, reported as such
+        return "error", f"could not run: the harness raised {type(e).__name__} judging the case: {first_line(e)}"
     return ("agree", "") if mismatch is None else ("disagree", str(mismatch))
 
 

@@ -3,9 +3,12 @@
 //! [`KernelError`]s, and are declared with [`kernels!`](crate::kernels). What is the cpu's own
 //! here is torch's conversion of a [`Scalar`] into an element type ([`ScalarElem`]).
 
+/// The cpu's dtype refusals are upstream's own messages (`"addmm_impl_cpu_" not implemented for
+/// 'Half'`), without the device that the SDK's generic `unsupported_dtype` adds.
+pub use torchnative_backend::upstream_unsupported_dtype as unsupported_dtype;
 pub use torchnative_backend::{
-    err, index_error, not_implemented, runtime, unsupported_dtype, value_error,
-    HostTensor as Tensor, KResult, KernelError, OwnedView, Registry, Scalar,
+    err, index_error, not_implemented, runtime, value_error, HostTensor as Tensor, KResult,
+    KernelError, OwnedView, Registry, Scalar,
 };
 
 use crate::dtype::{is_float, is_int, Elem};

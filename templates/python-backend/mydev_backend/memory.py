@@ -7,6 +7,7 @@ contract (addresses are ints, `src`/`dst` on the host side are CPU memory).
 from __future__ import annotations
 
 import ctypes
+import sys
 
 import numpy as np
 
@@ -35,11 +36,25 @@ class HostAllocator:
 
 _NUMPY = {"float32": np.float32, "float64": np.float64, "float16": np.float16, "int64": np.int64,
           "int32": np.int32, "int16": np.int16, "int8": np.int8, "uint8": np.uint8, "bool": np.bool_}
+# Upstream's names for dtypes numpy has no type for (bfloat16, complex, ...), as its messages spell them.
+_UPSTREAM_NAMES = {"bfloat16": "BFloat16", "complex32": "ComplexHalf", "complex64": "ComplexFloat",
+                   "complex128": "ComplexDouble", "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
+                   "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2",
+                   "float8_e4m3fnuz": "Float8_e4m3fnuz", "float8_e5m2fnuz": "Float8_e5m2fnuz"}
 
 
-def as_numpy(t) -> np.ndarray:
-    """A writable numpy view of tensor `t` (its sizes and strides) in mydev memory."""
-    dtype = np.dtype(_NUMPY[str(t.dtype).removeprefix("torch.")])
+def as_numpy(t, op: str | None = None) -> np.ndarray:
+    """A writable numpy view of tensor `t` (its sizes and strides) in mydev memory.
+
+    A dtype without a numpy type here (bfloat16, complex) is refused by name, in the form
+    `torchnative conformance` counts as a refusal: `"add" not implemented for 'BFloat16' on device
+    'mydev'`. `op` names the operator (the calling function's name when not given)."""
+    name = str(t.dtype).removeprefix("torch.")
+    if name not in _NUMPY:
+        op = op or sys._getframe(1).f_code.co_name
+        raise NotImplementedError(f'"{op}" not implemented for '
+                                  f"'{_UPSTREAM_NAMES.get(name, name)}' on device '{t.device.type}'")
+    dtype = np.dtype(_NUMPY[name])
     shape, strides = tuple(t.shape), tuple(t.stride())
     span = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if all(shape) else 0
     raw = (ctypes.c_char * max(span * dtype.itemsize, 1)).from_address(t.data_ptr())

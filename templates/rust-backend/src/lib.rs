@@ -16,9 +16,8 @@ use std::ffi::c_void;
 
 use pyo3::prelude::*;
 use torchnative_backend::abi::{TnAllocator, TnDtype, TnTensor};
-use torchnative_backend::dtype::dtype_name;
 use torchnative_backend::{
-    kernel_table, not_implemented, Backend, HostTensor, KResult, Registry, Scalar,
+    kernel_table, unsupported_dtype, Backend, HostTensor, KResult, Registry, Scalar,
 };
 
 pub struct Rustdev;
@@ -66,15 +65,12 @@ fn offsets(t: &HostTensor) -> Vec<isize> {
 }
 
 /// rustdev computes in float32 only; anything else is refused by name, in the form that
-/// `torchnative conformance` counts as a refusal rather than a failure: upstream's wording with
-/// the device (`"fill_" not implemented for 'Long' on device 'rustdev'`).
+/// `torchnative conformance` counts as a refusal rather than a failure: the SDK's
+/// `unsupported_dtype`, upstream's wording with the device
+/// (`"fill_" not implemented for 'Long' on device 'rustdev'`).
 fn f32_only<'a>(t: HostTensor<'a>, what: &str) -> KResult<HostTensor<'a>> {
     if t.dtype != TnDtype::Float32 {
-        return Err(not_implemented(format!(
-            "\"{what}\" not implemented for '{}' on device '{}'",
-            dtype_name(t.dtype),
-            Rustdev::DEVICE_KEY
-        )));
+        return Err(unsupported_dtype::<Rustdev>(what, t.dtype));
     }
     Ok(t)
 }
