@@ -410,7 +410,9 @@ pub fn _tn_call_impl(
             if let Some(out) = crate::fastpath::try_call(py, name, &f, args, kwargs)? {
                 return Ok(out);
             }
-            Ok(f.call(args, kwargs)?.unbind())
+            f.call(args, kwargs)
+                .map(|o| o.unbind())
+                .map_err(|e| python_accident_as_runtime_error(py, name, e))
         }
         None => {
             // no implementation in the core: upstream's own Python decomposition, when
@@ -420,7 +422,10 @@ pub fn _tn_call_impl(
                 .call_method1("lookup", (op,))?;
             if !found.is_none() {
                 st.impls.bind(py).set_item(op, &found)?;
-                return Ok(found.call(args, kwargs)?.unbind());
+                return found
+                    .call(args, kwargs)
+                    .map(|o| o.unbind())
+                    .map_err(|e| python_accident_as_runtime_error(py, name, e));
             }
             Err(refuse(
                 &crate::launch::display_name(&format!("aten::{}", op.to_str()?)),
@@ -428,6 +433,56 @@ pub fn _tn_call_impl(
             ))
         }
     }
+}
+
+/// An operator implemented in Python can fail on arguments it did not expect with a Python
+/// builtin's error (`list index out of range`, `not enough values to unpack`, a division by
+/// zero, an attribute of `None`); upstream's C++ operator refuses such arguments with a
+/// RuntimeError from its checks. Those accidents leave the door as a RuntimeError naming the
+/// operator, the original error chained as its cause; every error an implementation raises on
+/// purpose (upstream's own types and messages) passes unchanged.
+fn python_accident_as_runtime_error(py: Python<'_>, op: &str, e: PyErr) -> PyErr {
+    use pyo3::exceptions::*;
+    let msg = e.value(py).str().map(|s| s.to_string()).unwrap_or_default();
+    let starts = |prefixes: &[&str]| prefixes.iter().any(|p| msg.starts_with(p));
+    let ty = e.get_type(py);
+    let exact = |t: &Bound<'_, pyo3::types::PyType>| ty.is(t);
+    let accident = exact(&py.get_type::<PyZeroDivisionError>())
+        || exact(&py.get_type::<PyAttributeError>())
+        || exact(&py.get_type::<PyKeyError>())
+        || (exact(&py.get_type::<PyOverflowError>())
+            && starts(&["Python int too large", "cannot convert float", "int too large", "math range error"]))
+        || (exact(&py.get_type::<PyValueError>())
+            && starts(&[
+                "not enough values to unpack",
+                "too many values to unpack",
+                "cannot convert float NaN to integer",
+                "math domain error",
+                "range() arg 3 must not be zero",
+                "max() arg is an empty",
+                "min() arg is an empty",
+                "max() iterable argument is empty",
+                "min() iterable argument is empty",
+            ]))
+        || (exact(&py.get_type::<PyIndexError>())
+            && starts(&["list index out of range", "tuple index out of range", "list assignment index", "pop from empty"]))
+        || (exact(&py.get_type::<PyTypeError>())
+            && (msg.starts_with("'NoneType' object")
+                || msg.starts_with("object of type 'NoneType'")
+                || msg.starts_with("unsupported operand type")
+                || msg.contains("got multiple values for argument")
+                || msg.starts_with("'int' object is not")
+                || msg.starts_with("'float' object is not")
+                || msg.starts_with("'bool' object is not")));
+    if !accident {
+        return e;
+    }
+    let err = PyRuntimeError::new_err(format!(
+        "aten::{op}: invalid arguments for this operator ({}: {msg})",
+        ty.name().map(|n| n.to_string()).unwrap_or_default()
+    ));
+    err.set_cause(py, Some(e));
+    err
 }
 
 // --- TorchDispatchMode stack (upstream names) --------------------------------------------------

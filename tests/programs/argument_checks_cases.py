@@ -185,3 +185,64 @@ CASES.update({
 
 if __name__ == "__main__":
     write_outcomes(CASES, sys.argv[1])
+
+# A bool tensor whose bytes are not 0/1 (a view of uint8 storage): every byte other than 0 reads
+# as true, and results hold 0/1 (upstream's kernels load bool as a byte and test it).
+_bytes = torch.tensor([0, 1, 2, 255, 4, 0, 3, 1] * 3, dtype=torch.uint8)
+_b, _t = _bytes.view(torch.bool), torch.ones(24)
+CASES.update({
+    "bool_bytes_float": lambda: _b.float(),
+    "bool_bytes_long": lambda: _b.long(),
+    "bool_bytes_sum": lambda: _b.sum(),
+    "bool_bytes_not": lambda: (~_b).view(torch.uint8),
+    "bool_bytes_logical_not": lambda: _b.logical_not(),
+    "bool_bytes_and": lambda: (_b & _b.roll(1)).view(torch.uint8),
+    "bool_bytes_xor": lambda: (_b ^ _b.roll(1)).view(torch.uint8),
+    "bool_bytes_where": lambda: torch.where(_b, _t, -_t),
+    "bool_bytes_masked_fill": lambda: _t.masked_fill(_b, 0),
+    "bool_bytes_eq": lambda: _b == _b.roll(1),
+    "bool_bytes_nonzero": lambda: _b.nonzero().flatten(),
+    "bool_bytes_index": lambda: _t[_b],
+    "bool_bytes_add": lambda: (_b + _b).view(torch.uint8),
+    "bool_bytes_max": lambda: _b.max().view(torch.uint8),
+    "bool_bytes_contiguous": lambda: _b[::2].contiguous().view(torch.uint8),
+    "bool_bytes_cumsum": lambda: _b.cumsum(0),
+    "bool_bytes_strided_eq": lambda: _b[::2] == _b[1::2],
+    # variance of equal values is 0 however large they are (the mean is summed exactly)
+    "var_equal_huge": lambda: torch.var(torch.full((16,), 1e30, dtype=torch.float64)),
+    "std_equal_huge": lambda: torch.std(torch.full((5, 3), -3e200, dtype=torch.float64)),
+})
+
+
+def _error_type(f):
+    try:
+        f()
+    except Exception as e:  # noqa: BLE001  (the type is the outcome)
+        return type(e).__name__
+    return "no error"
+
+
+# Invalid arguments that upstream refuses with a RuntimeError and our Python compositions first
+# met as a builtin accident (a division by zero, an unpacking, an index): the type is compared
+# (the messages are upstream's C++ checks, which ours does not all repeat).
+CASES.update({
+    "accident_avg_pool1d_padding": lambda: _error_type(lambda: A.avg_pool1d(torch.ones(4, 2, 4), [0], [4], [5, 2])),
+    "accident_max_pool2d_0d": lambda: _error_type(lambda: A.max_pool2d(torch.tensor(1.), [-1, 1], [0, 3], [3, 1])),
+    "accident_lu_unpack_1d": lambda: _error_type(lambda: torch.lu_unpack(torch.ones(3), torch.ones(3))),
+    "accident_col2im_dilation": lambda: _error_type(lambda: A.col2im(torch.ones(1), [-1, 3], [1, 1], [], [-2, -1], [2, -2])),
+    "accident_range_nan": lambda: _error_type(lambda: A.range.out(nan, True, out=torch.empty(4, dtype=torch.int8))),
+})
+
+# The conjugate transposes conjugate (ours has no conjugate bit: the result is a copy).
+_z = torch.tensor([[1 + 2j, 3 - 1j, 0.5j], [2, -1j, 1 + 1j]])
+CASES.update({
+    "mH_complex": lambda: _z.mH,
+    "H_complex": lambda: _z.H,
+    "adjoint_complex_batched": lambda: torch.stack([_z, 2 * _z]).adjoint(),
+    "mH_0d": lambda: torch.tensor(1 + 1j).mH,
+    "mT_0d": lambda: torch.tensor(2.0).mT,
+    "H_3d": lambda: torch.stack([_z, _z]).H,
+    "mH_1d": lambda: _z[0].mH,
+    "adjoint_1d": lambda: _z[0].adjoint(),
+    "mH_real": lambda: x.mH,
+})

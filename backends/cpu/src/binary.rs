@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use torchnative_backend::abi::TnDtype;
 
-use crate::dtype::{is_float, is_int, Elem, FloatElem, Real};
+use crate::dtype::{is_float, is_int, Bool, Elem, FloatElem, Real};
 use crate::kernel::ScalarElem;
 use crate::kernel::{Call, KResult, Scalar, Tensor};
 use crate::strided::{map1, map2, map3, zip_fma_tensors};
@@ -174,8 +174,8 @@ fn add(c: &mut Call, negate: bool) -> KResult {
     unsafe {
         match dt {
             TnDtype::Bool => {
-                let al: bool = alpha.checked()?;
-                same_op(op, &out, &a, &b, |x: bool, y: bool| x || (al && y))
+                let al: Bool = alpha.checked()?;
+                same_op(op, &out, &a, &b, |x: Bool, y: Bool| x | (al & y))
             }
             dt if is_int(dt) => dispatch_int!(dt, op, T => {
                 let al: T = alpha.checked()?;
@@ -213,7 +213,7 @@ fn mul(c: &mut Call) -> KResult {
     unsafe {
         match out.dtype {
             dt if crate::complex::is_complex(dt) => crate::complex::mul(&out, &a, &b),
-            TnDtype::Bool => same_op("mul", &out, &a, &b, |x: bool, y: bool| x && y),
+            TnDtype::Bool => same_op("mul", &out, &a, &b, |x: Bool, y: Bool| x & y),
             dt if is_int(dt) => {
                 dispatch_int!(dt, "mul", T => same_op("mul", &out, &a, &b, |x: T, y: T| x.wrapping_mul(y)))
             }
@@ -429,9 +429,9 @@ fn max_min(c: &mut Call, is_max: bool) -> KResult {
         match out.dtype {
             TnDtype::Bool => {
                 if is_max {
-                    same_op(op, &out, &a, &b, |x: bool, y: bool| x || y)
+                    same_op(op, &out, &a, &b, |x: Bool, y: Bool| x | y)
                 } else {
-                    same_op(op, &out, &a, &b, |x: bool, y: bool| x && y)
+                    same_op(op, &out, &a, &b, |x: Bool, y: Bool| x & y)
                 }
             }
             dt if is_int(dt) => dispatch_int!(dt, op, T => if is_max {
@@ -510,9 +510,9 @@ fn bitwise(c: &mut Call, k: Bit) -> KResult {
     unsafe {
         match out.dtype {
             TnDtype::Bool => match k {
-                Bit::And => same_op(name, &out, &a, &b, |x: bool, y: bool| x & y),
-                Bit::Or => same_op(name, &out, &a, &b, |x: bool, y: bool| x | y),
-                Bit::Xor => same_op(name, &out, &a, &b, |x: bool, y: bool| x ^ y),
+                Bit::And => same_op(name, &out, &a, &b, |x: Bool, y: Bool| x & y),
+                Bit::Or => same_op(name, &out, &a, &b, |x: Bool, y: Bool| x | y),
+                Bit::Xor => same_op(name, &out, &a, &b, |x: Bool, y: Bool| x ^ y),
             },
             dt => dispatch_int!(dt, name, T => match k {
                 Bit::And => same_op(name, &out, &a, &b, |x: T, y: T| x & y),
@@ -808,10 +808,10 @@ fn clamp_tensor(c: &mut Call) -> KResult {
             // upstream's clamp_min/clamp_max with a tensor bound are maximum/minimum, which take
             // bool (or, and); clamp with both bounds does not
             (Some(l), None) if out.dtype == TnDtype::Bool => {
-                map2(&out, &a, &l, |x: bool, l: bool| x | l)
+                map2(&out, &a, &l, |x: Bool, l: Bool| x | l)
             }
             (None, Some(h)) if out.dtype == TnDtype::Bool => {
-                map2(&out, &a, &h, |x: bool, h: bool| x & h)
+                map2(&out, &a, &h, |x: Bool, h: Bool| x & h)
             }
             (Some(l), None) => match out.dtype {
                 dt if is_int(dt) => {

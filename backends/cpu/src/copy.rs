@@ -1,6 +1,7 @@
 //! `copy_` (strided copy with dtype conversion) and `fill_.Scalar`.
 
 use crate::dtype::Elem;
+use torchnative_backend::abi::TnDtype;
 use crate::kernel::ScalarElem;
 use crate::kernel::{Call, KResult, Tensor};
 use crate::strided::{fill, map1};
@@ -30,7 +31,11 @@ pub fn copy_cast(dst: &Tensor, src: &Tensor) -> KResult {
     }
     unsafe {
         if dst.dtype == src.dtype {
-            // Same dtype: move raw bits (no NaN canonicalisation, no conversion).
+            // Same dtype: move raw bits (no NaN canonicalisation, no conversion); bool bytes
+            // are normalised to 0/1 as upstream's copy does.
+            if dst.dtype == TnDtype::Bool {
+                return map1(&dst, &src, |x: u8| (x != 0) as u8);
+            }
             return match dst.itemsize() {
                 1 => map1(&dst, &src, |x: u8| x),
                 2 => map1(&dst, &src, |x: u16| x),

@@ -93,34 +93,96 @@ int_elem!(i16, Int16, "int16_t", |v| cvtt_i32(v) as i16);
 int_elem!(i32, Int32, "int", |v| cvtt_i32(v));
 int_elem!(i64, Int64, "int64_t", |v| cvtt_i64(v));
 
-impl Elem for bool {
+/// A bool element as stored: one byte, read as upstream reads it (any nonzero byte is true) and
+/// written as 0 or 1. A byte other than 0/1 reaches a bool tensor through `view(torch.bool)` or an
+/// untyped storage; reading it as Rust's `bool` would be undefined behaviour, and upstream's
+/// kernels normalise it (`x.float()` is 1.0, `x.clone()` stores 1).
+#[repr(transparent)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct Bool(u8);
+
+impl Bool {
+    pub const FALSE: Bool = Bool(0);
+    pub const TRUE: Bool = Bool(1);
+    #[inline(always)]
+    pub fn new(v: bool) -> Self {
+        Bool(v as u8)
+    }
+    #[inline(always)]
+    pub fn get(self) -> bool {
+        self.0 != 0
+    }
+}
+
+impl PartialEq for Bool {
+    #[inline(always)]
+    fn eq(&self, o: &Self) -> bool {
+        self.get() == o.get()
+    }
+}
+impl Eq for Bool {}
+impl PartialOrd for Bool {
+    #[inline(always)]
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Bool {
+    #[inline(always)]
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.get().cmp(&o.get())
+    }
+}
+impl std::ops::Not for Bool {
+    type Output = Bool;
+    #[inline(always)]
+    fn not(self) -> Bool {
+        Bool::new(!self.get())
+    }
+}
+macro_rules! bool_bitop {
+    ($tr:ident, $f:ident, $op:tt) => {
+        impl std::ops::$tr for Bool {
+            type Output = Bool;
+            #[inline(always)]
+            fn $f(self, o: Bool) -> Bool {
+                Bool::new(self.get() $op o.get())
+            }
+        }
+    };
+}
+bool_bitop!(BitAnd, bitand, &);
+bool_bitop!(BitOr, bitor, |);
+bool_bitop!(BitXor, bitxor, ^);
+
+impl Elem for Bool {
     const DTYPE: TnDtype = TnDtype::Bool;
     const CNAME: &'static str = "bool";
     const LOWEST: f64 = 0.0;
     const MAX: f64 = 1.0;
     #[inline(always)]
     fn from_i64(v: i64) -> Self {
-        v != 0
+        Bool::new(v != 0)
     }
     #[inline(always)]
     fn from_f64(v: f64) -> Self {
-        v != 0.0
+        Bool::new(v != 0.0)
     }
     #[inline(always)]
     fn from_bool(v: bool) -> Self {
-        v
+        Bool::new(v)
     }
     #[inline(always)]
     fn to_f64(self) -> f64 {
-        self as u8 as f64
+        self.get() as u8 as f64
     }
     #[inline(always)]
     fn to_bool(self) -> bool {
-        self
+        self.get()
     }
     #[inline(always)]
     fn cast<D: Elem>(self) -> D {
-        D::from_bool(self)
+        D::from_bool(self.get())
     }
 }
 
@@ -332,7 +394,7 @@ macro_rules! dispatch_all {
             }
             __D::Bool => {
                 #[allow(dead_code)]
-                type $T = bool;
+                type $T = $crate::dtype::Bool;
                 $body
             }
             other => return Err($crate::kernel::unsupported_dtype($op, other)),
@@ -674,8 +736,8 @@ mod tests {
         assert_eq!(i32::from_f64(f64::NAN), i32::MIN);
         assert_eq!(i64::from_f64(-1e19), i64::MIN);
         assert_eq!(i64::from_f64(-2147483649.0), -2147483649);
-        assert!(bool::from_f64(f64::NAN));
-        assert!(!bool::from_f64(-0.0));
+        assert!(Bool::from_f64(f64::NAN).get());
+        assert!(!Bool::from_f64(-0.0).get());
     }
 
     #[test]

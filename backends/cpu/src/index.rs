@@ -685,7 +685,7 @@ fn index_put(c: &mut Call) -> KResult {
             };
         }
         match out.dtype {
-            TnDtype::Bool => put!(bool, |x, y| x || y),
+            TnDtype::Bool => put!(crate::dtype::Bool, |x, y| x | y),
             dt if crate::dtype::is_int(dt) => {
                 crate::dispatch_int!(dt, "index_put", T => put!(T, |x, y| x.wrapping_add(y)))
             }

@@ -1009,7 +1009,7 @@ fn sdpa(c: &mut Call) -> KResult {
                             if let Some((mt, st)) = &mask_view {
                                 let off: isize = b as isize * st[0] + h as isize * st[1] + i as isize * st[2] + j as isize * st[3];
                                 if mt.dtype == TnDtype::Bool {
-                                    if !mt.read::<bool>(off) {
+                                    if mt.read::<u8>(off) == 0 {
                                         s = -A::INF;
                                     }
                                 } else {

@@ -16,7 +16,7 @@
 
 use torchnative_backend::abi::TnDtype;
 
-use crate::dtype::{is_float, is_int, Elem, FloatElem, Real};
+use crate::dtype::{is_float, is_int, Bool, Elem, FloatElem, Real};
 use crate::kernel::{Call, KResult, Tensor};
 use crate::strided::Plan;
 use crate::{bail, dispatch_all, dispatch_float, kernels};
@@ -426,8 +426,8 @@ fn amax_amin(c: &mut Call, is_max: bool) -> KResult {
     unsafe {
         match a.dtype {
             TnDtype::Bool => {
-                let accs = r.fold(!is_max, |acc: &mut bool, x: bool, _| {
-                    *acc = if is_max { *acc || x } else { *acc && x }
+                let accs = r.fold(Bool::new(!is_max), |acc: &mut Bool, x: Bool, _| {
+                    *acc = if is_max { *acc | x } else { *acc & x }
                 })?;
                 r.write(&out, |j| accs[j])
             }
@@ -575,7 +575,15 @@ fn var_std(c: &mut Call, take_sqrt: bool, with_mean: bool) -> KResult {
             if !with_mean && r.out_numel == 1 && matches!(a.dtype, TnDtype::Float32 | TnDtype::Float64) {
                 // Upstream's `std_var_all_cpu`: mean = self.mean() (in T), then the f64 sum of
                 // (x - mean)^2 in the input's iteration order, one partial sum per 2-d block.
-                let total = r.fold(0f64, |acc: &mut f64, x: T, _| *acc += x.to_f64())?[0];
+                // Neumaier's compensated sum: as accurate as upstream's cascade sum, so a
+                // constant input has its exact mean (and variance 0) as upstream's has.
+                let (s, comp) = r.fold((0f64, 0f64), |acc: &mut (f64, f64), x: T, _| {
+                    let x = x.to_f64();
+                    let t = acc.0 + x;
+                    acc.1 += if acc.0.abs() >= x.abs() { (acc.0 - t) + x } else { (x - t) + acc.0 };
+                    acc.0 = t;
+                })?[0];
+                let total = if (s + comp).is_finite() { s + comp } else { s };
                 let n = r.red_numel as f64;
                 let mean: f64 = if a.dtype == TnDtype::Float32 {
                     ((total as f32) / (r.red_numel as f32)) as f64

@@ -6,7 +6,7 @@
 
 use torchnative_backend::abi::TnDtype;
 
-use crate::dtype::{is_int, Elem, FloatElem, Real};
+use crate::dtype::{is_int, Bool, Elem, FloatElem, Real};
 use crate::kernel::ScalarElem;
 use crate::kernel::{Call, KResult, Tensor};
 use crate::strided::map1;
@@ -295,7 +295,7 @@ fn sign(c: &mut Call) -> KResult {
     let (out, a) = io(c, "sign")?;
     unsafe {
         match out.dtype {
-            TnDtype::Bool => map1(&out, &a, |x: bool| x),
+            TnDtype::Bool => map1(&out, &a, |x: Bool| Bool::new(x.get())),
             dt if is_int(dt) => {
                 dispatch_int!(dt, "sign_cpu", T => map1(&out, &a, |x: T| ((0 as T) < x) as T - (x < 0 as T) as T))
             }
@@ -422,7 +422,7 @@ fn bitwise_not(c: &mut Call) -> KResult {
     let (out, a) = io(c, "bitwise_not")?;
     unsafe {
         match out.dtype {
-            TnDtype::Bool => map1(&out, &a, |x: bool| !x),
+            TnDtype::Bool => map1(&out, &a, |x: Bool| !x),
             dt => dispatch_int!(dt, "bitwise_not_cpu", T => map1(&out, &a, |x: T| !x)),
         }
     }

@@ -259,10 +259,27 @@ def install(C_) -> None:
 
         return set_from_storage(self, source, storage_offset, size, stride)
 
+    def _adjoint(self, name, conjugate):
+        # upstream's `_adjoint` (TensorShape.cpp): a 0-D tensor is its own transpose; only
+        # 1-D is refused. There is no conjugate bit here, so `conj` of a complex tensor copies.
+        n = self.dim()
+        if n == 1:
+            raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. Got 1-D tensor.")
+        r = self if n == 0 else _door("transpose.int", self, -2, -1)
+        return _door("conj", r) if conjugate and self.is_complex() else r
+
     def _mT(self):
-        if self.dim() < 2:
-            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.dim()}-D tensor.")
-        return _door("transpose.int", self, -2, -1)
+        return _adjoint(self, "mT", False)
+
+    def _mH(self):
+        return _adjoint(self, "mH", True)
+
+    def _H(self):
+        n = self.dim()
+        if n not in (0, 2):
+            hint = " For batches of matrices, consider using tensor.mH" if n > 2 else ""
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor.{hint}")
+        return _adjoint(self, "H", True)
 
     def _T(self):
         n = self.dim()
@@ -279,8 +296,8 @@ def install(C_) -> None:
     props = {
         "T": property(_T),
         "mT": property(_mT),
-        "H": property(_T),
-        "mH": property(_mT),
+        "H": property(_H),
+        "mH": property(_mH),
         "dtype": property(_dtype),
         "device": property(_device),
         "shape": property(lambda self: _size_of(self._tn_sizes)),

@@ -129,12 +129,6 @@ def sparse_dim(self):
     return 0
 
 
-def _needs_matrix(self, what):
-    if self.dim() < 2:
-        raise RuntimeError(f"tensor.{what} is only supported on matrices or batches of matrices. "
-                           f"Got {self.dim()}-D tensor.")
-
-
 @impl("mT")
 def m_t(self):
     return self.mT
@@ -147,16 +141,14 @@ def m_h(self):
 
 @impl("adjoint")
 def adjoint(self):
-    _needs_matrix(self, "adjoint()")
+    if self.dim() == 1:
+        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of matrices. Got 1-D tensor.")
     return self.mH
 
 
 @impl("matrix_H")
 def matrix_h(self):
-    if self.dim() != 2:
-        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor. For "
-                           "batches of matrices, consider using tensor.mH")
-    return self.mH
+    return self.H
 
 
 @impl("numpy_T")
