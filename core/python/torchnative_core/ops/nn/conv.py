@@ -208,3 +208,32 @@ impl("conv2d.padding")(_convnd(2))
 
 
 impl("conv3d.padding")(_convnd(3))
+
+
+@impl("conv_tbc")
+def conv_tbc(self, weight, bias, pad=0):
+    """Time-batch-channel convolution (ConvolutionTBC.cpp): the output starts as the bias and each
+    kernel tap adds one matrix product of the input rows it reaches."""
+    import torch
+
+    if self.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.")
+    if weight.shape[1] != self.shape[2]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if bias.dim() != 1 or weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    ilen, batch, cin = self.shape
+    k, _, cout = weight.shape
+    olen = ilen + 2 * pad - k + 1
+    out = torch.empty(olen, batch, cout, dtype=self.dtype).copy_(bias.expand(olen, batch, cout))
+    rows = []
+    for kk in range(k):
+        i_shift, o_shift = max(0, kk - pad), max(0, pad - kk)
+        t = min(ilen + pad - kk, olen) - o_shift
+        if t > 0:
+            rows.append((o_shift, t, torch.mm(self[i_shift:i_shift + t].reshape(t * batch, cin), weight[kk])))
+    for o_shift, t, p in rows:
+        out = out.index_add(0, torch.arange(o_shift, o_shift + t), p.reshape(t, batch, cout))
+    return out
