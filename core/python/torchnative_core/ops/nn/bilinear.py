@@ -11,6 +11,10 @@ from .. import impl
 def bilinear(input1, input2, weight, bias=None):
     import torch
 
+    dts = [B.dtype_of(t) for t in (input1, input2, weight) + ((bias,) if bias is not None else ())]
+    if len(set(dts)) != 1:
+        names = [f"{n}: {B.cpp_type_name(d)}" for n, d in zip(("input1", "input2", "weight", "bias"), dts)]
+        raise RuntimeError(f"All tensors must have the same dtype, got {', '.join(names)}")
     if input1.dim() != input2.dim():
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
     for i in range(input1.dim() - 1):
@@ -26,11 +30,6 @@ def bilinear(input1, input2, weight, bias=None):
     if bias is not None and (bias.dim() != 1 or bias.shape[0] != weight.shape[0]):
         raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
                            f"{bias.shape[0] if bias.dim() else 0} but expected {weight.shape[0]}")
-    dts = (B.dtype_of(input1), B.dtype_of(input2), B.dtype_of(weight))
-    if len(set(dts)) != 1:
-        names = [B.cpp_type_name(d) for d in dts]
-        raise RuntimeError(f"All tensors must have the same dtype, got input1: {names[0]}, input2: {names[1]}, "
-                           f"weight: {names[2]}")
     out_size = list(input1.shape[:-1]) + [weight.shape[0]]
     x1 = input1.reshape(-1, input1.shape[-1])
     x2 = input2.reshape(-1, input2.shape[-1])

@@ -121,9 +121,12 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, s
         max_indices = torch.where(empty, 0, torch.cat([idx, idx.new_zeros(1)])[first.clamp_max(big)])
         out = torch.where(empty, 0, out)
         return out, bag.to(it), counts.to(it), max_indices.to(it)
+    # float16/bfloat16 bags weigh and accumulate in float32 and round once
+    acc = torch.float32 if w.dtype in (torch.float16, torch.bfloat16) else w.dtype
+    rows = rows.to(acc)
     if per_sample_weights is not None:
-        rows = rows * per_sample_weights.detach().reshape(-1, 1)
-    out = torch.zeros(nb, d, dtype=w.dtype).index_add_(0, bag[feeds], rows[feeds])
+        rows = rows * per_sample_weights.detach().reshape(-1, 1).to(acc)
+    out = torch.zeros(nb, d, dtype=acc).index_add_(0, bag[feeds], rows[feeds]).to(w.dtype)
     if mode == MEAN:
         out = out / counts.clamp_min(1).unsqueeze(1).to(w.dtype)
         return out, bag.to(it), counts.to(it), counts.to(it)

@@ -22,7 +22,7 @@ def _check(self, noise, lower, upper, training):
     if B.dtype_of(noise) is not dt:
         raise RuntimeError(f"expected scalar type {B.scalar_type_name(dt)} but found "
                            f"{B.scalar_type_name(B.dtype_of(noise))}")
-    if float(lower) > float(upper):
+    if training and float(lower) > float(upper):  # the draw's own check
         raise RuntimeError("Expected from <= to to be true, but got false.  (Could this error message be improved?  "
                            "If so, please report an enhancement request to PyTorch.)")
 
@@ -73,3 +73,12 @@ def rrelu(self, lower=0.125, upper=1.0 / 3.0, training=False, generator=None):
     import torch
 
     return torch.ops.aten.rrelu_with_noise(self, torch.empty_like(self), lower, upper, training, generator)
+
+
+@impl("rrelu_with_noise_functional")
+def rrelu_with_noise_functional(self, noise, lower=0.125, upper=1.0 / 3.0, training=False, generator=None):
+    """The functional form: the noise written into a copy, returned beside the result."""
+    import torch
+
+    noise_out = noise.clone()
+    return torch.ops.aten.rrelu_with_noise(self, noise_out, lower, upper, training, generator), noise_out

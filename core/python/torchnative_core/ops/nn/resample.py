@@ -274,6 +274,7 @@ def _source(coord, size, padding, align_corners):
 def grid_sampler_2d(input, grid, interpolation_mode=0, padding_mode=0, align_corners=False):
     import torch
 
+    _grid_checks(input, grid, interpolation_mode, 2)
     if interpolation_mode not in (0, 1):
         raise NotImplementedError("aten.grid_sampler_2d with bicubic interpolation has no kernel for device 'cpu' yet")
     n, c, h, w = input.shape
@@ -283,7 +284,8 @@ def grid_sampler_2d(input, grid, interpolation_mode=0, padding_mode=0, align_cor
 
     def tap(yy, xx):
         valid = (xx >= 0) & (xx <= w - 1) & (yy >= 0) & (yy <= h - 1)
-        idx = (yy.clamp(0, h - 1) * w + xx.clamp(0, w - 1)).to(torch.int64).reshape(n, 1, -1).expand(n, c, -1)
+        idx = yy.clamp(0, h - 1).to(torch.int64) * w + xx.clamp(0, w - 1).to(torch.int64)
+        idx = idx.reshape(n, 1, -1).expand(n, c, -1)
         v = flat.gather(2, idx).reshape(n, c, *xx.shape[1:])
         return v * valid.unsqueeze(1).to(v.dtype)
 
@@ -297,9 +299,11 @@ def grid_sampler_2d(input, grid, interpolation_mode=0, padding_mode=0, align_cor
     return out + tap(y1, x0) * (wx0 * wy1).unsqueeze(1) + tap(y1, x1) * (wx1 * wy1).unsqueeze(1)
 
 
-def _grid_checks(input, grid, interpolation_mode):
-    """upstream's check_grid_sampler_common, then the 3-d sampler's own checks."""
+def _grid_checks(input, grid, interpolation_mode, nd=3):
+    """upstream's check_grid_sampler_common, then the 2-d or 3-d sampler's own checks."""
     si, sg = list(input.shape), list(grid.shape)
+    if not si or not sg:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if si[0] != sg[0]:
         raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
                            f"sizes {si} and grid with sizes {sg}")
@@ -310,10 +314,10 @@ def _grid_checks(input, grid, interpolation_mode):
         if si[i] == 0:
             raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
                                f"sizes {si} with dimension {i} being empty")
-    if input.dim() != 5 or grid.dim() != 5:
-        raise RuntimeError(f"grid_sampler(): expected 5D input and grid with same number of dimensions, but got input "
-                           f"with sizes {si} and grid with sizes {sg}")
-    if interpolation_mode == 2:
+    if input.dim() != nd + 2 or grid.dim() != nd + 2:
+        raise RuntimeError(f"grid_sampler(): expected {nd + 2}D input and grid with same number of dimensions, but got "
+                           f"input with sizes {si} and grid with sizes {sg}")
+    if nd == 3 and interpolation_mode == 2:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     if input.dtype != grid.dtype:
         from .. import base as B
@@ -324,7 +328,8 @@ def _grid_checks(input, grid, interpolation_mode):
         from .. import base as B
         from ..elementwise.arithmetic import _type_name
 
-        raise NotImplementedError(f'"grid_sampler3d_cpu" not implemented for \'{_type_name(B.dtype_of(input))}\'')
+        kernel = "grid_sampler_2d_cpu_kernel_impl" if nd == 2 else "grid_sampler3d_cpu"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(B.dtype_of(input))}\'')
 
 
 @impl("grid_sampler_3d")
@@ -345,7 +350,9 @@ def grid_sampler_3d(input, grid, interpolation_mode=0, padding_mode=0, align_cor
 
     def tap(zz, yy, xx):
         valid = (xx >= 0) & (xx <= w - 1) & (yy >= 0) & (yy <= h - 1) & (zz >= 0) & (zz <= d - 1)
-        idx = ((zz.clamp(0, d - 1) * h + yy.clamp(0, h - 1)) * w + xx.clamp(0, w - 1)).to(torch.int64)
+        # the flat index in integers: a reduced-precision coordinate cannot hold it
+        iz, iy, ix = (t.clamp(0, n - 1).to(torch.int64) for t, n in ((zz, d), (yy, h), (xx, w)))
+        idx = (iz * h + iy) * w + ix
         v = flat.gather(2, idx.reshape(n, 1, -1).expand(n, c, -1)).reshape([n, c] + out_sp)
         return v * valid.unsqueeze(1).to(v.dtype)
 
@@ -364,7 +371,7 @@ def grid_sampler_3d(input, grid, interpolation_mode=0, padding_mode=0, align_cor
 
 @impl("grid_sampler")
 def grid_sampler(input, grid, interpolation_mode=0, padding_mode=0, align_corners=False):
-    op = grid_sampler_3d if input.dim() == 5 else grid_sampler_2d
+    op = grid_sampler_2d if input.dim() == 4 else grid_sampler_3d
     return op(input, grid, interpolation_mode, padding_mode, align_corners)
 
 
