@@ -33,8 +33,9 @@ def bilinear(input1, input2, weight, bias=None):
     out_size = list(input1.shape[:-1]) + [weight.shape[0]]
     x1 = input1.reshape(-1, input1.shape[-1])
     x2 = input2.reshape(-1, input2.shape[-1])
-    # (x1 W_o) . x2 for every output o: one matrix product, then a product-sum over j
+    # (x1 W_o) . x2 for every output o: two matrix products, each rounded once as upstream's
+    # _trilinear rounds its contractions
     o, i, j = weight.shape
     t = torch.mm(x1, weight.permute(1, 0, 2).reshape(i, o * j)).reshape(-1, o, j)
-    out = (t * x2.unsqueeze(1)).sum(-1).reshape(out_size)
+    out = torch.bmm(t, x2.unsqueeze(2)).reshape(out_size)
     return out + bias if bias is not None else out
