@@ -104,6 +104,15 @@ CASES = {
     "bag_grad_mean_padding": lambda: grads(lambda w: F.embedding_bag(bag_idx, w, bag_off, mode="mean",
                                                                      padding_idx=4), emb),
     "bag_grad_max": lambda: grads(lambda w: F.embedding_bag(bag_idx, w, bag_off, mode="max"), emb),
+    "bag_backward_mean_padding": lambda: A._embedding_bag_backward(
+        torch.linspace(-1, 1, 12, dtype=torch.float64).reshape(4, 3), bag_idx, bag_off,
+        *A._embedding_bag(emb, bag_idx, bag_off, False, 1, False, None, False, 4)[1:], 10, False, 1, False, None, 4),
+    "bag_dense_backward_max": lambda: A._embedding_bag_dense_backward(
+        torch.linspace(-1, 1, 12, dtype=torch.float64).reshape(4, 3), bag_idx,
+        *A._embedding_bag(emb, bag_idx, bag_off, False, 2, False, None, False, -1)[1:], 10, False, 2, None, -1),
+    "bag_psw_backward": lambda: A._embedding_bag_per_sample_weights_backward(
+        torch.linspace(-1, 1, 12, dtype=torch.float64).reshape(4, 3), emb, bag_idx, bag_off,
+        torch.empty(0, dtype=torch.long), 0, -1),
     "bag_2d_input": lambda: F.embedding_bag(bag_idx.reshape(2, 4), emb, mode="mean"),
     "bag_err_offset0": lambda: A._embedding_bag(emb, bag_idx, bag_off + 1, False, 0, False, None, False, -1),
     "bag_err_last": lambda: A._embedding_bag(emb, bag_idx, torch.tensor([0, 9]), False, 0, False, None, False, -1),
@@ -156,6 +165,8 @@ CASES = {
     "bilinear_err_bias": lambda: F.bilinear(rand(2, 4), rand(2, 5), rand(6, 4, 5), rand(3)),
     "conv_tbc": lambda: grads(lambda a, w, b: A.conv_tbc(a, w, b, 1), rand(7, 2, 3), rand(3, 3, 4, seed=1),
                               rand(4, seed=2)),
+    "conv_tbc_backward": lambda: A.conv_tbc_backward(rand(7, 2, 4, seed=4), rand(7, 2, 3), rand(3, 3, 4, seed=1),
+                                                     rand(4, seed=2), 1),
     "conv_tbc_negative_pad": lambda: A.conv_tbc(rand(7, 2, 3), rand(3, 3, 4), rand(4), -1),
     "conv_tbc_err_channels": lambda: A.conv_tbc(rand(7, 2, 3), rand(3, 2, 4), rand(4), 0),
     # grid_sampler_3d

@@ -237,3 +237,14 @@ def conv_tbc(self, weight, bias, pad=0):
     for o_shift, t, p in rows:
         out = out.index_add(0, torch.arange(o_shift, o_shift + t), p.reshape(t, batch, cout))
     return out
+
+
+@impl("conv_tbc_backward")
+def conv_tbc_backward(self, input, weight, bias, pad):
+    """The gradients of conv_tbc (self: the output's gradient) through its own composition."""
+    import torch
+
+    with torch.enable_grad():
+        xs = [t.detach().requires_grad_() for t in (input, weight, bias)]
+        out = conv_tbc(*xs, pad)
+        return tuple(torch.autograd.grad(out, xs, self))

@@ -134,38 +134,93 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, s
     return out, offset2bag.to(it), torch.zeros(nb, dtype=it), torch.zeros(nb, dtype=it)
 
 
-def embedding_bag_grads(g, weight, indices, offsets, max_indices, bag_size, scale_grad_by_freq, mode, sparse,
-                        per_sample_weights, include_last_offset, padding_idx, needs_weight, needs_psw):
-    """The table's gradient (each bag's gradient added into the rows that fed it, scaled as the
-    forward scaled them) and the per-sample weights' (the bag gradient dotted with the row)."""
+def _weight_grad(g, idx, bag, feeds, bag_size, max_indices, num_weights, mode, per_sample_weights):
+    """Each bag's gradient added into the rows that fed it, scaled as the forward scaled them
+    (the max mode: into the row that won each column)."""
     import torch
 
+    d = g.shape[1]
+    gw = torch.zeros(num_weights, d, dtype=g.dtype)
+    if mode == MAX:
+        live = (bag_size > 0).unsqueeze(1).expand(-1, d)
+        flat = (max_indices.long() * d + torch.arange(d))[live]
+        return gw.reshape(-1).index_add(0, flat, g[live]).reshape(num_weights, d)
+    contrib = g.index_select(0, bag[feeds])
+    if per_sample_weights is not None:
+        contrib = contrib * per_sample_weights.reshape(-1)[feeds].unsqueeze(1)
+    if mode == MEAN:
+        contrib = contrib / bag_size.long().clamp_min(1)[bag[feeds]].unsqueeze(1).to(g.dtype)
+    return gw.index_add(0, idx[feeds], contrib)
+
+
+def _refuse_scaled(sparse, scale_grad_by_freq):
+    if sparse or scale_grad_by_freq:
+        # a sparse gradient is not implemented; upstream's frequency scaling divides some rows by
+        # counts that are not their own (not reproduced yet)
+        what = "sparse=True" if sparse else "scale_grad_by_freq=True"
+        raise NotImplementedError(f"torchnative: the gradient of embedding_bag with {what} is not implemented")
+
+
+def _psw_grad(g, weight, idx, bag, feeds, shape):
+    """The bag gradient dotted with the row each weight scaled."""
+    import torch
+
+    if not g.shape[0]:
+        return g.new_zeros(shape)
+    dots = (g.index_select(0, bag.clamp(0, g.shape[0] - 1)) * weight.index_select(0, idx)).sum(1)
+    return torch.where(feeds, dots, 0).reshape(shape)
+
+
+def embedding_bag_grads(g, weight, indices, offsets, max_indices, bag_size, scale_grad_by_freq, mode, sparse,
+                        per_sample_weights, include_last_offset, padding_idx, needs_weight, needs_psw):
+    """The gradients of _embedding_bag for the table and the per-sample weights."""
     idx, bag, nb, keep, feeds = _bags(indices, offsets, include_last_offset, padding_idx)
-    n, d = weight.shape
     gw = gp = None
     if needs_weight:
-        if sparse or scale_grad_by_freq:
-            # a sparse gradient is not implemented; upstream's frequency scaling divides some rows by
-            # counts that are not their own (not reproduced yet)
-            what = "sparse=True" if sparse else "scale_grad_by_freq=True"
-            raise NotImplementedError(f"torchnative: the gradient of embedding_bag with {what} is not implemented")
-        gw = torch.zeros(n, d, dtype=g.dtype)
-        if mode == MAX:
-            live = (bag_size > 0).unsqueeze(1).expand(-1, d)
-            flat = (max_indices * d + torch.arange(d))[live]
-            gw = gw.reshape(-1).index_add(0, flat, g[live]).reshape(n, d)
-        else:
-            contrib = g.index_select(0, bag[feeds]) if nb else g.new_zeros(0, d)
-            if per_sample_weights is not None:
-                contrib = contrib * per_sample_weights.reshape(-1)[feeds].unsqueeze(1)
-            if mode == MEAN:
-                contrib = contrib / bag_size.clamp_min(1)[bag[feeds]].unsqueeze(1).to(g.dtype)
-            gw = gw.index_add(0, idx[feeds], contrib)
+        _refuse_scaled(sparse, scale_grad_by_freq)
+        gw = _weight_grad(g, idx, bag, feeds, bag_size, max_indices, weight.shape[0], mode, per_sample_weights)
     if needs_psw and per_sample_weights is not None:
-        dots = (g.index_select(0, bag.clamp(0, max(nb - 1, 0))) * weight.index_select(0, idx)).sum(1) if nb else \
-            g.new_zeros(idx.shape[0])
-        gp = torch.where(feeds, dots, 0).reshape(per_sample_weights.shape)
+        gp = _psw_grad(g, weight, idx, bag, feeds, per_sample_weights.shape)
     return gw, gp
+
+
+def _given_bags(indices, offsets, offset2bag, padding_idx):
+    """The backward ops' bags: offset2bag, or (the sum fast path leaves it empty) the bags the
+    offsets make; every non-padding index counts."""
+    import torch
+
+    idx = indices.reshape(-1).long()
+    if offset2bag.numel() or offsets is None:
+        bag = offset2bag.long()
+    else:
+        offs = offsets.long()
+        bag = torch.searchsorted(offs, torch.arange(idx.shape[0]), right=True) - 1
+    feeds = idx != padding_idx if padding_idx >= 0 else torch.ones_like(idx, dtype=torch.bool)
+    return idx, bag, feeds
+
+
+@impl("_embedding_bag_dense_backward")
+def _embedding_bag_dense_backward(grad, indices, offset2bag, bag_size, maximum_indices, num_weights,
+                                  scale_grad_by_freq, mode, per_sample_weights, padding_idx=-1):
+    _refuse_scaled(False, scale_grad_by_freq)
+    idx, bag, feeds = _given_bags(indices, None, offset2bag, padding_idx)
+    return _weight_grad(grad, idx, bag, feeds, bag_size, maximum_indices, num_weights, mode, per_sample_weights)
+
+
+@impl("_embedding_bag_backward")
+def _embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights,
+                            scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx=-1):
+    _refuse_scaled(sparse, scale_grad_by_freq)
+    idx, bag, feeds = _given_bags(indices, offsets, offset2bag, padding_idx)
+    return _weight_grad(grad, idx, bag, feeds, bag_size, maximum_indices, num_weights, mode, per_sample_weights)
+
+
+@impl("_embedding_bag_per_sample_weights_backward")
+def _embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, offset2bag, mode, padding_idx=-1):
+    if mode != SUM:
+        raise RuntimeError("embedding_bag_backward: per_sample_weights only supported for mode='sum'")
+    idx, bag, feeds = _given_bags(indices, offsets, offset2bag, padding_idx)
+    return _psw_grad(grad, weight, idx, bag, feeds, indices.shape)
 
 
 def _promoted(indices, offsets):
