@@ -103,6 +103,9 @@ CASES = {
                                                                    per_sample_weights=p), emb, torch.rand(8).double()),
     "bag_grad_mean_padding": lambda: grads(lambda w: F.embedding_bag(bag_idx, w, bag_off, mode="mean",
                                                                      padding_idx=4), emb),
+    # upstream divides the k-th distinct row by the count of the k-th sorted index
+    "bag_grad_freq": lambda: grads(lambda w: F.embedding_bag(bag_idx, w, bag_off, mode="mean", scale_grad_by_freq=True,
+                                                             padding_idx=4), emb),
     "bag_grad_max": lambda: grads(lambda w: F.embedding_bag(bag_idx, w, bag_off, mode="max"), emb),
     "bag_backward_mean_padding": lambda: A._embedding_bag_backward(
         torch.linspace(-1, 1, 12, dtype=torch.float64).reshape(4, 3), bag_idx, bag_off,

@@ -153,12 +153,25 @@ def _weight_grad(g, idx, bag, feeds, bag_size, max_indices, num_weights, mode, p
     return gw.index_add(0, idx[feeds], contrib)
 
 
-def _refuse_scaled(sparse, scale_grad_by_freq):
-    if sparse or scale_grad_by_freq:
-        # a sparse gradient is not implemented; upstream's frequency scaling divides some rows by
-        # counts that are not their own (not reproduced yet)
-        what = "sparse=True" if sparse else "scale_grad_by_freq=True"
-        raise NotImplementedError(f"torchnative: the gradient of embedding_bag with {what} is not implemented")
+def _refuse_sparse(sparse):
+    if sparse:
+        raise NotImplementedError("torchnative: the gradient of embedding_bag with sparse=True (a sparse gradient) "
+                                  "is not implemented")
+
+
+def _by_frequency(gw, idx):
+    """scale_grad_by_freq as upstream's CPU backward applies it: the k-th distinct row (in
+    ascending order) is divided by the count of the k-th entry of the sorted indices, which is
+    not always that row's own count (upstream indexes its counts by group number)."""
+    import torch
+
+    if not idx.numel():
+        return gw
+    ordered = idx.sort().values
+    rows = torch.unique(ordered)
+    counts = torch.zeros(gw.shape[0], dtype=torch.long).index_add_(0, idx, torch.ones_like(idx))
+    divisor = counts[ordered[:rows.shape[0]]].to(gw.dtype).unsqueeze(1)
+    return gw.index_copy(0, rows, gw.index_select(0, rows) / divisor)
 
 
 def _psw_grad(g, weight, idx, bag, feeds, shape):
@@ -177,8 +190,9 @@ def embedding_bag_grads(g, weight, indices, offsets, max_indices, bag_size, scal
     idx, bag, nb, keep, feeds = _bags(indices, offsets, include_last_offset, padding_idx)
     gw = gp = None
     if needs_weight:
-        _refuse_scaled(sparse, scale_grad_by_freq)
+        _refuse_sparse(sparse)
         gw = _weight_grad(g, idx, bag, feeds, bag_size, max_indices, weight.shape[0], mode, per_sample_weights)
+        gw = _by_frequency(gw, idx) if scale_grad_by_freq and mode != MAX else gw
     if needs_psw and per_sample_weights is not None:
         gp = _psw_grad(g, weight, idx, bag, feeds, per_sample_weights.shape)
     return gw, gp
@@ -202,17 +216,18 @@ def _given_bags(indices, offsets, offset2bag, padding_idx):
 @impl("_embedding_bag_dense_backward")
 def _embedding_bag_dense_backward(grad, indices, offset2bag, bag_size, maximum_indices, num_weights,
                                   scale_grad_by_freq, mode, per_sample_weights, padding_idx=-1):
-    _refuse_scaled(False, scale_grad_by_freq)
     idx, bag, feeds = _given_bags(indices, None, offset2bag, padding_idx)
-    return _weight_grad(grad, idx, bag, feeds, bag_size, maximum_indices, num_weights, mode, per_sample_weights)
+    gw = _weight_grad(grad, idx, bag, feeds, bag_size, maximum_indices, num_weights, mode, per_sample_weights)
+    return _by_frequency(gw, idx) if scale_grad_by_freq and mode != MAX else gw
 
 
 @impl("_embedding_bag_backward")
 def _embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights,
                             scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx=-1):
-    _refuse_scaled(sparse, scale_grad_by_freq)
+    _refuse_sparse(sparse)
     idx, bag, feeds = _given_bags(indices, offsets, offset2bag, padding_idx)
-    return _weight_grad(grad, idx, bag, feeds, bag_size, maximum_indices, num_weights, mode, per_sample_weights)
+    gw = _weight_grad(grad, idx, bag, feeds, bag_size, maximum_indices, num_weights, mode, per_sample_weights)
+    return _by_frequency(gw, idx) if scale_grad_by_freq and mode != MAX else gw
 
 
 @impl("_embedding_bag_per_sample_weights_backward")
