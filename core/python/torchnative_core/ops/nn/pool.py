@@ -359,6 +359,8 @@ def _window_table(pos, sizes):
     total = 1
     for n in sizes:
         total *= n
+    if bool(valid.all()):  # no window reaches padding (fractional pools never do)
+        return flat
     order = torch.argsort((~valid).to(torch.int8), dim=-1, stable=True)
     return torch.where(valid, flat, total).gather(-1, order)
 
