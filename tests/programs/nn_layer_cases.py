@@ -172,6 +172,16 @@ CASES = {
                                                      rand(4, seed=2), 1),
     "conv_tbc_negative_pad": lambda: A.conv_tbc(rand(7, 2, 3), rand(3, 3, 4), rand(4), -1),
     "conv_tbc_err_channels": lambda: A.conv_tbc(rand(7, 2, 3), rand(3, 2, 4), rand(4), 0),
+    # the slow convolution entry points, nll_loss2d
+    "thnn_conv2d": lambda: A.thnn_conv2d(img, rand(4, 3, 3, 2, seed=6), [3, 2], rand(4), [1, 2], [1, 0]),
+    "thnn_conv2d_err_stride": lambda: A.thnn_conv2d(img, rand(4, 3, 3, 2, seed=6), [3, 2], None, [1], [0, 0]),
+    "slow_conv3d": lambda: A.slow_conv3d(x5, rand(2, 3, 2, 3, 2, seed=7), [2, 3, 2], None, [1, 2, 1], [1, 0, 1]),
+    "slow_conv3d_err_padding": lambda: A.slow_conv3d(x5, rand(2, 3, 2, 3, 2), [2, 3, 2], None, [1], [0]),
+    "slow_conv_dilated2d_unbatched": lambda: A.slow_conv_dilated2d(img[0], rand(4, 3, 3, 2), [3, 2], None, [1, 1],
+                                                                   [0, 0], [2, 1]),
+    "slow_conv_transpose2d_unbatched": lambda: A.slow_conv_transpose2d(img[0], rand(3, 4, 3, 2), [3, 2], None,
+                                                                       [2, 1], [1, 0], [1, 0], [1, 1]),
+    "nll_loss2d": lambda: A.nll_loss2d(img.log_softmax(1), torch.tensor([0, 1, 2]).repeat(2, 9, 4)[:, :, :11]),
     # grid_sampler_3d
     "grid3d_bilinear": lambda: grads(lambda a, g: F.grid_sample(a, g, align_corners=False), vol, grid3 * 1.3),
     "grid3d_nearest_border": lambda: F.grid_sample(vol, grid3 * 1.5, "nearest", "border", align_corners=True),

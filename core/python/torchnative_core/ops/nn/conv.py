@@ -248,3 +248,81 @@ def conv_tbc_backward(self, input, weight, bias, pad):
         xs = [t.detach().requires_grad_() for t in (input, weight, bias)]
         out = conv_tbc(*xs, pad)
         return tuple(torch.autograd.grad(out, xs, self))
+
+
+# --- the "slow" convolution entry points: upstream's unfolded-GEMM kernels, the same results as
+# convolution (which they reach here), with their own argument checks -------------------------
+
+def _slow_lengths(nd, style, **params):
+    for name, v in params.items():
+        if len(v) != nd:
+            if style == "2d":
+                raise RuntimeError(f"2D {name} expected")
+            if style == "dilated":
+                plural = {"stride": "strides", "dilation": "dilations", "padding": "paddings",
+                          "kernel_size": "kernel sizes"}[name]
+                raise RuntimeError(f"{plural} length should be {nd}, but got {len(v)}")
+            raise RuntimeError(f"It is expected {name} equals to {nd}, but got size {len(v)}")
+
+
+def _slow_conv(self, weight, kernel_size, bias, stride, padding, dilation, nd, style, transposed=False,
+               output_padding=None):
+    import torch
+
+    params = {"kernel_size": kernel_size, "stride": stride, "padding": padding}
+    if style == "3d":
+        params = {"kernel_size": kernel_size, "padding": padding, "stride": stride}
+    if style == "dilated":
+        params["dilation"] = dilation
+    if transposed:
+        params = {"kernel_size": kernel_size, "stride": stride, "padding": padding, "output_padding": output_padding,
+                  "dilation": dilation}
+    _slow_lengths(nd, style, **params)
+    batched = self.dim() == nd + 2
+    if not batched and (style != "dilated" and not transposed or self.dim() != nd + 1):
+        if style == "2d":
+            raise RuntimeError(f"Expected 4D input tensor, but got: {list(self.shape)}")
+        raise RuntimeError(f"non-empty {nd + 2}D input tensor expected but got: {list(self.shape)}")
+    if min(stride) <= 0:
+        raise RuntimeError("stride should be greater than zero, but got " +
+                           " ".join(f"stride_{n}: {v}" for n, v in zip(["depth", "height", "width"][-nd:], stride)))
+    if list(weight.shape[2:]) != list(kernel_size):
+        raise RuntimeError(f"kernel_size {list(kernel_size)} does not match the weight's sizes {list(weight.shape)}")
+    x = self if batched else self.unsqueeze(0)
+    out = torch.ops.aten.convolution(x, weight, bias, list(stride), list(padding), list(dilation), transposed,
+                                     list(output_padding or [0] * nd), 1)
+    # (upstream's transposed kernels keep the batch of one they add to an unbatched input)
+    return out if batched or transposed else out.squeeze(0)
+
+
+@impl("thnn_conv2d", "_slow_conv2d_forward")
+def thnn_conv2d(self, weight, kernel_size, bias=None, stride=(1, 1), padding=(0, 0)):
+    return _slow_conv(self, weight, kernel_size, bias, stride, padding, [1, 1], 2, "2d")
+
+
+@impl("slow_conv3d", "slow_conv3d_forward")
+def slow_conv3d(self, weight, kernel_size, bias=None, stride=(1, 1, 1), padding=(0, 0, 0)):
+    return _slow_conv(self, weight, kernel_size, bias, stride, padding, [1, 1, 1], 3, "3d")
+
+
+@impl("slow_conv_dilated2d")
+def slow_conv_dilated2d(self, weight, kernel_size, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1)):
+    return _slow_conv(self, weight, kernel_size, bias, stride, padding, dilation, 2, "dilated")
+
+
+@impl("slow_conv_dilated3d")
+def slow_conv_dilated3d(self, weight, kernel_size, bias=None, stride=(1, 1, 1), padding=(0, 0, 0),
+                        dilation=(1, 1, 1)):
+    return _slow_conv(self, weight, kernel_size, bias, stride, padding, dilation, 3, "dilated")
+
+
+@impl("slow_conv_transpose2d")
+def slow_conv_transpose2d(self, weight, kernel_size, bias=None, stride=(1, 1), padding=(0, 0), output_padding=(0, 0),
+                          dilation=(1, 1)):
+    return _slow_conv(self, weight, kernel_size, bias, stride, padding, dilation, 2, "3d", True, output_padding)
+
+
+@impl("slow_conv_transpose3d")
+def slow_conv_transpose3d(self, weight, kernel_size, bias=None, stride=(1, 1, 1), padding=(0, 0, 0),
+                          output_padding=(0, 0, 0), dilation=(1, 1, 1)):
+    return _slow_conv(self, weight, kernel_size, bias, stride, padding, dilation, 3, "3d", True, output_padding)

@@ -179,6 +179,11 @@ def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
     return out, total
 
 
+@impl("nll_loss2d")
+def nll_loss2d(self, target, weight=None, reduction=MEAN, ignore_index=-100):
+    return D("nll_loss2d_forward", self, target, weight, reduction, ignore_index)[0]
+
+
 @impl("nll_loss")
 def nll_loss(self, target, weight=None, reduction=MEAN, ignore_index=-100):
     return D("nll_loss_forward", self, target, weight, reduction, ignore_index)[0]
