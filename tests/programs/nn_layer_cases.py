@@ -191,6 +191,10 @@ CASES = {
                                                           grid3, 0, 0, True, [False, True]),
     "grid3d_err_bicubic": lambda: A.grid_sampler_3d(vol, grid3, 2, 0, False),
     "grid3d_err_last": lambda: A.grid_sampler_3d(vol, grid3[..., :2], 0, 0, False),
+    "grid2d_bicubic_reflection": lambda: grads(lambda a, g: F.grid_sample(a, g, "bicubic", "reflection",
+                                                                         align_corners=False), img, grid3[:, 0, :, :, :2] * 1.6),
+    "grid2d_bicubic_zeros_corners": lambda: F.grid_sample(img, grid3[:, 1, :, :, :2] * 1.3, "bicubic", "zeros",
+                                                          align_corners=True),
     # antialiased resizing
     "aa_bilinear_down": lambda: F.interpolate(img, size=(4, 5), mode="bilinear", antialias=True),
     "aa_bilinear_up_f32": lambda: F.interpolate(img.float(), scale_factor=1.7, mode="bilinear", antialias=True),

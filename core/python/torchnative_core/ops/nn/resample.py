@@ -261,7 +261,11 @@ def _reflect(coord, lo2, hi2):
 
 
 def _source(coord, size, padding, align_corners):
-    coord = _unnormalize(coord, size, align_corners)
+    return _padded(_unnormalize(coord, size, align_corners), size, padding, align_corners)
+
+
+def _padded(coord, size, padding, align_corners):
+    """compute_coordinates: a pixel coordinate under the padding mode (zeros: as it is)."""
     if padding == 1:  # border
         coord = coord.clamp(0, size - 1)
     elif padding == 2:  # reflection
@@ -275,12 +279,10 @@ def grid_sampler_2d(input, grid, interpolation_mode=0, padding_mode=0, align_cor
     import torch
 
     _grid_checks(input, grid, interpolation_mode, 2)
-    if interpolation_mode not in (0, 1):
-        raise NotImplementedError("aten.grid_sampler_2d with bicubic interpolation has no kernel for device 'cpu' yet")
     n, c, h, w = input.shape
-    x = _source(grid[..., 0], w, padding_mode, align_corners)
-    y = _source(grid[..., 1], h, padding_mode, align_corners)
     flat = input.reshape(n, c, h * w)
+    if interpolation_mode not in (0, 1, 2):
+        return input.new_zeros([n, c] + list(grid.shape[1:3]))
 
     def tap(yy, xx):
         valid = (xx >= 0) & (xx <= w - 1) & (yy >= 0) & (yy <= h - 1)
@@ -289,6 +291,10 @@ def grid_sampler_2d(input, grid, interpolation_mode=0, padding_mode=0, align_cor
         v = flat.gather(2, idx).reshape(n, c, *xx.shape[1:])
         return v * valid.unsqueeze(1).to(v.dtype)
 
+    if interpolation_mode == 2:
+        return _bicubic_sample(grid, h, w, padding_mode, align_corners, tap)
+    x = _source(grid[..., 0], w, padding_mode, align_corners)
+    y = _source(grid[..., 1], h, padding_mode, align_corners)
     if interpolation_mode == 1:  # nearest: round half to even, as nearbyint
         return tap(y.round(), x.round())
     x0, y0 = x.floor(), y.floor()
@@ -297,6 +303,26 @@ def grid_sampler_2d(input, grid, interpolation_mode=0, padding_mode=0, align_cor
     wx0, wy0 = x1 - x, y1 - y
     out = tap(y0, x0) * (wx0 * wy0).unsqueeze(1) + tap(y0, x1) * (wx1 * wy0).unsqueeze(1)
     return out + tap(y1, x0) * (wx0 * wy1).unsqueeze(1) + tap(y1, x1) * (wx1 * wy1).unsqueeze(1)
+
+
+def _bicubic_sample(grid, h, w, padding_mode, align_corners, tap):
+    """Bicubic sampling (GridSamplerKernel.cpp): cubic convolution (A = -0.75) over the 4 x 4
+    pixels around the unnormalised point, each tap's coordinate put through the padding mode on
+    its own; rows interpolated along x first, then the four rows along y."""
+    x = _unnormalize(grid[..., 0], w, align_corners)
+    y = _unnormalize(grid[..., 1], h, align_corners)
+    ix, iy = x.floor(), y.floor()
+    cx, cy = _cubic_coeffs(x - ix), _cubic_coeffs(y - iy)
+    out = None
+    for i in range(4):
+        yy = _padded(iy + (i - 1), h, padding_mode, align_corners)
+        row = None
+        for j in range(4):
+            term = tap(yy, _padded(ix + (j - 1), w, padding_mode, align_corners)) * cx[j].unsqueeze(1)
+            row = term if row is None else row + term
+        term = row * cy[i].unsqueeze(1)
+        out = term if out is None else out + term
+    return out
 
 
 def _grid_checks(input, grid, interpolation_mode, nd=3):
