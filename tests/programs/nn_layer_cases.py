@@ -72,6 +72,12 @@ CASES = {
     "max_pool3d_backward": lambda: A.max_pool3d_with_indices_backward(
         torch.ones(2, 3, 2, 3, 3, dtype=torch.float64), x5, [2, 2, 2], [2, 2, 2], [0], [1], False,
         A.max_pool3d_with_indices(x5, [2, 2, 2], [2, 2, 2], [0], [1], False)[1]),
+    "max_pool3d_bf16_backward": lambda: A.max_pool3d_with_indices_backward(  # overlapping windows add in bfloat16
+        torch.linspace(0.5, 1.5, 630).bfloat16().reshape(2, 3, 5, 6, 7), x5.bfloat16(), [3, 3, 3], [1, 1, 1],
+        [1, 1, 1], [1, 1, 1], False,
+        A.max_pool3d_with_indices(x5.bfloat16(), [3, 3, 3], [1, 1, 1], [1, 1, 1], [1, 1, 1], False)[1]),
+    "max_pool3d_f16_strided": lambda: A.max_pool3d_with_indices(x5.half().transpose(2, 4), [2, 1, 2], [1, 2, 1],
+                                                                [1, 0, 1], [1], True),
     "max_pool3d_err_pad": lambda: A.max_pool3d_with_indices(x5, [2, 2, 2], [1], [2], [1], False),
     "max_pool3d_err_dim": lambda: A.max_pool3d_with_indices(x5[0, 0], [2, 2, 2], [1], [0], [1], False),
     "max_pool3d_err_kernel": lambda: A.max_pool3d_with_indices(x5, [2, 2], [1], [0], [1], False),
@@ -85,6 +91,13 @@ CASES = {
                                                                            return_indices=True))[1],
     "fmp3d_seeded_grad": lambda: (torch.manual_seed(4), grads(lambda t: F.fractional_max_pool3d(t, 2, (2, 3, 2)),
                                                               x5))[1],
+    "fmp2d_bf16": lambda: fmp(2, torch.bfloat16, 9),
+    "fmp3d_f16": lambda: fmp(3, torch.float16, 10),
+    "fmp2d_unbatched_nan": lambda: A.fractional_max_pool2d(
+        img[0].clone().index_fill_(2, torch.tensor([3, 7]), float("nan")), [2, 3], [5, 4],
+        torch.rand(1, 3, 2, generator=torch.Generator().manual_seed(11), dtype=torch.float64)),
+    "fmp2d_grad_overlap": lambda: (torch.manual_seed(5), grads(lambda t: F.fractional_max_pool2d(t, 4, (6, 7)),
+                                                               img))[1],
     "fmp2d_err_large": lambda: A.fractional_max_pool2d(img, [3, 3], [9, 4], torch.rand(2, 3, 2, dtype=torch.float64)),
     "fmp2d_err_samples": lambda: A.fractional_max_pool2d(img, [2, 2], [4, 4], torch.rand(2, 3, 1, dtype=torch.float64)),
     "fmp2d_err_dtype": lambda: A.fractional_max_pool2d(img, [2, 2], [4, 4], torch.rand(2, 3, 2)),

@@ -443,6 +443,12 @@ def max_pool3d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation
 
         raise NotImplementedError(f'"max_pool3d" not implemented for \'{_type_name(dt)}\'')
     outs = _pool3d_check(self, k, s, p, d, ceil_mode, "max_pool3d_with_indices_out_cpu_template")
+    dev = B.device_of(self)
+    if B.C._tn_has_kernel("max_pool3d_with_indices", dev.type):
+        shape = list(self._tn_sizes[:-3]) + outs
+        out, idx = B.empty(shape, dt, dev), B.empty(shape, B.I64, dev)
+        B.launch("max_pool3d_with_indices", (self, k, s, p, d, ceil_mode), (out, idx))
+        return out, idx
     sizes = list(self.shape[-3:])
     pos = [(torch.arange(o) * ss - pp).unsqueeze(1) + torch.arange(kk) * dd
            for o, kk, ss, pp, dd in zip(outs, k, s, p, d)]
@@ -455,9 +461,10 @@ def max_pool3d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_m
     return D("max_pool3d_with_indices", self, kernel_size, stride, padding, dilation, ceil_mode)[0]
 
 
-def _max_pool_backward(grad_output, self, indices, nd, name):
+def _max_pool_backward(grad_output, self, indices, nd, name, args):
     """Each output gradient added into the input position its index names (overlapping windows
-    accumulate)."""
+    accumulate): the device's kernel `name` on the operator's `args` where it has one, else a
+    scatter_add over each plane."""
     sizes = list(self._tn_sizes)
     gs = list(grad_output._tn_sizes)
     if B.dtype_of(indices) is not B.I64:
@@ -471,6 +478,11 @@ def _max_pool_backward(grad_output, self, indices, nd, name):
                                f"dimension {len(indices._tn_sizes)} and tensor.size[{i}] = {b}")
     if len(gs) != len(sizes) or gs[:-nd] != sizes[:-nd]:
         raise RuntimeError(f"{name}: grad_output of size {gs} does not fit input {sizes}")
+    dev = B.device_of(self)
+    if B.C._tn_has_kernel(name, dev.type):
+        out = B.empty(sizes, B.dtype_of(grad_output), dev)
+        B.launch(name, args, (out,))
+        return out
     lead = sizes[:-nd]
     z = B.call("zeros", lead + [B.numel(sizes[-nd:])], B.dtype_of(grad_output), device=B.device_of(self))
     flat = lambda t: D("reshape", t, lead + [-1])  # noqa: E731
@@ -480,7 +492,8 @@ def _max_pool_backward(grad_output, self, indices, nd, name):
 
 @impl("max_pool3d_with_indices_backward")
 def max_pool3d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
-    return _max_pool_backward(grad_output, self, indices, 3, "max_pool3d_with_indices_backward")
+    return _max_pool_backward(grad_output, self, indices, 3, "max_pool3d_with_indices_backward",
+                              (grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices))
 
 
 # --- fractional max pooling ---------------------------------------------------------------------
@@ -540,6 +553,14 @@ def _fractional(self, kernel_size, output_size, random_samples, nd):
     for w, n, o, k in zip(words, sizes[-nd:], output_size, kernel_size):
         if o + k - 1 > n:
             raise RuntimeError(f"{prefix}: pool {w} {k} too large relative to input {w} {n}")
+    outs = [int(o) for o in output_size]
+    dev = B.device_of(self)
+    if B.C._tn_has_kernel(name, dev.type):
+        shape = sizes[:-nd] + outs
+        v, i = B.empty(shape, dt, dev), B.empty(shape, B.I64, dev)
+        if B.numel(shape):
+            B.launch(name, (self, list(kernel_size), outs, random_samples), (v, i))
+        return v, i
     x = self if len(sizes) == nd + 2 else self.unsqueeze(0)
     samples = random_samples[:batch].reshape(batch * planes, nd).detach()
     # upstream's sample order: (width, height) in 2-d, (time, height, width) in 3-d
@@ -548,7 +569,6 @@ def _fractional(self, kernel_size, output_size, random_samples, nd):
     for d in range(nd):
         st = _fractional_starts(samples[:, which[d]], x.shape[2 + d], int(output_size[d]), int(kernel_size[d]))
         pos.append(st.unsqueeze(2) + torch.arange(int(kernel_size[d])))
-    outs = [int(o) for o in output_size]
     if B.numel(outs) == 0 or batch == 0:
         shape = list(x.shape[:2]) + outs
         v, i = torch.empty(shape, dtype=self.dtype), torch.empty(shape, dtype=torch.long)
@@ -570,9 +590,11 @@ def fractional_max_pool3d(self, kernel_size, output_size, random_samples):
 
 @impl("fractional_max_pool2d_backward")
 def fractional_max_pool2d_backward(grad_output, self, kernel_size, output_size, indices):
-    return _max_pool_backward(grad_output, self, indices, 2, "fractional_max_pool2d_backward")
+    return _max_pool_backward(grad_output, self, indices, 2, "fractional_max_pool2d_backward",
+                              (grad_output, self, kernel_size, output_size, indices))
 
 
 @impl("fractional_max_pool3d_backward")
 def fractional_max_pool3d_backward(grad_output, self, kernel_size, output_size, indices):
-    return _max_pool_backward(grad_output, self, indices, 3, "fractional_max_pool3d_backward")
+    return _max_pool_backward(grad_output, self, indices, 3, "fractional_max_pool3d_backward",
+                              (grad_output, self, kernel_size, output_size, indices))
