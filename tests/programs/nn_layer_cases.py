@@ -178,6 +178,8 @@ CASES = {
                               rand(6, 4, 5, seed=2), rand(6, seed=3)),
     "bilinear_batched": lambda: F.bilinear(rand(2, 3, 4), rand(2, 3, 5), rand(6, 4, 5)),
     "bilinear_err_batch": lambda: F.bilinear(rand(2, 4), rand(3, 5), rand(6, 4, 5)),
+    "bilinear_err_weight_1d": lambda: F.bilinear(rand(2, 4), rand(2, 5), rand(6)),
+    "bilinear_err_weight_2d": lambda: F.bilinear(rand(2, 4), rand(2, 5), rand(6, 4)),
     "bilinear_err_bias": lambda: F.bilinear(rand(2, 4), rand(2, 5), rand(6, 4, 5), rand(3)),
     "conv_tbc": lambda: grads(lambda a, w, b: A.conv_tbc(a, w, b, 1), rand(7, 2, 3), rand(3, 3, 4, seed=1),
                               rand(4, seed=2)),

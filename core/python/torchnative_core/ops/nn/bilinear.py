@@ -21,12 +21,12 @@ def bilinear(input1, input2, weight, bias=None):
         if input1.shape[i] != input2.shape[i]:
             raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: got "
                                f"{input1.shape[i]} and {input2.shape[i]}")
-    if input1.shape[-1] != weight.shape[1]:
+    if input1.shape[-1] != weight.size(1):
         raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but "
-                           f"expected {weight.shape[1]}")
-    if input2.shape[-1] != weight.shape[2]:
+                           f"expected {weight.size(1)}")
+    if input2.shape[-1] != weight.size(2):
         raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but "
-                           f"expected {weight.shape[2]}")
+                           f"expected {weight.size(2)}")
     if bias is not None and (bias.dim() != 1 or bias.shape[0] != weight.shape[0]):
         raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
                            f"{bias.shape[0] if bias.dim() else 0} but expected {weight.shape[0]}")
