@@ -1,22 +1,17 @@
 //! `convolution` (1-, 2- and 3-d, groups, stride, padding, dilation, transposed) by im2col +
-//! gemm in f32/f64 (f16/bf16 widened to f32 and rounded once), and `max_pool2d_with_indices` with
-//! its backward.
+//! gemm in f32/f64 (f16/bf16 widened to f32 and rounded once).
 
-use torchnative_backend::abi::TnDtype;
-
-use crate::dtype::{Elem, FloatElem, Real};
+use crate::dtype::{Elem, FloatElem};
 use crate::kernel::{Call, KResult};
 use crate::nn::{gather_vec, scatter_vec};
-use crate::{bail, dispatch_float, dispatch_int, kernels};
+use crate::{bail, dispatch_float, kernels};
 
 kernels! {
     k_convolution = "aten::convolution" => |c| convolution(c);
-    k_max_pool2d = "aten::max_pool2d_with_indices" => |c| max_pool2d(c);
-    k_max_pool2d_backward = "aten::max_pool2d_with_indices_backward" => |c| max_pool2d_backward(c);
 }
 
 /// Expands an `int[]` of length 1 to `n` (a schema's `int[2] padding=0` may arrive as `[0]`).
-fn expand(v: &[i64], n: usize, name: &str) -> KResult<Vec<i64>> {
+pub(crate) fn expand(v: &[i64], n: usize, name: &str) -> KResult<Vec<i64>> {
     match v.len() {
         l if l == n => Ok(v.to_vec()),
         1 => Ok(vec![v[0]; n]),
@@ -284,179 +279,6 @@ fn convolution(c: &mut Call) -> KResult {
             }
             let y: Vec<T> = yv.into_iter().map(T::from_acc).collect();
             scatter_vec(&out, &y)
-        })
-    }
-}
-
-/// `max_pool2d_with_indices(self, kernel_size, stride=[], padding=0, dilation=1,
-/// ceil_mode=False) -> (out, indices)`: the output size comes from the core; indices are flat
-/// `h * W + w` positions in the input plane; NaN wins (the last NaN), as upstream's `val > max
-/// || isnan(val)` scan.
-fn max_pool2d(c: &mut Call) -> KResult {
-    let (out, ind) = (c.out(0)?, c.out(1)?);
-    let x = c.tensor(0)?;
-    let k = expand(c.int_list(1)?, 2, "kernel_size")?;
-    let st = c.int_list(2)?;
-    let st = if st.is_empty() {
-        k.clone()
-    } else {
-        expand(st, 2, "stride")?
-    };
-    let pd = expand(c.int_list(3)?, 2, "padding")?;
-    let dl = expand(c.int_list(4)?, 2, "dilation")?;
-    if x.ndim() != 3 && x.ndim() != 4 {
-        bail!(
-            runtime,
-            "max_pool2d: expected a 3-d or 4-d input, got {:?}",
-            x.sizes
-        );
-    }
-    ind.check_dtype(TnDtype::Int64, "max_pool2d indices")?;
-    let nd = x.ndim();
-    let (h, w) = (x.size(nd - 2), x.size(nd - 1));
-    let (oh, ow) = (out.size(nd - 2), out.size(nd - 1));
-    let planes: usize = x.sizes[..nd - 2].iter().product::<i64>() as usize;
-    let geo = PoolGeometry {
-        h,
-        w,
-        oh,
-        ow,
-        k: [k[0], k[1]],
-        st: [st[0], st[1]],
-        pd: [pd[0], pd[1]],
-        dl: [dl[0], dl[1]],
-    };
-    let mut iv: Vec<i64> = Vec::with_capacity(planes * oh * ow);
-    unsafe {
-        if crate::dtype::is_int(x.dtype) {
-            // upstream's integer windows start at the type's lowest value
-            dispatch_int!(x.dtype, "max_pool2d", T => {
-                let xv: Vec<T> = gather_vec(&x, |v: T| v)?;
-                let mut yv: Vec<T> = Vec::with_capacity(planes * oh * ow);
-                for p in 0..planes {
-                    geo.scan(&xv[p * h * w..(p + 1) * h * w], T::MIN, |_| false, &mut yv, &mut iv);
-                }
-                scatter_vec(&out, &yv)?;
-            })
-        } else {
-            dispatch_float!(x.dtype, "max_pool2d", T, A => {
-                let xv: Vec<A> = gather_vec(&x, |v: T| v.to_acc())?;
-                let mut yv: Vec<A> = Vec::with_capacity(planes * oh * ow);
-                for p in 0..planes {
-                    geo.scan(&xv[p * h * w..(p + 1) * h * w], -A::INFINITY, |v: A| v.is_nan(), &mut yv, &mut iv);
-                }
-                let yt: Vec<T> = yv.into_iter().map(T::from_acc).collect();
-                scatter_vec(&out, &yt)?;
-            })
-        }
-        scatter_vec(&ind, &iv)
-    }
-}
-
-/// The windows of a 2-d max pool over one `h x w` plane.
-struct PoolGeometry {
-    h: usize,
-    w: usize,
-    oh: usize,
-    ow: usize,
-    k: [i64; 2],
-    st: [i64; 2],
-    pd: [i64; 2],
-    dl: [i64; 2],
-}
-
-impl PoolGeometry {
-    /// Appends each window's maximum and its flat index, scanning as upstream's `val > max ||
-    /// isnan(val)` loop does from `lowest` (so NaN wins, the last NaN).
-    fn scan<V: Copy + PartialOrd>(
-        &self,
-        plane: &[V],
-        lowest: V,
-        is_nan: impl Fn(V) -> bool,
-        yv: &mut Vec<V>,
-        iv: &mut Vec<i64>,
-    ) {
-        let (h, w, k, st, pd, dl) = (
-            self.h as i64,
-            self.w as i64,
-            self.k,
-            self.st,
-            self.pd,
-            self.dl,
-        );
-        for y in 0..self.oh as i64 {
-            for xo in 0..self.ow as i64 {
-                let mut h0 = y * st[0] - pd[0];
-                let mut w0 = xo * st[1] - pd[1];
-                let h1 = (h0 + (k[0] - 1) * dl[0] + 1).min(h);
-                let w1 = (w0 + (k[1] - 1) * dl[1] + 1).min(w);
-                while h0 < 0 {
-                    h0 += dl[0];
-                }
-                while w0 < 0 {
-                    w0 += dl[1];
-                }
-                let (mut mi, mut mv) = (h0 * w + w0, lowest);
-                let mut ih = h0;
-                while ih < h1 {
-                    let mut iw = w0;
-                    while iw < w1 {
-                        let idx = ih * w + iw;
-                        let v = plane[idx as usize];
-                        if v > mv || is_nan(v) {
-                            mv = v;
-                            mi = idx;
-                        }
-                        iw += dl[1];
-                    }
-                    ih += dl[0];
-                }
-                yv.push(mv);
-                iv.push(mi);
-            }
-        }
-    }
-}
-
-/// `max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation,
-/// ceil_mode, indices) -> grad_input`: each plane's output gradients added into the input
-/// positions the forward's indices name, in output order and in the dtype's own arithmetic, as
-/// upstream's `cpu_max_pool_backward` adds them (so the sums agree bit for bit, ties included).
-/// The core's meta step has checked the shapes; an index outside its plane is refused.
-fn max_pool2d_backward(c: &mut Call) -> KResult {
-    let gi = c.out(0)?;
-    let (g, x, ind) = (c.tensor(0)?, c.tensor(1)?, c.tensor(7)?);
-    ind.check_dtype(TnDtype::Int64, "max_pool2d_with_indices_backward indices")?;
-    let nd = x.ndim();
-    if (nd != 3 && nd != 4) || g.ndim() != nd || ind.sizes != g.sizes || gi.sizes != x.sizes {
-        bail!(
-            runtime,
-            "max_pool2d_with_indices_backward: grad_output {:?}, indices {:?} and input {:?} do not fit",
-            g.sizes,
-            ind.sizes,
-            x.sizes
-        );
-    }
-    let hw = x.size(nd - 2) * x.size(nd - 1);
-    let ohw = g.size(nd - 2) * g.size(nd - 1);
-    let planes: usize = x.sizes[..nd - 2].iter().product::<i64>() as usize;
-    unsafe {
-        dispatch_float!(g.dtype, "max_pool2d_with_indices_backward", T, A => {
-            let gv: Vec<T> = gather_vec(&g, |v: T| v)?;
-            let iv: Vec<i64> = gather_vec(&ind, |v: i64| v)?;
-            let mut out = vec![T::from_acc(A::ZERO); planes * hw];
-            for p in 0..planes {
-                let dst = &mut out[p * hw..(p + 1) * hw];
-                for o in p * ohw..(p + 1) * ohw {
-                    let i = iv[o];
-                    if i < 0 || i as usize >= hw {
-                        bail!(runtime, "max_pool2d_with_indices_backward: index {i} is outside a plane of {hw} elements");
-                    }
-                    let slot = &mut dst[i as usize];
-                    *slot = T::from_acc(slot.to_acc() + gv[o].to_acc());
-                }
-            }
-            scatter_vec(&gi, &out)
         })
     }
 }

@@ -37,6 +37,7 @@ pub mod linalg;
 pub mod loss;
 pub mod nn;
 pub mod pointwise;
+pub mod pool;
 pub mod reduce;
 pub mod scan;
 pub mod scatter;
@@ -91,6 +92,7 @@ pub fn kernels() -> Registry {
     scatter::register(&mut reg);
     special::register(&mut reg);
     conv::register(&mut reg);
+    pool::register(&mut reg);
     reg
 }
 

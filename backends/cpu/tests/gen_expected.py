@@ -1049,6 +1049,28 @@ def gen_conv():
                  [xi.to(dt), L([3, 2]), L([2, 1]), L([1, 1]), L([1, 2]), True])
         fam.case("max_pool2d_int_neg_%s" % dn(dt), "max_pool2d_with_indices",
                  [(-torch.arange(1, 17).reshape(1, 1, 4, 4)).to(dt), L([2, 2]), L([2, 2]), L([1, 1]), L([1, 1]), False])
+    # max_pool3d_with_indices: padding, dilation, ceil_mode, an unbatched strided input, integers
+    for dt in [f32, f64, bf16, f16]:
+        x = vals(dt, (2, 2, 5, 6, 4), 198, "finite")
+        for tag, k, st, pd, dl, ceil in [("k2", [2], [], [0], [1], False),
+                                         ("pad_dil_ceil", [3, 2, 3], [2, 1, 2], [1, 1, 1], [1, 2, 1], True)]:
+            fam.case("max_pool3d_%s_%s" % (tag, dn(dt)), "max_pool3d_with_indices", [x, L(k), L(st), L(pd), L(dl), ceil])
+        fam.case("max_pool3d_4d_nc_%s" % dn(dt), "max_pool3d_with_indices",
+                 [nc(x[0]), L([2, 2, 1]), L([1, 2, 1]), L([1, 0, 0]), L([1, 1, 1]), False])
+    z = torch.tensor([[[[[1., NAN, 2.], [NAN, 0., INF]], [[-INF, 3., 3.], [3., NAN, 1.]]]]])
+    fam.case("max_pool3d_nan", "max_pool3d_with_indices", [z, L([2, 2, 2]), L([1, 1, 1]), L([0]), L([1]), False])
+    for dt in INTS:
+        fam.case("max_pool3d_int_%s" % dn(dt), "max_pool3d_with_indices",
+                 [xi.reshape(2, 3, 7, 2, 3).to(dt), L([2, 2, 2]), L([2, 1, 1]), L([1, 1, 1]), L([1]), True])
+    # fractional_max_pool2d/3d: each plane's windows from its samples (computed in the dtype)
+    for dt in [f32, f64, bf16, f16]:
+        gs = torch.Generator().manual_seed(1022 + SEED_OFFSET)
+        for nd, shape, k, o in [(2, (2, 3, 9, 8), [2, 3], [4, 5]), (3, (2, 2, 7, 6, 5), [2, 2, 3], [3, 4, 2])]:
+            x = vals(dt, shape, 199 + nd, "finite")
+            samples = torch.rand(shape[0], shape[1], nd, generator=gs).to(dt)
+            fam.case("fractional_max_pool%dd_%s" % (nd, dn(dt)), "fractional_max_pool%dd" % nd, [x, L(k), L(o), samples])
+        fam.case("fractional_max_pool2d_unbatched_%s" % dn(dt), "fractional_max_pool2d",
+                 [nc(vals(dt, (3, 7, 6), 202, "finite")), L([3, 2]), L([5, 1]), torch.rand(1, 3, 2, generator=gs).to(dt)])
     return fam
 
 # --------------------------------------------------------------------------------------------
@@ -1130,6 +1152,21 @@ def gen_training():
     fam.case("max_pool2d_backward_nc", "max_pool2d_with_indices_backward",
              [nc(vals(f32, tuple(out.shape), 190, "finite")), x.transpose(2, 3), L([2, 2]), L([2, 2]), L([0, 0]), L([1, 1]), False,
               idx.transpose(2, 3).contiguous().transpose(2, 3)])
+    # max_pool3d_with_indices_backward and fractional_max_pool2d/3d_backward: overlapping windows
+    # (gradients summed in output order, in the dtype's own arithmetic)
+    for dt in FLOATS:
+        x = vals(dt, (2, 2, 5, 6, 4), 203, "finite")
+        k, st, pd, dl = [3, 3, 2], [1, 2, 1], [1, 1, 0], [1, 1, 2]
+        out, idx = torch.ops.aten.max_pool3d_with_indices(x, k, st, pd, dl, True)
+        fam.case("max_pool3d_backward_%s" % dn(dt), "max_pool3d_with_indices_backward",
+                 [vals(dt, tuple(out.shape), 204, "finite"), x, L(k), L(st), L(pd), L(dl), True, idx])
+        gs = torch.Generator().manual_seed(1023 + SEED_OFFSET)
+        for nd, shape, kk, o in [(2, (2, 3, 9, 8), [4, 3], [6, 5]), (3, (2, 2, 7, 6, 5), [3, 2, 3], [4, 4, 2])]:
+            x = vals(dt, shape, 205 + nd, "finite")
+            samples = torch.rand(shape[0], shape[1], nd, generator=gs).to(dt)
+            out, idx = getattr(torch.ops.aten, "fractional_max_pool%dd" % nd)(x, kk, o, samples)
+            fam.case("fractional_max_pool%dd_backward_%s" % (nd, dn(dt)), "fractional_max_pool%dd_backward" % nd,
+                     [vals(dt, tuple(out.shape), 208, "finite"), x, L(kk), L(o), idx])
     # native_batch_norm in training mode: contiguous float32/float64, with and without affine
     # parameters and running statistics (updated in place; the outputs are compared here)
     for dt in [f32, f64]:

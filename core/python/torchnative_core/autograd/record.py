@@ -157,7 +157,10 @@ class _Plan:
         self.input_index = tuple(self.names.index(n) if n in self.names else None for n in self.inputs)
         self.self_index = self.names.index("self") if "self" in self.names else None
         self.is_out = schema.is_out
-        self.inplace = schema.is_mutable and not self.is_out
+        # in place when it writes `self`; an operator writing only another argument (rrelu_with_noise's
+        # noise) records as a function of its inputs
+        self.inplace = schema.is_mutable and not self.is_out and (
+            self.self_index is None or schema.args[self.self_index].is_write)
         self.diff = entry["output_differentiability"] if entry else None
         self.node_cls = G.node_class(f.node or (entry["node"] if entry else _node_name(op)), _functions_module())
         self.save = frozenset(f.save)

@@ -182,24 +182,28 @@ def _(s, g):
 
 # --- pooling ------------------------------------------------------------------------------------
 
-@formula("max_pool2d_with_indices", save=("self", "result1"), multi=True)
-def _(s, grads):
-    # upstream's derivatives.yaml: self: max_pool2d_with_indices_backward(grad, self, kernel_size,
-    # stride, padding, dilation, ceil_mode, result1)
-    g = grads[0]
-    if g is None:
-        return None
-    return torch._C._aten_dispatch("max_pool2d_with_indices_backward", g, s.self, s.kernel_size, s.stride, s.padding,
-                                   s.dilation, s.ceil_mode, s.result1)
+def _max_pool_formulas(nd):
+    # upstream's derivatives.yaml: self: max_pool{nd}d_with_indices_backward(grad, self, kernel_size,
+    # stride, padding, dilation, ceil_mode, result1); the backward's own: grad_output:
+    # max_pool_double_backward(grad, indices, nd) (the gradient gathered back at the indices),
+    # self: zeros_like(self)
+    @formula(f"max_pool{nd}d_with_indices", save=("self", "result1"), multi=True)
+    def _(s, grads):
+        g = grads[0]
+        if g is None:
+            return None
+        return torch._C._aten_dispatch(f"max_pool{nd}d_with_indices_backward", g, s.self, s.kernel_size, s.stride,
+                                       s.padding, s.dilation, s.ceil_mode, s.result1)
+
+    @formula(f"max_pool{nd}d_with_indices_backward", save=("indices",))
+    def _(s, g):
+        idx = s.indices
+        gg = g.flatten(-nd).gather(-1, idx.flatten(-nd)).view(idx.shape) if s.needs(0) else None
+        return gg, (torch.zeros_like(g) if s.needs(1) else None)
 
 
-@formula("max_pool2d_with_indices_backward", save=("indices",))
-def _(s, g):
-    # upstream's derivatives.yaml: grad_output: max_pool_double_backward(grad, indices, 2) (the
-    # gradient gathered back at the indices); self: zeros_like(self)
-    idx = s.indices
-    gg = g.flatten(-2).gather(-1, idx.flatten(-2)).view(idx.shape) if s.needs(0) else None
-    return gg, (torch.zeros_like(g) if s.needs(1) else None)
+_max_pool_formulas(2)
+_max_pool_formulas(3)
 
 
 @formula("_adaptive_avg_pool2d")
@@ -321,3 +325,48 @@ def _(s, grads):
         return sdpa_backward_math(g, q, k, v, mask, s.is_causal, s.scale)
     return torch._C._aten_dispatch("_scaled_dot_product_flash_attention_for_cpu_backward", g, q, k, v, s.result0,
                                    s.result1, 0.0, s.is_causal, mask, s.scale)
+
+
+@formula("multilabel_margin_loss_forward", save=("self", "target", "result1"), multi=True)
+def _(s, grads):
+    g = grads[0]
+    if g is None:
+        return None
+    return torch._C._aten_dispatch("multilabel_margin_loss_backward", g, s.self, s.target, s.reduction, s.result1)
+
+
+@formula("_embedding_bag", save=("weight", "indices", "offsets", "per_sample_weights", "result2", "result3"), multi=True)
+def _(s, grads):
+    # upstream's derivatives.yaml: weight from _embedding_bag_backward, per_sample_weights from
+    # _embedding_bag_per_sample_weights_backward
+    from ...ops.nn.embedding_bag import embedding_bag_grads
+
+    g = grads[0]
+    if g is None:
+        return None, None
+    return embedding_bag_grads(g, s.weight, s.indices, s.offsets, s.result3, s.result2, s.scale_grad_by_freq, s.mode,
+                               s.sparse, s.per_sample_weights, s.include_last_offset, s.padding_idx, s.needs(0),
+                               s.needs(1))
+
+
+@formula("_ctc_loss", "_ctc_loss.Tensor", save=("log_probs", "targets", "input_lengths", "target_lengths", "result0",
+                                              "result1"), multi=True)
+def _(s, grads):
+    g = grads[0]
+    if g is None:
+        return None
+    op = "_ctc_loss_backward.Tensor" if isinstance(s.input_lengths, torch.Tensor) else "_ctc_loss_backward"
+    return torch._C._aten_dispatch(op, g, s.log_probs, s.targets, s.input_lengths, s.target_lengths, s.result0,
+                                   s.result1, s.blank, s.zero_infinity)
+
+
+
+for _nd in (2, 3):
+    def _fractional_formula(s, grads, _nd=_nd):
+        g = grads[0]
+        if g is None:
+            return None
+        return torch._C._aten_dispatch(f"fractional_max_pool{_nd}d_backward", g, s.self, s.kernel_size, s.output_size,
+                                       s.result1)
+
+    formula(f"fractional_max_pool{_nd}d", save=("self", "result1"), multi=True)(_fractional_formula)

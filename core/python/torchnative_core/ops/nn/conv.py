@@ -208,3 +208,121 @@ impl("conv2d.padding")(_convnd(2))
 
 
 impl("conv3d.padding")(_convnd(3))
+
+
+@impl("conv_tbc")
+def conv_tbc(self, weight, bias, pad=0):
+    """Time-batch-channel convolution (ConvolutionTBC.cpp): the output starts as the bias and each
+    kernel tap adds one matrix product of the input rows it reaches."""
+    import torch
+
+    if self.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.")
+    if weight.shape[1] != self.shape[2]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if bias.dim() != 1 or weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    ilen, batch, cin = self.shape
+    k, _, cout = weight.shape
+    olen = ilen + 2 * pad - k + 1
+    out = torch.empty(olen, batch, cout, dtype=self.dtype).copy_(bias.expand(olen, batch, cout))
+    rows = []
+    for kk in range(k):
+        i_shift, o_shift = max(0, kk - pad), max(0, pad - kk)
+        t = min(ilen + pad - kk, olen) - o_shift
+        if t > 0:
+            rows.append((o_shift, t, torch.mm(self[i_shift:i_shift + t].reshape(t * batch, cin), weight[kk])))
+    for o_shift, t, p in rows:
+        out = out.index_add(0, torch.arange(o_shift, o_shift + t), p.reshape(t, batch, cout))
+    return out
+
+
+@impl("conv_tbc_backward")
+def conv_tbc_backward(self, input, weight, bias, pad):
+    """The gradients of conv_tbc (self: the output's gradient) through its own composition."""
+    import torch
+
+    with torch.enable_grad():
+        xs = [t.detach().requires_grad_() for t in (input, weight, bias)]
+        out = conv_tbc(*xs, pad)
+        return tuple(torch.autograd.grad(out, xs, self))
+
+
+# --- the "slow" convolution entry points: upstream's unfolded-GEMM kernels, the same results as
+# convolution (which they reach here), with their own argument checks -------------------------
+
+def _slow_lengths(nd, style, **params):
+    for name, v in params.items():
+        if len(v) != nd:
+            if style == "2d":
+                raise RuntimeError(f"2D {name} expected")
+            if style == "dilated":
+                plural = {"stride": "strides", "dilation": "dilations", "padding": "paddings",
+                          "kernel_size": "kernel sizes"}[name]
+                raise RuntimeError(f"{plural} length should be {nd}, but got {len(v)}")
+            raise RuntimeError(f"It is expected {name} equals to {nd}, but got size {len(v)}")
+
+
+def _slow_conv(self, weight, kernel_size, bias, stride, padding, dilation, nd, style, transposed=False,
+               output_padding=None):
+    import torch
+
+    params = {"kernel_size": kernel_size, "stride": stride, "padding": padding}
+    if style == "3d":
+        params = {"kernel_size": kernel_size, "padding": padding, "stride": stride}
+    if style == "dilated":
+        params["dilation"] = dilation
+    if transposed:
+        params = {"kernel_size": kernel_size, "stride": stride, "padding": padding, "output_padding": output_padding,
+                  "dilation": dilation}
+    _slow_lengths(nd, style, **params)
+    batched = self.dim() == nd + 2
+    if not batched and (style != "dilated" and not transposed or self.dim() != nd + 1):
+        if style == "2d":
+            raise RuntimeError(f"Expected 4D input tensor, but got: {list(self.shape)}")
+        raise RuntimeError(f"non-empty {nd + 2}D input tensor expected but got: {list(self.shape)}")
+    if min(stride) <= 0:
+        raise RuntimeError("stride should be greater than zero, but got " +
+                           " ".join(f"stride_{n}: {v}" for n, v in zip(["depth", "height", "width"][-nd:], stride)))
+    if list(weight.shape[2:]) != list(kernel_size):
+        raise RuntimeError(f"kernel_size {list(kernel_size)} does not match the weight's sizes {list(weight.shape)}")
+    x = self if batched else self.unsqueeze(0)
+    out = torch.ops.aten.convolution(x, weight, bias, list(stride), list(padding), list(dilation), transposed,
+                                     list(output_padding or [0] * nd), 1)
+    # (upstream's transposed kernels keep the batch of one they add to an unbatched input)
+    return out if batched or transposed else out.squeeze(0)
+
+
+@impl("thnn_conv2d", "_slow_conv2d_forward")
+def thnn_conv2d(self, weight, kernel_size, bias=None, stride=(1, 1), padding=(0, 0)):
+    return _slow_conv(self, weight, kernel_size, bias, stride, padding, [1, 1], 2, "2d")
+
+
+@impl("slow_conv3d", "slow_conv3d_forward")
+def slow_conv3d(self, weight, kernel_size, bias=None, stride=(1, 1, 1), padding=(0, 0, 0)):
+    return _slow_conv(self, weight, kernel_size, bias, stride, padding, [1, 1, 1], 3, "3d")
+
+
+@impl("slow_conv_dilated2d")
+def slow_conv_dilated2d(self, weight, kernel_size, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1)):
+    return _slow_conv(self, weight, kernel_size, bias, stride, padding, dilation, 2, "dilated")
+
+
+@impl("slow_conv_dilated3d")
+def slow_conv_dilated3d(self, weight, kernel_size, bias=None, stride=(1, 1, 1), padding=(0, 0, 0),
+                        dilation=(1, 1, 1)):
+    return _slow_conv(self, weight, kernel_size, bias, stride, padding, dilation, 3, "dilated")
+
+
+@impl("slow_conv_transpose2d")
+def slow_conv_transpose2d(self, weight, kernel_size, bias=None, stride=(1, 1), padding=(0, 0), output_padding=(0, 0),
+                          dilation=(1, 1)):
+    return _slow_conv(self, weight, kernel_size, bias, stride, padding, dilation, 2, "3d", True, output_padding)
+
+
+@impl("slow_conv_transpose3d")
+def slow_conv_transpose3d(self, weight, kernel_size, bias=None, stride=(1, 1, 1), padding=(0, 0, 0),
+                          output_padding=(0, 0, 0), dilation=(1, 1, 1)):
+    return _slow_conv(self, weight, kernel_size, bias, stride, padding, dilation, 3, "3d", True, output_padding)

@@ -179,6 +179,11 @@ def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
     return out, total
 
 
+@impl("nll_loss2d")
+def nll_loss2d(self, target, weight=None, reduction=MEAN, ignore_index=-100):
+    return D("nll_loss2d_forward", self, target, weight, reduction, ignore_index)[0]
+
+
 @impl("nll_loss")
 def nll_loss(self, target, weight=None, reduction=MEAN, ignore_index=-100):
     return D("nll_loss_forward", self, target, weight, reduction, ignore_index)[0]
@@ -407,3 +412,299 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     if swap:
         dist_neg = torch.min(dist_neg, torch.pairwise_distance(positive, negative, p, eps))
     return _reduce((margin + dist_pos - dist_neg).clamp_min(0), reduction)
+
+
+# --- multilabel margin loss ---------------------------------------------------------------------
+
+def _multilabel_check(self, target):
+    """upstream's multilabel_margin_loss_shape_check: 0-d, a vector or a batch of vectors (the
+    batch may be empty), a Long target of the same shape with labels in [-1, dim)."""
+    sizes, tsizes = list(self._tn_sizes), list(target._tn_sizes)
+    nd = len(sizes)
+    if not (nd <= 1 and B.numel(sizes) != 0 or nd == 2 and sizes[1] != 0):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: {sizes}")
+    if tsizes != sizes:
+        raise RuntimeError(f"inconsistent target size: {tsizes} for input of size: {sizes}")
+    if B.dtype_of(target) is not B.I64:
+        raise RuntimeError(f"expected scalar type Long but found {B.scalar_type_name(B.dtype_of(target))}")
+    dt = B.dtype_of(self)
+    if dt not in (B.F32, B.F64):
+        from ..elementwise.arithmetic import _type_name
+
+        raise NotImplementedError(f'"multilabel_margin_loss_forward_out_frame" not implemented for \'{_type_name(dt)}\'')
+    dim = sizes[-1] if nd else 1
+    if B.numel(tsizes) and (int(D("min", target)) < -1 or int(D("max", target)) >= dim):
+        raise RuntimeError("argument #2 'target' is out of range")
+
+
+def _multilabel_terms(self, target):
+    """Per sample [K, D] hinge terms 1 - (x[target_k] - x[j]) over the labels before the first -1
+    (k) and the non-label classes (j), the mask of the pairs that count, and is_target."""
+    import torch
+
+    x = self.reshape(-1, self.shape[-1] if self.dim() else 1)
+    t = target.reshape(x.shape)
+    d = x.shape[1]
+    valid = (t == -1).cumsum(1) == 0
+    tv = torch.where(valid, t, d)
+    is_target = torch.zeros(x.shape[0], d + 1, dtype=x.dtype).scatter_(1, tv, 1.0)[:, :d]
+    xt = x.gather(1, torch.where(valid, t, 0))
+    z = 1 - xt.unsqueeze(2) + x.unsqueeze(1)
+    mask = valid.unsqueeze(2) & (is_target == 0).unsqueeze(1)
+    return z, mask, is_target
+
+
+@impl("multilabel_margin_loss_forward")
+def multilabel_margin_loss_forward(self, target, reduction):
+    import torch
+
+    _multilabel_check(self, target)
+    z, mask, is_target = _multilabel_terms(self.detach(), target)
+    d = z.shape[2]
+    per = torch.where(mask & (z > 0), z, 0).sum((1, 2)) / d
+    if reduction == NONE and self.dim() == 2:
+        out = per
+    elif reduction == NONE:
+        out = per.reshape([])
+    elif reduction == MEAN:
+        out = per.sum() / per.shape[0]
+    else:
+        out = per.sum()
+    return out, is_target.reshape(target.shape)
+
+
+@impl("multilabel_margin_loss_backward")
+def multilabel_margin_loss_backward(grad_output, self, target, reduction, is_target):
+    import torch
+
+    _multilabel_check(self, target)
+    z, mask, _ = _multilabel_terms(self, target)
+    n, k, d = z.shape
+    g = grad_output.reshape(-1) if reduction == NONE and self.dim() == 2 else grad_output.reshape(1)
+    if reduction == NONE and self.dim() == 2 and g.shape[0] != n:
+        raise RuntimeError(f"Expected a tensor of dimension 1 and tensor.size[0] == {n} but got: dimension "
+                           f"{grad_output.dim()} and tensor.size[0] = {g.shape[0]}")
+    scale = g.to(self.dtype) / d / (n if reduction == MEAN else 1)
+    hit = (mask & (z > 0)).to(self.dtype)
+    x = self.reshape(n, d)
+    t = torch.where((target.reshape(n, d) == -1).cumsum(1) == 0, target.reshape(n, d), d)
+    gi = torch.zeros(n, d + 1, dtype=self.dtype).scatter_add_(1, t, -hit.sum(2))[:, :d] + hit.sum(1)
+    return (gi * scale.reshape(-1, 1)).reshape(self.shape).to(x.dtype)
+
+
+@impl("multilabel_margin_loss")
+def multilabel_margin_loss(self, target, reduction=MEAN):
+    return D("multilabel_margin_loss_forward", self, target, reduction)[0]
+
+
+# --- connectionist temporal classification ------------------------------------------------------
+
+_CTC_TAIL = " (while checking arguments for ctc_loss_allocate_outputs)"
+
+
+def _ctc_prepare(log_probs, targets, input_lengths, target_lengths, blank):
+    """upstream's ctc_loss_allocate_outputs checks, then each sample's extended target (blanks
+    between and around the labels, padded with blanks) as [N, 2 * max_target_length + 1]."""
+    import torch
+
+    if log_probs.dim() != 3:
+        raise RuntimeError(f"Expected 3-dimensional tensor, but got {log_probs.dim()}-dimensional tensor for argument "
+                           f"#1 'log_probs'{_CTC_TAIL}")
+    dt = B.dtype_of(log_probs)
+    if dt not in (B.F32, B.F64):
+        from ..elementwise.arithmetic import _type_name
+
+        raise NotImplementedError(f'"ctc_loss_cpu" not implemented for \'{_type_name(dt)}\'')
+    if B.dtype_of(targets)._tn_name not in ("int64", "int32"):
+        raise RuntimeError(f"Expected tensor for argument #2 'targets' to have scalar type Int; but got "
+                           f"torch.{B.scalar_type_name(B.dtype_of(targets))}Tensor instead{_CTC_TAIL}")
+    tmax, batch, classes = log_probs.shape
+    if not 0 <= blank < classes:
+        raise RuntimeError("blank must be in label range")
+    if len(input_lengths) != batch:
+        raise RuntimeError("input_lengths must be of size batch_size")
+    if len(target_lengths) != batch:
+        raise RuntimeError("target_lengths must be of size batch_size")
+    for v in target_lengths:
+        if v < 0:
+            raise RuntimeError(f"Expected target_lengths to have value at least 0, but got value {v}{_CTC_TAIL}")
+    for v in input_lengths:
+        if v < 0:
+            raise RuntimeError(f"Expected input_lengths to have value at least 0, but got value {v}{_CTC_TAIL}")
+        if v > tmax:
+            raise RuntimeError(f"Expected input_lengths to have value at most {tmax}, but got value {v}{_CTC_TAIL}")
+    max_tl = max(target_lengths, default=0)
+    t = targets.long()
+    if targets.dim() == 1:
+        total = sum(target_lengths)
+        if t.shape[0] != total:
+            raise RuntimeError(f"Expected tensor to have size {total} at dimension 0, but got size {t.shape[0]} for "
+                               f"argument #2 'targets'{_CTC_TAIL}")
+        starts = [0]
+        for v in target_lengths[:-1]:
+            starts.append(starts[-1] + v)
+        rows = [torch.cat([t[s:s + v], t.new_full([max_tl - v], blank)]) for s, v in zip(starts, target_lengths)]
+        padded = torch.stack(rows) if rows else t.new_zeros(0, max_tl)
+    else:
+        if t.shape[1] < max_tl:
+            raise RuntimeError(f"Expected tensor to have size at least {max_tl} at dimension 1, but got size "
+                               f"{t.shape[1]} for argument #2 'targets'{_CTC_TAIL}")
+        padded = t[:, :max_tl]
+    tl = torch.tensor(list(target_lengths), dtype=torch.long)
+    live = torch.arange(max_tl) < tl.unsqueeze(1)
+    padded = torch.where(live, padded, blank)
+    ext = torch.full((batch, 2 * max_tl + 1), blank, dtype=torch.long)
+    ext[:, 1::2] = padded
+    if ext.numel() and (int(ext.min()) < 0 or int(ext.max()) >= classes):
+        raise RuntimeError("Expected targets to be in the label range")
+    s = torch.arange(2 * max_tl + 1)
+    # a label may be reached from two positions back unless it repeats the label there (blanks never)
+    skip = (s >= 2) & (ext != torch.cat([ext.new_full((batch, 2), -1), ext[:, :-2]], 1))
+    in_target = s <= 2 * tl.unsqueeze(1)
+    return ext, skip, in_target, tl, torch.tensor(list(input_lengths), dtype=torch.long)
+
+
+def _lse3(a, b, c):
+    """log(e^a + e^b + e^c) as upstream's CTC recursion computes it (the max taken out, 0 when
+    every term is -inf)."""
+    import torch
+
+    m = torch.maximum(torch.maximum(a, b), c)
+    m = torch.where(m == float("-inf"), 0, m)
+    return ((a - m).exp() + (b - m).exp() + (c - m).exp()).log() + m
+
+
+def _ctc_alpha(log_probs, ext, skip, in_target, tl, il):
+    import torch
+
+    tmax, batch, _ = log_probs.shape
+    width = ext.shape[1]
+    ninf = float("-inf")
+    lp = log_probs.detach().permute(1, 0, 2).gather(2, ext.unsqueeze(1).expand(batch, tmax, width))  # [N, T, S]
+    la = torch.zeros(batch, tmax, width, dtype=log_probs.dtype)
+    if tmax == 0:
+        return la, lp
+    first = torch.full((batch, width), ninf, dtype=log_probs.dtype)
+    first[:, 0] = lp[:, 0, 0]
+    if width > 1:
+        first[:, 1] = torch.where(tl > 0, lp[:, 0, 1], ninf)
+    la[:, 0] = first
+    prev = first
+    pad = prev.new_full((batch, 1), ninf)
+    for t in range(1, tmax):
+        one = torch.cat([pad, prev[:, :-1]], 1)
+        two = torch.where(skip, torch.cat([pad, pad, prev[:, :-2]], 1)[:, :width], ninf)
+        cur = _lse3(prev, one, two) + lp[:, t]
+        active = in_target & (t < il).unsqueeze(1)
+        la[:, t] = torch.where(active, cur, torch.where(in_target, la[:, t], 0))
+        prev = torch.where(in_target, cur, ninf)
+    return la, lp
+
+
+def _ctc_nll(la, tl, il):
+    import torch
+
+    batch = la.shape[0]
+    if la.shape[1] == 0:
+        return torch.full((batch,), float("inf"), dtype=la.dtype)
+    last = la[torch.arange(batch), (il - 1).clamp_min(0)]
+    l1 = last.gather(1, (2 * tl).unsqueeze(1)).squeeze(1)
+    l2 = torch.where(tl > 0, last.gather(1, (2 * tl - 1).clamp_min(0).unsqueeze(1)).squeeze(1), float("-inf"))
+    m = torch.maximum(l1, l2)
+    m = torch.where(m == float("-inf"), 0, m)
+    ll = ((l1 - m).exp() + (l2 - m).exp()).log() + m
+    return torch.where(il > 0, -ll, float("inf"))
+
+
+def _lengths(v, what):
+    if hasattr(v, "_tn_sizes"):
+        if B.dtype_of(v).is_floating_point or B.dtype_of(v).is_complex:
+            raise RuntimeError(f"{what} must be integral")
+        return [int(x) for x in v.reshape(-1).tolist()]
+    return [int(x) for x in v]
+
+
+@impl("_ctc_loss", "_ctc_loss.Tensor")
+def _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, zero_infinity=False):
+    il_list, tl_list = _lengths(input_lengths, "input_lengths"), _lengths(target_lengths, "target_lengths")
+    ext, skip, in_target, tl, il = _ctc_prepare(log_probs, targets, il_list, tl_list, blank)
+    la, _ = _ctc_alpha(log_probs, ext, skip, in_target, tl, il)
+    return _ctc_nll(la, tl, il), la
+
+
+@impl("_ctc_loss_backward", "_ctc_loss_backward.Tensor")
+def _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank,
+                       zero_infinity=False):
+    """d(nll)/d(log_probs) from alpha and beta (upstream's ctc_loss_backward_cpu_template):
+    exp(lp) - exp(logsumexp over the positions carrying the class of alpha + beta, + nll - lp),
+    zero past each input's length, and zero for an infinite loss under zero_infinity."""
+    import torch
+
+    il_list, tl_list = _lengths(input_lengths, "input_lengths"), _lengths(target_lengths, "target_lengths")
+    ext, skip, in_target, tl, il = _ctc_prepare(log_probs, targets, il_list, tl_list, blank)
+    tmax, batch, classes = log_probs.shape
+    width = ext.shape[1]
+    ninf = float("-inf")
+    lp = log_probs.detach().permute(1, 0, 2).gather(2, ext.unsqueeze(1).expand(batch, tmax, width))
+    la = log_alpha.detach()
+    lb = torch.full((batch, tmax, width), ninf, dtype=log_probs.dtype)
+    s = torch.arange(width)
+    # beta starts at each sample's last time step on its last label and the blank after it
+    start = (s == 2 * tl.unsqueeze(1)) | ((s == 2 * tl.unsqueeze(1) - 1) & (tl > 0).unsqueeze(1))
+    skip_next = torch.cat([skip[:, 2:], skip.new_zeros(batch, 2)], 1)[:, :width] if width > 2 else \
+        skip.new_zeros(batch, width)
+    pad = lb.new_full((batch, 1), ninf)
+    nxt = torch.full((batch, width), ninf, dtype=log_probs.dtype)
+    for t in range(tmax - 1, -1, -1):
+        here = torch.where(start, lp[:, t], ninf)
+        one = torch.cat([nxt[:, 1:], pad], 1)
+        two = torch.where(skip_next, torch.cat([nxt[:, 2:], pad, pad], 1)[:, :width], ninf)
+        rec = torch.where(in_target, _lse3(nxt, one, two) + lp[:, t], ninf)
+        cur = torch.where((t == il - 1).unsqueeze(1), here, torch.where((t < il - 1).unsqueeze(1), rec, ninf))
+        lb[:, t] = cur
+        nxt = cur
+    # logsumexp of alpha + beta over the extended positions carrying each class
+    ab = la + lb
+    ab = torch.where(in_target.unsqueeze(1), ab, ninf)
+    onehot = ext.unsqueeze(2) == torch.arange(classes)  # [N, S, C]
+    per = torch.where(onehot.unsqueeze(1), ab.unsqueeze(3), ninf)  # [N, T, S, C]
+    lcab = per.logsumexp(2)  # [N, T, C]
+    lpn = log_probs.detach().permute(1, 0, 2)
+    nll = neg_log_likelihood.detach().reshape(batch, 1, 1)
+    g = grad.detach().reshape(batch, 1, 1).to(log_probs.dtype) if grad.dim() else grad.detach().expand(batch).reshape(
+        batch, 1, 1).to(log_probs.dtype)
+    res = (lpn.exp() - (lcab + nll - lpn).exp()) * g
+    live = (torch.arange(tmax).unsqueeze(0) < il.unsqueeze(1)).unsqueeze(2)
+    res = torch.where(live, res, 0)
+    if zero_infinity:
+        res = torch.where((nll == float("inf")), 0, res)
+    return res.permute(1, 0, 2).contiguous()
+
+
+def _ctc_loss_reduced(log_probs, targets, il_list, tl_list, blank, reduction, zero_infinity):
+    import torch
+
+    batched = log_probs.dim() == 3
+    lp = log_probs if batched else log_probs.unsqueeze(1)
+    tg = targets if batched else targets.unsqueeze(0)
+    res = torch.ops.aten._ctc_loss(lp, tg, il_list, tl_list, blank, zero_infinity)[0]
+    if zero_infinity:
+        res = torch.where(res == float("inf"), torch.zeros((), dtype=res.dtype), res)
+    if reduction == MEAN:
+        tl = torch.tensor(tl_list, dtype=torch.long).clamp_min(1).to(res.dtype)
+        return (res / tl).mean()
+    if reduction == SUM:
+        return res.sum()
+    return res if batched else res.squeeze(0)
+
+
+@impl("ctc_loss.IntList")
+def ctc_loss_intlist(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=MEAN, zero_infinity=False):
+    return _ctc_loss_reduced(log_probs, targets, list(input_lengths), list(target_lengths), blank, reduction,
+                             zero_infinity)
+
+
+@impl("ctc_loss.Tensor")
+def ctc_loss_tensor(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=MEAN, zero_infinity=False):
+    return _ctc_loss_reduced(log_probs, targets, _lengths(input_lengths, "input_lengths"),
+                             _lengths(target_lengths, "target_lengths"), blank, reduction, zero_infinity)

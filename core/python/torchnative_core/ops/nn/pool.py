@@ -326,3 +326,275 @@ def avg_pool2d_any(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, 
 def avg_pool3d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     return avg_pool_nd(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3)
+
+
+# --- max pooling over gathered windows (3-d, fractional) ----------------------------------------
+
+def _window_table(pos, sizes):
+    """Flat input positions of every window: `pos[i]` holds dimension i's positions as
+    [..., O_i, K_i] (a leading plane dimension where windows differ per plane). Returns
+    [..., O, K] with each window's in-bounds positions first, in window order, and the
+    out-of-bounds ones pointing at a sentinel slot just past the plane (upstream's loops skip
+    padding, so a window's first in-bounds element is its initial maximum)."""
+    import torch
+
+    nd = len(pos)
+    flat, valid = None, None
+    for i, p in enumerate(pos):
+        lead = list(p.shape[:-2])
+        o, k = p.shape[-2:]
+        shape = lead + [1] * nd + [1] * nd
+        shape[len(lead) + i], shape[len(lead) + nd + i] = o, k
+        q = p.reshape(shape)
+        ok = (q >= 0) & (q < sizes[i])
+        stride = 1
+        for n in sizes[i + 1:]:
+            stride *= n
+        flat = q * stride if flat is None else flat + q * stride
+        valid = ok if valid is None else valid & ok
+    lead = list(flat.shape[:-2 * nd])
+    o = B.numel(flat.shape[len(lead):len(lead) + nd])
+    flat = flat.reshape(lead + [o, -1])
+    valid = valid.reshape(list(flat.shape))
+    total = 1
+    for n in sizes:
+        total *= n
+    if bool(valid.all()):  # no window reaches padding (fractional pools never do)
+        return flat
+    order = torch.argsort((~valid).to(torch.int8), dim=-1, stable=True)
+    return torch.where(valid, flat, total).gather(-1, order)
+
+
+def _window_max(x, nd, table, out_sizes):
+    """Max over each window of `table` (see _window_table) on x's last nd dimensions: values and
+    flat indices. The first maximum wins; a NaN wins over numbers and the last NaN over earlier
+    ones (upstream's `val > max || isnan(val)`)."""
+    import torch
+
+    lead = list(x.shape[:-nd])
+    xf = x.flatten(-nd) if nd > 1 else x
+    low = float("-inf") if x.is_floating_point() else torch.iinfo(x.dtype).min
+    xf = torch.cat([xf, xf.new_full(lead + [1], low)], -1)
+    o, k = table.shape[-2:]
+    t = table.expand(lead + [o, k]) if table.dim() == 2 else table.reshape(lead + [o, k])
+    g = xf.gather(-1, t.reshape(lead + [o * k])).reshape(lead + [o, k])
+    v, j = g.max(-1)
+    if x.is_floating_point():
+        nan = g.isnan()
+        last = (k - 1) - nan.flip(-1).to(torch.int8).argmax(-1)
+        j = torch.where(nan.any(-1), last, j)
+        v = g.gather(-1, j.unsqueeze(-1)).squeeze(-1)
+    idx = t.gather(-1, j.unsqueeze(-1)).squeeze(-1)
+    return v.reshape(lead + out_sizes), idx.reshape(lead + out_sizes)
+
+
+def _triple(v, what, name, allow_empty=False):
+    v = list(v)
+    if len(v) == 3 or len(v) == 1 or (allow_empty and not v):
+        return v * 3 if len(v) == 1 else v
+    must = {"kernel_size": "must either be a single int, or a tuple of three ints",
+            "stride": "must either be omitted, a single int, or a tuple of three ints",
+            "padding": "must either be a single int, or a tuple of three ints",
+            "dilation": "must be either a single int, or a tuple of three ints"}[what]
+    raise RuntimeError(f"{name}: {what} {must}")
+
+
+def _pool3d_check(x, k, s, p, d, ceil_mode, name):
+    """upstream's pool3d_shape_check: argument ranges, then the input's rank, then the output."""
+    sizes = list(x._tn_sizes)
+    if min(k) <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kT: {k[0]} kH: {k[1]} kW: {k[2]}")
+    if min(s) <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got dT: {s[0]} dH: {s[1]} dW: {s[2]}")
+    if min(d) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationT: {d[0]} dilationH: {d[1]} "
+                           f"dilationW: {d[2]}")
+    if len(sizes) not in (4, 5):
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+    for i in range(len(sizes) - 4, len(sizes)):
+        if sizes[i] == 0:
+            raise RuntimeError(f"{name}(): Expected input's non-batch dimensions to have positive length, but input "
+                               f"has a shape of {sizes} and non-batch dimension {i - (len(sizes) - 4)} has length zero!")
+    for pp, kk in zip(p, k):
+        if pp < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {pp}")
+    for pp, kk, dd in zip(p, k, d):
+        if pp > ((kk - 1) * dd + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pp}, "
+                               f"kernel_size={kk} and dilation={dd}")
+    outs = [_pool_out(n, kk, ss, pp, dd, ceil_mode) for n, kk, ss, pp, dd in zip(sizes[-3:], k, s, p, d)]
+    if min(outs) < 1:
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, sizes[-4:]))}). Calculated output size: "
+                           f"({sizes[-4]}x{'x'.join(map(str, outs))}). Output size is too small")
+    return outs
+
+
+@impl("max_pool3d_with_indices")
+def max_pool3d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+    import torch
+
+    k = _triple(kernel_size, "kernel_size", "max_pool3d")
+    s = _triple(stride, "stride", "max_pool3d", allow_empty=True) or list(k)
+    p = _triple(padding, "padding", "max_pool3d")
+    d = _triple(dilation, "dilation", "max_pool3d")
+    dt = B.dtype_of(self)
+    if dt.is_complex or dt is B.BOOL:
+        from ..elementwise.arithmetic import _type_name
+
+        raise NotImplementedError(f'"max_pool3d" not implemented for \'{_type_name(dt)}\'')
+    outs = _pool3d_check(self, k, s, p, d, ceil_mode, "max_pool3d_with_indices_out_cpu_template")
+    dev = B.device_of(self)
+    if B.C._tn_has_kernel("max_pool3d_with_indices", dev.type):
+        shape = list(self._tn_sizes[:-3]) + outs
+        out, idx = B.empty(shape, dt, dev), B.empty(shape, B.I64, dev)
+        B.launch("max_pool3d_with_indices", (self, k, s, p, d, ceil_mode), (out, idx))
+        return out, idx
+    sizes = list(self.shape[-3:])
+    pos = [(torch.arange(o) * ss - pp).unsqueeze(1) + torch.arange(kk) * dd
+           for o, kk, ss, pp, dd in zip(outs, k, s, p, d)]
+    table = _window_table(pos, sizes).to(B.device_of(self))
+    return _window_max(self, 3, table, outs)
+
+
+@impl("max_pool3d")
+def max_pool3d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+    return D("max_pool3d_with_indices", self, kernel_size, stride, padding, dilation, ceil_mode)[0]
+
+
+def _max_pool_backward(grad_output, self, indices, nd, name, args):
+    """Each output gradient added into the input position its index names (overlapping windows
+    accumulate): the device's kernel `name` on the operator's `args` where it has one, else a
+    scatter_add over each plane."""
+    sizes = list(self._tn_sizes)
+    gs = list(grad_output._tn_sizes)
+    if B.dtype_of(indices) is not B.I64:
+        raise RuntimeError(f"expected scalar type Long but found {B.scalar_type_name(B.dtype_of(indices))}")
+    if B.dtype_of(grad_output) is not B.dtype_of(self):
+        raise RuntimeError(f"expected dtype {B.cpp_type_name(B.dtype_of(self))} for `gradOutput` but got dtype "
+                           f"{B.cpp_type_name(B.dtype_of(grad_output))}")
+    for i, (a, b) in enumerate(zip(gs, list(indices._tn_sizes))):
+        if a != b or len(gs) != len(indices._tn_sizes):
+            raise RuntimeError(f"Expected a tensor of dimension {len(gs)} and tensor.size[{i}] == {a} but got: "
+                               f"dimension {len(indices._tn_sizes)} and tensor.size[{i}] = {b}")
+    if len(gs) != len(sizes) or gs[:-nd] != sizes[:-nd]:
+        raise RuntimeError(f"{name}: grad_output of size {gs} does not fit input {sizes}")
+    dev = B.device_of(self)
+    if B.C._tn_has_kernel(name, dev.type):
+        out = B.empty(sizes, B.dtype_of(grad_output), dev)
+        B.launch(name, args, (out,))
+        return out
+    lead = sizes[:-nd]
+    z = B.call("zeros", lead + [B.numel(sizes[-nd:])], B.dtype_of(grad_output), device=B.device_of(self))
+    flat = lambda t: D("reshape", t, lead + [-1])  # noqa: E731
+    D("scatter_add_", z, len(lead), flat(indices), flat(grad_output))
+    return D("reshape", z, sizes)
+
+
+@impl("max_pool3d_with_indices_backward")
+def max_pool3d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    return _max_pool_backward(grad_output, self, indices, 3, "max_pool3d_with_indices_backward",
+                              (grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices))
+
+
+# --- fractional max pooling ---------------------------------------------------------------------
+
+def _fractional_starts(sample, in_size, out_size, pool):
+    """Window starts along one dimension for each plane's sample u (FractionalMaxPool2d.cpp's
+    generate_intervals, in the input's dtype as upstream computes it): with
+    alpha = (in - pool) / (out - 1), start_i = int((i + u) * alpha) - int(u * alpha), and the
+    last window ends at the input's end."""
+    import torch
+
+    planes = sample.shape[0]
+    starts = torch.full((planes, out_size), in_size - pool, dtype=torch.long)
+    if out_size > 1:
+        alpha = torch.tensor(in_size - pool, dtype=sample.dtype) / torch.tensor(out_size - 1, dtype=sample.dtype)
+        i = torch.arange(out_size - 1).unsqueeze(0)
+        u = sample.unsqueeze(1)
+        starts[:, :-1] = ((i + u) * alpha).to(torch.int32).long() - (u * alpha).to(torch.int32).long()
+    return starts
+
+
+def _fractional(self, kernel_size, output_size, random_samples, nd):
+    import torch
+
+    name = f"fractional_max_pool{nd}d"
+    what = "tuple of Ints" if nd == 2 else "tuple of three Ints"
+    if len(kernel_size) != nd:
+        raise RuntimeError(f"{name}: kernel_size must either be a single Int or {what}")
+    if len(output_size) != nd:
+        raise RuntimeError(f"{name}: output_size must either be a single Int or {what}")
+    sizes = list(self._tn_sizes)
+    if len(sizes) not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {sizes}")
+    for i in range(len(sizes) - nd - 1, len(sizes)):
+        if sizes[i] == 0:
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but got"
+                               f"{sizes} with dimension {i} being empty.")
+    dt = B.dtype_of(self)
+    if not dt.is_floating_point:
+        from ..elementwise.arithmetic import _type_name
+
+        raise NotImplementedError(f'"{name}_out_frame" not implemented for \'{_type_name(dt)}\'')
+    if random_samples.dim() != 3:
+        raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {random_samples.dim()}")
+    batch = sizes[0] if len(sizes) == nd + 2 else 1
+    planes = sizes[-nd - 1]
+    if random_samples.shape[0] < batch:
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if random_samples.shape[1] != planes:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    if random_samples.shape[2] != nd:
+        raise RuntimeError(f"Expect _random_samples.size(2) equals to {nd}; got {random_samples.shape[2]}.")
+    if B.dtype_of(random_samples) is not dt:
+        raise RuntimeError("Expect _random_samples to have the same dtype as input")
+    words = ["time", "height", "width"][-nd:]
+    prefix = f"{name}()" if nd == 2 else f"{name}_out()"
+    for w, n, o, k in zip(words, sizes[-nd:], output_size, kernel_size):
+        if o + k - 1 > n:
+            raise RuntimeError(f"{prefix}: pool {w} {k} too large relative to input {w} {n}")
+    outs = [int(o) for o in output_size]
+    dev = B.device_of(self)
+    if B.C._tn_has_kernel(name, dev.type):
+        shape = sizes[:-nd] + outs
+        v, i = B.empty(shape, dt, dev), B.empty(shape, B.I64, dev)
+        if B.numel(shape):
+            B.launch(name, (self, list(kernel_size), outs, random_samples), (v, i))
+        return v, i
+    x = self if len(sizes) == nd + 2 else self.unsqueeze(0)
+    samples = random_samples[:batch].reshape(batch * planes, nd).detach()
+    # upstream's sample order: (width, height) in 2-d, (time, height, width) in 3-d
+    which = [1, 0] if nd == 2 else [0, 1, 2]
+    pos = []
+    for d in range(nd):
+        st = _fractional_starts(samples[:, which[d]], x.shape[2 + d], int(output_size[d]), int(kernel_size[d]))
+        pos.append(st.unsqueeze(2) + torch.arange(int(kernel_size[d])))
+    if B.numel(outs) == 0 or batch == 0:
+        shape = list(x.shape[:2]) + outs
+        v, i = torch.empty(shape, dtype=self.dtype), torch.empty(shape, dtype=torch.long)
+    else:
+        table = _window_table(pos, list(x.shape[2:]))
+        v, i = _window_max(x, nd, table, outs)
+    return (v, i) if len(sizes) == nd + 2 else (v.squeeze(0), i.squeeze(0))
+
+
+@impl("fractional_max_pool2d")
+def fractional_max_pool2d(self, kernel_size, output_size, random_samples):
+    return _fractional(self, list(kernel_size), list(output_size), random_samples, 2)
+
+
+@impl("fractional_max_pool3d")
+def fractional_max_pool3d(self, kernel_size, output_size, random_samples):
+    return _fractional(self, list(kernel_size), list(output_size), random_samples, 3)
+
+
+@impl("fractional_max_pool2d_backward")
+def fractional_max_pool2d_backward(grad_output, self, kernel_size, output_size, indices):
+    return _max_pool_backward(grad_output, self, indices, 2, "fractional_max_pool2d_backward",
+                              (grad_output, self, kernel_size, output_size, indices))
+
+
+@impl("fractional_max_pool3d_backward")
+def fractional_max_pool3d_backward(grad_output, self, kernel_size, output_size, indices):
+    return _max_pool_backward(grad_output, self, indices, 3, "fractional_max_pool3d_backward",
+                              (grad_output, self, kernel_size, output_size, indices))

@@ -1,5 +1,5 @@
 """Resampling: upsample (nearest, nearest-exact, linear/bilinear/trilinear, bicubic) with
-upstream's source-index and weight computations, and grid_sampler_2d.
+upstream's source-index and weight computations, and grid sampling (2-d and 3-d).
 """
 
 from __future__ import annotations
@@ -261,7 +261,11 @@ def _reflect(coord, lo2, hi2):
 
 
 def _source(coord, size, padding, align_corners):
-    coord = _unnormalize(coord, size, align_corners)
+    return _padded(_unnormalize(coord, size, align_corners), size, padding, align_corners)
+
+
+def _padded(coord, size, padding, align_corners):
+    """compute_coordinates: a pixel coordinate under the padding mode (zeros: as it is)."""
     if padding == 1:  # border
         coord = coord.clamp(0, size - 1)
     elif padding == 2:  # reflection
@@ -270,23 +274,27 @@ def _source(coord, size, padding, align_corners):
     return coord
 
 
-@impl("grid_sampler_2d", "grid_sampler")
+@impl("grid_sampler_2d")
 def grid_sampler_2d(input, grid, interpolation_mode=0, padding_mode=0, align_corners=False):
     import torch
 
-    if interpolation_mode not in (0, 1):
-        raise NotImplementedError("aten.grid_sampler_2d with bicubic interpolation has no kernel for device 'cpu' yet")
+    _grid_checks(input, grid, interpolation_mode, 2)
     n, c, h, w = input.shape
-    x = _source(grid[..., 0], w, padding_mode, align_corners)
-    y = _source(grid[..., 1], h, padding_mode, align_corners)
     flat = input.reshape(n, c, h * w)
+    if interpolation_mode not in (0, 1, 2):
+        return input.new_zeros([n, c] + list(grid.shape[1:3]))
 
     def tap(yy, xx):
         valid = (xx >= 0) & (xx <= w - 1) & (yy >= 0) & (yy <= h - 1)
-        idx = (yy.clamp(0, h - 1) * w + xx.clamp(0, w - 1)).to(torch.int64).reshape(n, 1, -1).expand(n, c, -1)
+        idx = yy.clamp(0, h - 1).to(torch.int64) * w + xx.clamp(0, w - 1).to(torch.int64)
+        idx = idx.reshape(n, 1, -1).expand(n, c, -1)
         v = flat.gather(2, idx).reshape(n, c, *xx.shape[1:])
         return v * valid.unsqueeze(1).to(v.dtype)
 
+    if interpolation_mode == 2:
+        return _bicubic_sample(grid, h, w, padding_mode, align_corners, tap)
+    x = _source(grid[..., 0], w, padding_mode, align_corners)
+    y = _source(grid[..., 1], h, padding_mode, align_corners)
     if interpolation_mode == 1:  # nearest: round half to even, as nearbyint
         return tap(y.round(), x.round())
     x0, y0 = x.floor(), y.floor()
@@ -295,3 +303,227 @@ def grid_sampler_2d(input, grid, interpolation_mode=0, padding_mode=0, align_cor
     wx0, wy0 = x1 - x, y1 - y
     out = tap(y0, x0) * (wx0 * wy0).unsqueeze(1) + tap(y0, x1) * (wx1 * wy0).unsqueeze(1)
     return out + tap(y1, x0) * (wx0 * wy1).unsqueeze(1) + tap(y1, x1) * (wx1 * wy1).unsqueeze(1)
+
+
+def _bicubic_sample(grid, h, w, padding_mode, align_corners, tap):
+    """Bicubic sampling (GridSamplerKernel.cpp): cubic convolution (A = -0.75) over the 4 x 4
+    pixels around the unnormalised point, each tap's coordinate put through the padding mode on
+    its own; rows interpolated along x first, then the four rows along y."""
+    x = _unnormalize(grid[..., 0], w, align_corners)
+    y = _unnormalize(grid[..., 1], h, align_corners)
+    ix, iy = x.floor(), y.floor()
+    cx, cy = _cubic_coeffs(x - ix), _cubic_coeffs(y - iy)
+    out = None
+    for i in range(4):
+        yy = _padded(iy + (i - 1), h, padding_mode, align_corners)
+        row = None
+        for j in range(4):
+            term = tap(yy, _padded(ix + (j - 1), w, padding_mode, align_corners)) * cx[j].unsqueeze(1)
+            row = term if row is None else row + term
+        term = row * cy[i].unsqueeze(1)
+        out = term if out is None else out + term
+    return out
+
+
+def _grid_checks(input, grid, interpolation_mode, nd=3):
+    """upstream's check_grid_sampler_common, then the 2-d or 3-d sampler's own checks."""
+    si, sg = list(input.shape), list(grid.shape)
+    if not si or not sg:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    if si[0] != sg[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
+                           f"sizes {si} and grid with sizes {sg}")
+    if sg[-1] != input.dim() - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.dim() - 2} in last dimension, but got "
+                           f"grid with sizes {sg}")
+    for i in range(2, input.dim()):
+        if si[i] == 0:
+            raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
+                               f"sizes {si} with dimension {i} being empty")
+    if input.dim() != nd + 2 or grid.dim() != nd + 2:
+        raise RuntimeError(f"grid_sampler(): expected {nd + 2}D input and grid with same number of dimensions, but got "
+                           f"input with sizes {si} and grid with sizes {sg}")
+    if nd == 3 and interpolation_mode == 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if input.dtype != grid.dtype:
+        from .. import base as B
+
+        raise RuntimeError(f"expected scalar type {B.scalar_type_name(B.dtype_of(input))} but found "
+                           f"{B.scalar_type_name(B.dtype_of(grid))}")
+    if not input.is_floating_point():
+        from .. import base as B
+        from ..elementwise.arithmetic import _type_name
+
+        kernel = "grid_sampler_2d_cpu_kernel_impl" if nd == 2 else "grid_sampler3d_cpu"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(B.dtype_of(input))}\'')
+
+
+@impl("grid_sampler_3d")
+def grid_sampler_3d(input, grid, interpolation_mode=0, padding_mode=0, align_corners=False):
+    """GridSampler.cpp's 3-d sampler: trilinear (the eight corners added in upstream's order,
+    top-north-west first) or nearest (round half to even); out-of-volume corners add nothing."""
+    import torch
+
+    _grid_checks(input, grid, interpolation_mode)
+    n, c, d, h, w = input.shape
+    x = _source(grid[..., 0], w, padding_mode, align_corners)
+    y = _source(grid[..., 1], h, padding_mode, align_corners)
+    z = _source(grid[..., 2], d, padding_mode, align_corners)
+    flat = input.reshape(n, c, d * h * w)
+    out_sp = list(grid.shape[1:4])
+    if interpolation_mode not in (0, 1):
+        return input.new_zeros([n, c] + out_sp)
+
+    def tap(zz, yy, xx):
+        valid = (xx >= 0) & (xx <= w - 1) & (yy >= 0) & (yy <= h - 1) & (zz >= 0) & (zz <= d - 1)
+        # the flat index in integers: a reduced-precision coordinate cannot hold it
+        iz, iy, ix = (t.clamp(0, n - 1).to(torch.int64) for t, n in ((zz, d), (yy, h), (xx, w)))
+        idx = (iz * h + iy) * w + ix
+        v = flat.gather(2, idx.reshape(n, 1, -1).expand(n, c, -1)).reshape([n, c] + out_sp)
+        return v * valid.unsqueeze(1).to(v.dtype)
+
+    if interpolation_mode == 1:
+        return tap(z.round(), y.round(), x.round())
+    x0, y0, z0 = x.floor(), y.floor(), z.floor()
+    x1, y1, z1 = x0 + 1, y0 + 1, z0 + 1
+    out = None
+    for zz, wz in ((z0, z1 - z), (z1, z - z0)):
+        for yy, wy in ((y0, y1 - y), (y1, y - y0)):
+            for xx, wx in ((x0, x1 - x), (x1, x - x0)):
+                term = tap(zz, yy, xx) * (wx * wy * wz).unsqueeze(1)
+                out = term if out is None else out + term
+    return out
+
+
+@impl("grid_sampler")
+def grid_sampler(input, grid, interpolation_mode=0, padding_mode=0, align_corners=False):
+    op = grid_sampler_2d if input.dim() == 4 else grid_sampler_3d
+    return op(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def _sampler_backward(forward, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask):
+    """The sampler's gradients through its own composition (the same arithmetic upstream's
+    backward kernel differentiates)."""
+    import torch
+
+    with torch.enable_grad():
+        xi = input.detach().requires_grad_(bool(output_mask[0]))
+        xg = grid.detach().requires_grad_(bool(output_mask[1]))
+        out = forward(xi, xg, interpolation_mode, padding_mode, align_corners)
+        wrt = [t for t, m in ((xi, output_mask[0]), (xg, output_mask[1])) if m]
+        grads = torch.autograd.grad(out, wrt, grad_output, allow_unused=True) if wrt else []
+    it = iter(grads)
+    gi = next(it) if output_mask[0] else None
+    gg = next(it) if output_mask[1] else None
+    if output_mask[0] and gi is None:
+        gi = torch.zeros_like(input)
+    if output_mask[1] and gg is None:
+        gg = torch.zeros_like(grid)
+    return gi, gg
+
+
+@impl("grid_sampler_3d_backward")
+def grid_sampler_3d_backward(grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask):
+    return _sampler_backward(grid_sampler_3d, grad_output, input, grid, interpolation_mode, padding_mode,
+                             align_corners, output_mask)
+
+
+# --- antialiased bilinear / bicubic (separable, as PIL: the filter widened by the scale) --------
+
+def _aa_filter(x, cubic):
+    """upstream's aa_filter: the triangle, or Keys' cubic with a = -0.5 (not upsample's -0.75)."""
+    import torch
+
+    x = x.abs()
+    if not cubic:
+        return torch.where(x < 1, 1 - x, 0)
+    a = -0.5
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return torch.where(x < 1, near, torch.where(x < 2, far, 0))
+
+
+def _aa_weights(in_size, out_size, scale, align_corners, dtype, cubic):
+    """Per output index: the first input index, and the normalised filter weights over a window
+    of `support` either side of the centre scale * (i + 0.5) (widened by the scale when
+    downsampling, so every input under the output pixel contributes)."""
+    import torch
+
+    s = float(_scale(in_size, out_size, scale, dtype, align_corners))
+    support = (2.0 if cubic else 1.0) * (s if s >= 1.0 else 1.0)
+    invscale = 1.0 / s if s >= 1.0 else 1.0
+    centers = torch.tensor(s, dtype=dtype) * (torch.arange(out_size, dtype=dtype) + 0.5)
+    xmin = (centers - support + 0.5).to(torch.int64).clamp_min(0)
+    xmax = (centers + support + 0.5).to(torch.int64).clamp_max(in_size)
+    size = xmax - xmin
+    width = int(size.max()) if out_size else 0
+    j = torch.arange(width)
+    w = _aa_filter(((j + xmin.unsqueeze(1)).to(dtype) - centers.unsqueeze(1) + 0.5) * invscale, cubic)
+    w = torch.where(j < size.unsqueeze(1), w, 0).to(dtype)
+    total = w[:, :1]
+    for k in range(1, width):  # summed in order, in the weights' type, as upstream
+        total = total + w[:, k:k + 1]
+    w = torch.where(total != 0, w / torch.where(total != 0, total, 1), w)
+    idx = (xmin.unsqueeze(1) + j).clamp_max(in_size - 1)
+    return idx, w
+
+
+def _aa(x, output_size, align_corners, scales, cubic, name):
+    import torch
+
+    if x.dtype == torch.uint8 or not x.is_floating_point():
+        raise NotImplementedError(f"aten.{name} has no kernel for device 'cpu' for {x.dtype}")
+    dtype = _opmath(x)
+    src = x.to(dtype) if x.dtype != dtype else x
+    # the contiguous dimension first (horizontal), then height; a dimension keeping its size is
+    # not resampled
+    for i in (1, 0):
+        d = src.dim() - 2 + i
+        in_size, out_size = src.shape[d], output_size[i]
+        if in_size == out_size:
+            continue
+        idx, w = _aa_weights(in_size, out_size, scales[i] if scales else None, align_corners, dtype, cubic)
+        shape = [1] * src.dim()
+        shape[d] = -1
+        out = None
+        for k in range(idx.shape[1]):
+            term = src.index_select(d, idx[:, k]) * w[:, k].reshape(shape)
+            out = term if out is None else out + term
+        src = out.to(x.dtype).to(dtype)  # each pass stores its result in the input's type
+    return src.to(x.dtype)
+
+
+def _aa_ops(name, cubic):
+    def vec(input, output_size, align_corners, scale_factors):
+        sizes, sf = _out_sizes(input, 2, output_size, scale_factors)
+        return _aa(input, sizes, align_corners, sf, cubic, name)
+
+    def fixed(self, output_size, align_corners, scales_h=None, scales_w=None):
+        _common_check(self, 2, output_size)
+        return _aa(self, list(output_size), align_corners, [scales_h, scales_w], cubic, name)
+
+    def backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None):
+        import torch
+
+        if len(input_size) != 4:
+            raise RuntimeError(f"It is expected input_size equals to 4, but got size {len(input_size)}")
+        if len(output_size) != 2:
+            raise RuntimeError(f"It is expected output_size equals to 2, but got size {len(output_size)}")
+        expect = list(input_size[:2]) + list(output_size)
+        if list(grad_output.shape) != expect:
+            raise RuntimeError(f"Expected grad_output to have the same shape as output; output.size({grad_output.dim() - 1})"
+                               f" = {expect[-1]} but got grad_output.size({grad_output.dim() - 1}) = "
+                               f"{grad_output.shape[-1]}")
+        # the forward is linear in its input: its transpose applied to grad_output
+        with torch.enable_grad():
+            z = torch.zeros(list(input_size), dtype=grad_output.dtype, requires_grad=True)
+            out = _aa(z, list(output_size), align_corners, [scales_h, scales_w], cubic, name)
+            return torch.autograd.grad(out, z, grad_output.detach())[0]
+
+    impl(f"{name}.vec")(vec)
+    impl(name)(fixed)
+    impl(f"{name}_backward")(backward)
+
+
+_aa_ops("_upsample_bilinear2d_aa", False)
+_aa_ops("_upsample_bicubic2d_aa", True)
