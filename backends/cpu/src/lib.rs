@@ -31,6 +31,7 @@ pub mod conv;
 pub mod copy;
 pub mod decomp;
 pub mod fft;
+pub mod igamma;
 pub mod flash;
 pub mod index;
 pub mod linalg;
@@ -90,6 +91,7 @@ pub fn kernels() -> Registry {
     scan::register(&mut reg);
     scatter::register(&mut reg);
     special::register(&mut reg);
+    igamma::register(&mut reg);
     conv::register(&mut reg);
     reg
 }
