@@ -30,6 +30,7 @@ pub mod complex;
 pub mod conv;
 pub mod copy;
 pub mod decomp;
+pub mod eig;
 pub mod fft;
 pub mod igamma;
 pub mod flash;
@@ -82,6 +83,7 @@ pub fn kernels() -> Registry {
     reduce::register(&mut reg);
     linalg::register(&mut reg);
     decomp::register(&mut reg);
+    eig::register(&mut reg);
     fft::register(&mut reg);
     nn::register(&mut reg);
     loss::register(&mut reg);
