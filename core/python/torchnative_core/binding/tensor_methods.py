@@ -264,6 +264,19 @@ def install(C_) -> None:
             raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.dim()}-D tensor.")
         return _door("transpose.int", self, -2, -1)
 
+    def _mH(self):
+        # the conjugate transpose: a conj view of the transposed view, as upstream's adjoint
+        if self.dim() < 2:
+            raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got {self.dim()}-D tensor.")
+        t = _door("transpose.int", self, -2, -1)
+        return _door("conj", t) if t.is_complex() else t
+
+    def _H(self):
+        if self.dim() != 2:
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor. For "
+                               "batches of matrices, consider using tensor.mH")
+        return _mH(self)
+
     def _T(self):
         n = self.dim()
         if n != 2 and n != 0:
@@ -279,8 +292,8 @@ def install(C_) -> None:
     props = {
         "T": property(_T),
         "mT": property(_mT),
-        "H": property(_T),
-        "mH": property(_mT),
+        "H": property(_H),
+        "mH": property(_mH),
         "dtype": property(_dtype),
         "device": property(_device),
         "shape": property(lambda self: _size_of(self._tn_sizes)),
