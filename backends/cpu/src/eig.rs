@@ -313,7 +313,9 @@ fn balance<T: Entry>(a: &mut Mat<T>) -> Balance {
 /// undone (the rows above the block from the bottom up, those below it from the top down).
 fn unbalance<T: Entry>(v: &mut Mat<T>, bal: &Balance) {
     let n = v.nrows();
-    for i in bal.lo..bal.hi {
+    // a block of one row holds that row's permutation index, not a scale (gebak skips it)
+    let scaled = if bal.hi > bal.lo + 1 { bal.lo..bal.hi } else { 0..0 };
+    for i in scaled {
         for j in 0..v.ncols() {
             v[(i, j)] = v[(i, j)].scale(bal.scale[i]);
         }
@@ -407,15 +409,21 @@ fn eig_real(mut a: Mat<f64>, vectors: bool) -> KResult<(Vec<c64>, Option<Mat<c64
         let s = 1.0 / nrm2((0..n).map(|i| vr[(i, j)])).hypot(nrm2((0..n).map(|i| vr[(i, j + 1)])));
         let (re, im): (Vec<f64>, Vec<f64>) = (0..n).map(|i| (vr[(i, j)] * s, vr[(i, j + 1)] * s)).unzip();
         let k = argmax((0..n).map(|i| re[i] * re[i] + im[i] * im[i]));
-        // dlartg(f, g): r = sign(f) * hypot(f, g), cs = |f| / hypot, sn = g / r
+        // dlartg(f, g) as the reference's LAPACK has it (the pre-3.10 form): r = hypot(f, g),
+        // negated (with cs and sn) only when |f| > |g| and f < 0
         let (f, g) = (re[k], im[k]);
         let (cs, sn) = if g == 0.0 {
             (1.0, 0.0)
         } else if f == 0.0 {
-            (0.0, g.signum())
+            (0.0, 1.0)
         } else {
             let d = f.hypot(g);
-            (f.abs() / d, g / d.copysign(f))
+            let (cs, sn) = (f / d, g / d);
+            if f.abs() > g.abs() && cs < 0.0 {
+                (-cs, -sn)
+            } else {
+                (cs, sn)
+            }
         };
         for i in 0..n {
             // drot: (x, y) <- (cs x + sn y, cs y - sn x)
