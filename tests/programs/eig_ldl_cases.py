@@ -144,6 +144,7 @@ CASES = {
     "ldl_singular": lambda: flat(*torch.linalg.ldl_factor_ex(torch.zeros(2, 2))),
     "ldl_singular_error": lambda: flat(*torch.linalg.ldl_factor(torch.zeros(2, 2))),
     "ldl_factor": lambda: flat(*torch.linalg.ldl_factor(sym(4, seed=4))),
+    "ldl_empty_batch": lambda: flat(*torch.linalg.ldl_factor_ex(torch.ones(2, 0, 0))),
     "ldl_not_square": lambda: flat(*torch.linalg.ldl_factor(torch.ones(2, 3))),
     "ldl_int": lambda: flat(*torch.linalg.ldl_factor(torch.ones(2, 2, dtype=torch.int64))),
     "ldl_solve": ldl_solve(sym(6, seed=5), mat(6, 3, seed=6)),

@@ -149,7 +149,11 @@ def _ldl_factor(A, hermitian, name):
     n, batch = A.shape[-1], list(A.shape[:-2])
     cplx = A.is_complex()
     wide = torch.complex128 if cplx else torch.float64
-    mats = A.detach().resolve_conj().to(wide).reshape(-1, n, n).tolist()
+    nb = math.prod(batch)
+    if nb == 0 or n == 0:  # nothing to factor (a reshape to [-1, 0, 0] would be ambiguous)
+        i32 = torch.int32
+        return torch.zeros(batch + [n, n], dtype=A.dtype), torch.zeros(batch + [n], dtype=i32), torch.zeros(batch, dtype=i32)
+    mats = A.detach().resolve_conj().to(wide).reshape(nb, n, n).tolist()
     LD, piv, info = [], [], []
     for m in mats:
         a = [[m[i][j] if j <= i else (0j if cplx else 0.0) for j in range(n)] for i in range(n)]
@@ -157,10 +161,9 @@ def _ldl_factor(A, hermitian, name):
         LD.append(a)
         piv.append(p)
         info.append(inf)
-    LD = torch.tensor(LD, dtype=wide).reshape(batch + [n, n]).to(A.dtype) if mats else \
-        torch.zeros(batch + [n, n], dtype=A.dtype)
-    piv = torch.tensor(piv, dtype=torch.int32).reshape(batch + [n]) if mats else torch.zeros(batch + [n], dtype=torch.int32)
-    info = torch.tensor(info, dtype=torch.int32).reshape(batch) if mats else torch.zeros(batch, dtype=torch.int32)
+    LD = torch.tensor(LD, dtype=wide).reshape(batch + [n, n]).to(A.dtype)
+    piv = torch.tensor(piv, dtype=torch.int32).reshape(batch + [n])
+    info = torch.tensor(info, dtype=torch.int32).reshape(batch)
     return LD, piv, info
 
 
@@ -281,10 +284,11 @@ def linalg_ldl_solve(LD, pivots, B, hermitian=False):
     n, nrhs = LD.size(-1), B.size(-1)
     cplx = LD.is_complex()
     wide = torch.complex128 if cplx else torch.float64
-    lds = LD.detach().resolve_conj().to(wide).expand(batch + [n, n]).reshape(-1, n, n).tolist()
-    pvs = pivots.to(torch.int64).expand(batch + [n]).reshape(-1, n).tolist()
-    bs = B.detach().resolve_conj().to(wide).expand(batch + [n, nrhs]).reshape(-1, n, nrhs).tolist()
-    out = [_solve(a, p, b, n, nrhs, hermitian and cplx) for a, p, b in zip(lds, pvs, bs)]
-    if not out or n == 0 or nrhs == 0:
+    nb = math.prod(batch)
+    if nb == 0 or n == 0 or nrhs == 0:
         return torch.zeros(batch + [n, nrhs], dtype=LD.dtype)
+    lds = LD.detach().resolve_conj().to(wide).expand(batch + [n, n]).reshape(nb, n, n).tolist()
+    pvs = pivots.to(torch.int64).expand(batch + [n]).reshape(nb, n).tolist()
+    bs = B.detach().resolve_conj().to(wide).expand(batch + [n, nrhs]).reshape(nb, n, nrhs).tolist()
+    out = [_solve(a, p, b, n, nrhs, hermitian and cplx) for a, p, b in zip(lds, pvs, bs)]
     return torch.tensor(out, dtype=wide).reshape(batch + [n, nrhs]).to(LD.dtype)
