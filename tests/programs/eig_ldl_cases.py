@@ -89,6 +89,25 @@ def ldl_solve(A, Bm, hermitian=False):
     return lambda: torch.linalg.ldl_solve(*torch.linalg.ldl_factor(A, hermitian=hermitian), Bm, hermitian=hermitian)
 
 
+def eig_grad(A, loss):
+    """The gradient of a loss that does not depend on the eigenvectors' phases."""
+    def run():
+        X = A.clone().requires_grad_()
+        L, V = torch.linalg.eig(X)
+        loss(L, V).backward()
+        return X.grad
+    return run
+
+
+def eigvals_grad(A):
+    def run():
+        X = A.clone().requires_grad_()
+        torch.linalg.eigvals(X).abs().sum().backward()
+        return X.grad
+    return run
+
+
+ROWS = torch.arange(4, dtype=torch.float64)[:, None]
 PERM = torch.tensor([[0., 1, 2], [1, 0, 3], [2, 3, 0]])
 INDEF = torch.tensor([[1e-3, 5, 1, 2], [5, 1e-4, 3, 1], [1, 3, 2e-3, 7], [2, 1, 7, 1e-3]], dtype=torch.float64)
 UPPER = torch.tensor([[1., 5, 3], [0, 2, 7], [0, 0, 3]], dtype=torch.float64)
@@ -133,6 +152,12 @@ CASES = {
     "eig_inf": eig(torch.eye(3) * float("inf")),
     "eigvals_not_square": lambda: torch.linalg.eigvals(torch.ones(2, 3)),
     "eigvals_int": lambda: torch.linalg.eigvals(torch.ones(3, 3, dtype=torch.int32)),
+    "eig_grad_vectors": eig_grad(mat(4, 4, seed=17), lambda L, V: (V.abs() ** 2 * ROWS).sum()),
+    "eig_grad_values": eig_grad(mat(4, 4, seed=18), lambda L, V: L.real.sum() + L.imag.pow(2).sum()),
+    "eig_grad_both_complex": eig_grad(mat(4, 4, dtype=torch.complex128, seed=19),
+                                      lambda L, V: L.abs().sum() + (V.abs() ** 2 * ROWS).sum()),
+    "eig_grad_phase_dependent": eig_grad(mat(3, 3, seed=20), lambda L, V: V.real.sum()),
+    "eigvals_grad": eigvals_grad(mat(2, 3, 3, seed=21)),
     # ldl
     "ldl_sym4": lambda: flat(*torch.linalg.ldl_factor_ex(sym(4))),
     "ldl_sym6_batch": lambda: flat(*torch.linalg.ldl_factor_ex(sym(6, b=(3,), seed=1))),
