@@ -1206,6 +1206,19 @@ def gen_decomp():
         fam.case("geqrf_zero_column_" + dn(dt), "geqrf", [torch.tensor([[1.0, 2.0], [0.0, 3.0], [0.0, 4.0]], dtype=dt)], tol=tol(dt, 20))
         # (close: MKL leaves -0.0 in some zero entries of the float32 factor, faer +0.0)
         fam.case("cholesky_nc_" + dn(dt), "linalg_cholesky_ex", [nc(torch.eye(3, dtype=dt) * 4), False, False], tol=tol(dt, 3))
+    # eig.rs: geev's eigenvalue order and eigenvector normalisation (float32 in float64 and rounded:
+    # its vectors' signs can differ from sgeev's, so float32 is checked for its values only)
+    for dt in (torch.float64, torch.complex128):
+        for n in (1, 3, 5):
+            g = torch.Generator().manual_seed(400 + n)
+            a = torch.randn(2, n, n, generator=g, dtype=dt)
+            t = "%s_%d" % (str(dt).split(".")[1], n)
+            fam.case("eig_" + t, "linalg_eig", [a], tol=("close", 1e-10, 1e-12 * 10 * n))
+            fam.case("eigvals_" + t, "_linalg_eigvals", [a], tol=("close", 1e-10, 1e-12 * 10 * n))
+    fam.case("eig_triangular", "linalg_eig", [torch.tensor([[1.0, 0, 0], [4, 2, 0], [5, 6, 3]], dtype=torch.float64)],
+             tol=("close", 1e-10, 1e-11))
+    fam.case("eigvals_f32", "_linalg_eigvals", [torch.randn(4, 4, generator=torch.Generator().manual_seed(7))],
+             tol=("close", 1e-4, 1e-5))
     return fam
 
 
