@@ -37,7 +37,7 @@ UNINITIALIZED = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty
 # compares `sample.output_process_fn_grad(result)` of both (|U|, |Vh|, U @ Vh, eigenvalues and
 # |eigenvectors|), and so does `replay` for these entries, only when the raw results differ; the
 # entry is then reported as agreeing "up to sign". Every other entry compares raw results.
-UP_TO_SIGN = {"linalg.svd", "svd", "linalg.eigh", "svd_lowrank", "pca_lowrank"}
+UP_TO_SIGN = {"linalg.svd", "svd", "linalg.eigh", "linalg.eig", "svd_lowrank", "pca_lowrank"}
 # torch.testing.assert_close's defaults per dtype (a complex dtype as its parts' float dtype)
 TOL = {"float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7), "float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5),
        "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7), "complex32": (1e-3, 1e-5)}

@@ -107,3 +107,12 @@ def matmul_empty_inner_dim():
     # a batch folded into rows with k == 0 (upstream spells the row count out; a -1 is ambiguous)
     return (torch.ones(2, 3, 0) @ torch.ones(0, 4), torch.ones(2, 0, 3) @ torch.ones(3, 4),
             torch.nn.functional.linear(torch.ones(2, 3, 0), torch.ones(4, 0), torch.arange(4.0)))
+
+
+@case
+def eigvals_without_vectors():
+    # no gradient asked: linalg.eigvals takes the values-only kernel (_linalg_eigvals)
+    a = torch.tensor([[4.0, 1.0, 0.5], [2.0, 3.0, 0.0], [0.5, 0.0, 1.0]], dtype=torch.float64)
+    # (as real pairs: the golden encoding has no complex numbers)
+    return (torch.view_as_real(torch.linalg.eigvals(a)),
+            torch.view_as_real(torch.linalg.eigvals(torch.triu(_a(4, 4).double()))))

@@ -7,12 +7,10 @@ the dtype, shape and values (a complex result as its real view) or the exception
 tests/test_complex_fft.py runs it on both sides and compares.
 """
 
-import json
 import sys
-import warnings
 
-import numpy as np
 import torch
+from npz_outcomes import write_npz_outcomes
 
 
 def ramp(*shape, scale=0.37, dtype=torch.float32):
@@ -182,21 +180,5 @@ CASES = {
 }
 
 
-def main(out):
-    arrays, meta = {}, {}
-    for name, fn in CASES.items():
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                r = fn()
-        except Exception as e:  # noqa: BLE001 - the outcome is what is compared
-            meta[name] = {"error": type(e).__name__, "message": str(e).split("\n")[0]}
-            continue
-        meta[name] = {"dtype": str(r.dtype), "shape": list(r.shape)}
-        v = torch.view_as_real(r.resolve_conj()) if r.is_complex() else r
-        arrays[name] = v.detach().numpy().astype(np.float64 if v.is_floating_point() else v.numpy().dtype)
-    np.savez(out, __meta__=np.array(json.dumps(meta)), **arrays)
-
-
 if __name__ == "__main__":
-    main(sys.argv[1])
+    write_npz_outcomes(CASES, sys.argv[1])

@@ -30,7 +30,9 @@ pub mod complex;
 pub mod conv;
 pub mod copy;
 pub mod decomp;
+pub mod eig;
 pub mod fft;
+pub mod igamma;
 pub mod flash;
 pub mod index;
 pub mod linalg;
@@ -82,6 +84,7 @@ pub fn kernels() -> Registry {
     reduce::register(&mut reg);
     linalg::register(&mut reg);
     decomp::register(&mut reg);
+    eig::register(&mut reg);
     fft::register(&mut reg);
     nn::register(&mut reg);
     loss::register(&mut reg);
@@ -91,6 +94,7 @@ pub fn kernels() -> Registry {
     scan::register(&mut reg);
     scatter::register(&mut reg);
     special::register(&mut reg);
+    igamma::register(&mut reg);
     conv::register(&mut reg);
     pool::register(&mut reg);
     reg

@@ -1243,6 +1243,19 @@ def gen_decomp():
         fam.case("geqrf_zero_column_" + dn(dt), "geqrf", [torch.tensor([[1.0, 2.0], [0.0, 3.0], [0.0, 4.0]], dtype=dt)], tol=tol(dt, 20))
         # (close: MKL leaves -0.0 in some zero entries of the float32 factor, faer +0.0)
         fam.case("cholesky_nc_" + dn(dt), "linalg_cholesky_ex", [nc(torch.eye(3, dtype=dt) * 4), False, False], tol=tol(dt, 3))
+    # eig.rs: geev's eigenvalue order and eigenvector normalisation (float32 in float64 and rounded:
+    # its vectors' signs can differ from sgeev's, so float32 is checked for its values only)
+    for dt in (torch.float64, torch.complex128):
+        for n in (1, 3, 5):
+            g = torch.Generator().manual_seed(400 + n)
+            a = torch.randn(2, n, n, generator=g, dtype=dt)
+            t = "%s_%d" % (str(dt).split(".")[1], n)
+            fam.case("eig_" + t, "linalg_eig", [a], tol=("close", 1e-10, 1e-12 * 10 * n))
+            fam.case("eigvals_" + t, "_linalg_eigvals", [a], tol=("close", 1e-10, 1e-12 * 10 * n))
+    fam.case("eig_triangular", "linalg_eig", [torch.tensor([[1.0, 0, 0], [4, 2, 0], [5, 6, 3]], dtype=torch.float64)],
+             tol=("close", 1e-10, 1e-11))
+    fam.case("eigvals_f32", "_linalg_eigvals", [torch.randn(4, 4, generator=torch.Generator().manual_seed(7))],
+             tol=("close", 1e-4, 1e-5))
     return fam
 
 
@@ -1270,6 +1283,28 @@ def gen_special():
                  [torch.tensor([1.0, 0.5, 2.0, 2.0, 3.0, 2.5, float("nan"), 2.0], dtype=dt),
                   torch.tensor([1.0, 1.0, -1.0, -1.5, -2.5, -0.5, 1.0, float("inf")], dtype=dt)],
                  tol=("ulp", 1) if dt == f64 else ("close", 1e-6, 1e-38))
+    # igamma/igammac (igamma.rs): every branch of upstream's calc_igamma/calc_igammac: the series
+    # of P and of Q, the continued fraction, both asymptotic regimes (20 < a < 200 with x near a,
+    # a > 200 within 4.5 sqrt(a)), the boundary values, NaN; plus stride-0 and transposed operands
+    grid_a = [0.0, 1e-3, 0.1, 0.5, 1.0, 1.5, 3.0, 7.5, 25.0, 30.0, 150.0, 250.0, 1000.0, 1e5, -1.0,
+              float("inf"), float("nan")]
+    grid_x = [0.0, 1e-4, 0.3, 0.5, 0.7, 1.0, 1.05, 2.0, 6.0, 24.0, 31.0, 140.0, 260.0, 1010.0, 1e5 + 300,
+              -0.5, float("inf"), float("nan")]
+    ga = torch.tensor(grid_a, dtype=f64).repeat_interleave(len(grid_x))
+    gx = torch.tensor(grid_x, dtype=f64).repeat(len(grid_a))
+    ra = vals(f64, (64,), 403, "pos") * 6
+    rx = vals(f64, (64,), 404, "pos") * 8
+    for dt in (f32, f64, f16, bf16):
+        t = dn(dt)
+        tol = ("ulp", 1) if dt == f64 else ("close", 2e-6, 1e-30) if dt == f32 else ("ulp", 1)
+        for op in ("igamma", "igammac"):
+            fam.case("%s_grid_%s" % (op, t), op, [ga.to(dt), gx.to(dt)], tol=tol)
+            fam.case("%s_rand_%s" % (op, t), op, [ra.to(dt), rx.to(dt)], tol=tol)
+            if dt in (f32, f64):
+                col = torch.tensor([[0.5], [4.0], [60.0]], dtype=dt).expand(3, 5)
+                row = torch.tensor([[0.2, 1.0, 3.5, 55.0, 70.0]], dtype=dt).expand(3, 5)
+                fam.case("%s_expanded_%s" % (op, t), op, [col, row], tol=tol)
+                fam.case("%s_nc_%s" % (op, t), op, [nc(ra.to(dt)), nc(rx.to(dt))], tol=tol)
     return fam
 
 

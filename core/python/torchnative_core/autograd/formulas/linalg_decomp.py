@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from ..formula import formula
+from ..formula import COMPLEX_READY, formula
 
 
 def _sum_to(g, shape):
@@ -372,3 +372,44 @@ def _(s, g):
     bottom = torch.cat([torch.zeros_like(At), At], -1)
     big = torch.linalg.matrix_exp(torch.cat([top, bottom], -2))
     return big.narrow(-2, 0, n).narrow(-1, n, n)
+
+
+def _complex_solve(M, Bm):
+    """X with M X = B for complex M and B, through the real system [[Re, -Im], [Im, Re]] (the
+    core's solver takes real matrices)."""
+    re, im = M.real, M.imag
+    big = torch.cat([torch.cat([re, -im], -1), torch.cat([im, re], -1)], -2)
+    rhs = torch.cat([Bm.real, Bm.imag], -2)
+    X = torch.linalg.solve(big, rhs)
+    n = M.shape[-1]
+    return torch.complex(X[..., :n, :], X[..., n:, :])
+
+
+@formula("linalg_eig", save=("self", "result0", "result1"), multi=True)
+def _(s, grads):
+    """upstream's linalg_eig_backward (FunctionsManual.cpp) for a general matrix:
+    gA = V^-H G V^H, G = (V^H gV - V^H V Re(diag(V^H gV))) / E off the diagonal and gL on it,
+    E_ij = conj(L_j - L_i); a real input takes the real part."""
+    gL, gV = grads
+    L, V = s.result0, s.result1
+    Vh = V.mH
+    if gV is not None:
+        VhgV = Vh @ gV
+        diag = VhgV.diagonal(0, -2, -1)
+        if bool((diag.imag.abs() > 1e-2).any()):  # upstream's allclose(imag, 0, 1e-2, 1e-2)
+            raise RuntimeError(
+                "linalg_eig_backward: The eigenvectors in the complex case are specified up to multiplication by "
+                "e^{i phi}. The specified loss function depends on this quantity, so it is ill-defined.")
+        VhgV = VhgV - Vh @ (V * diag.real.unsqueeze(-2))
+        Lc = L.conj()
+        gA = VhgV / _eye_fill(Lc.unsqueeze(-2) - Lc.unsqueeze(-1))
+        if gL is not None:  # the diagonal is gL's
+            gA = gA - torch.diag_embed(gA.diagonal(0, -2, -1)) + torch.diag_embed(gL)
+    else:
+        gA = torch.diag_embed(gL)
+    gA = _complex_solve(Vh, gA @ Vh)
+    return gA if s.self.is_complex() else gA.real
+
+
+# written for complex gradients (upstream's convention: the conjugate Wirtinger derivative)
+COMPLEX_READY.add("linalg_eig")

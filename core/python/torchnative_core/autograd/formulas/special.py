@@ -90,6 +90,23 @@ def _(s, g):
     return None, g * -s.self * torch.special.zeta(s.self + 1.0, s.other)
 
 
+def _igamma_grad(name, sign):
+    """Upstream's derivative with respect to x only: x^(a-1) e^-x / Gamma(a), negated for Q; the
+    derivative in a is refused as upstream's not_implemented("igamma: input")."""
+
+    def grad(s, g):
+        if s.needs(0):
+            raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+        a, x = s.self, s.other
+        return None, sign * g * ((a - 1) * x.log() - x - a.lgamma()).exp()
+
+    return grad
+
+
+formula("igamma", save=("self", "other"))(_igamma_grad("igamma", 1))
+formula("igammac", save=("self", "other"))(_igamma_grad("igammac", -1))
+
+
 @formula("special_xlog1py", save=("self", "other"))
 def _(s, g):
     a, b = s.self, s.other

@@ -1,3 +1,3 @@
-"""Reductions, scans, order statistics, sorting and searching, histograms, statistics."""
+"""Reductions, scans, finite differences (torch.gradient), order statistics, sorting and searching, histograms, statistics."""
 
-from . import histogram, quantile, reduce, scan, select, sort, statistics  # noqa: F401  (registration by import)
+from . import differences, histogram, quantile, reduce, scan, select, sort, statistics  # noqa: F401  (registration by import)

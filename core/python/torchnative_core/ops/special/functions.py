@@ -349,6 +349,32 @@ def special_zeta(self, other):
     return out
 
 
+def _igamma(name):
+    """igamma/igammac: the device's kernel (the cpu backend's igamma.rs) on the promoted floating
+    dtype; integral, bool and complex promotions refuse as upstream's CPU dispatch does (no
+    integer-to-float promotion here, unlike zeta)."""
+
+    def run(self, other):
+        from ..base import result_type
+        from ..elementwise.arithmetic import _type_name
+
+        dtype = result_type(self, other)
+        if not dtype.is_floating_point:
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_type_name(dtype)}'")
+        shape = B.broadcast_shapes(self._tn_sizes, other._tn_sizes)
+        a, x = (B.expand_to(E.cast(t, dtype), shape) for t in (self, other))
+        out = B.empty(shape, dtype, B.device_of(self if self._tn_sizes or not other._tn_sizes else other))
+        if B.numel(shape):
+            B.launch(name, (a, x), (out,))
+        return out
+
+    return run
+
+
+for _name in ("igamma", "igammac"):
+    impl(_name)(_igamma(_name))
+
+
 @impl("special_zeta.self_scalar")
 def special_zeta_self_scalar(self, other):
     return special_zeta(B.C._tn_scalar_to_tensor(self), other)

@@ -1,3 +1,3 @@
-"""Spectral analysis: torch.fft and the window functions."""
+"""Spectral analysis: torch.fft, the short-time transform and its inverse, the window functions."""
 
-from . import fft, windows  # noqa: F401  (registration by import)
+from . import fft, stft, windows  # noqa: F401  (registration by import)
