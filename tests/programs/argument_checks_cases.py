@@ -246,3 +246,127 @@ CASES.update({
     "adjoint_1d": lambda: _z[0].adjoint(),
     "mH_real": lambda: x.mH,
 })
+
+
+def _seeded(f):
+    torch.manual_seed(7)
+    return f()
+
+
+def _generator():
+    return torch.Generator().manual_seed(11)
+
+
+def _renormed(rows, indices, max_norm, p):
+    w = torch.tensor(rows)
+    torch.embedding_renorm_(w, indices, max_norm, p)
+    return w
+
+
+# out= forms of factories: out's dtype and device fill a resized out (no deprecation warning);
+# the generated `*_like`/window forms demand the functional's dtype, which is out's
+CASES.update({
+    "zeros_out_resized": lambda: torch.zeros(4, out=torch.empty(2, 3)),
+    "ones_out_int32": lambda: torch.ones(3, 2, out=torch.empty(2, dtype=torch.int32)),
+    "full_out_int64": lambda: torch.full((2,), 2.5, out=torch.empty(2, dtype=torch.int64)),
+    "eye_out": lambda: torch.eye(3, out=torch.empty(1)),
+    "eye_m_out_negative": lambda: torch.eye(-1, 2, out=torch.empty(1)),
+    "rand_out_float64": lambda: _seeded(lambda: torch.rand(3, out=torch.empty(3, dtype=torch.float64))),
+    "randn_generator_out": lambda: torch.randn(4, generator=_generator(), out=torch.empty(0)),
+    "randint_out_int16": lambda: _seeded(lambda: torch.randint(5, (4,), out=torch.empty(0, dtype=torch.int16))),
+    "randperm_out": lambda: _seeded(lambda: torch.randperm(6, out=torch.empty(6, dtype=torch.int64))),
+    "fftfreq_out": lambda: torch.fft.fftfreq(5, 0.5, out=torch.empty(5, dtype=torch.float64)),
+    "linspace_tensor_out": lambda: torch.linspace(torch.tensor(0.), 1., 5, out=torch.empty(5)),
+    "zeros_like_out": lambda: A.zeros_like.out(torch.ones(2, dtype=torch.int64), out=torch.empty(2)),
+    "full_like_out_bool": lambda: A.full_like.out(x, 1, out=torch.empty(3, 4, dtype=torch.bool)),
+    "new_ones_out_int8": lambda: A.new_ones.out(x, [2], out=torch.empty(2, dtype=torch.int8)),
+    "hann_window_out_float64": lambda: A.hann_window.out(4, out=torch.empty(4, dtype=torch.float64)),
+    "rfftfreq_zero": lambda: torch.fft.rfftfreq(0),
+    "fftfreq_zero": lambda: torch.fft.fftfreq(0),
+    # the generator overloads of the `*_like` random factories
+    "rand_like_generator": lambda: A.rand_like.generator(x, generator=_generator()),
+    "randn_like_generator": lambda: A.randn_like.generator(x, generator=_generator(), dtype=torch.float64),
+    "randint_like_generator": lambda: A.randint_like.generator(x, 10, generator=_generator()),
+    "randint_like_low_generator": lambda: A.randint_like.low_generator_dtype(x, -3, 3, generator=_generator()),
+    "randint_like_tensor_high": lambda: _seeded(lambda: torch.randint_like(x, torch.tensor(4))),
+    "randint_like_tensor_high_1d": lambda: torch.randint_like(x, torch.tensor([4])),
+    # bernoulli with a probability tensor draws in p's type; a float p fills a fresh tensor
+    "bernoulli_p": lambda: _seeded(lambda: A.bernoulli.p(torch.ones(8), 0.5)),
+    "bernoulli_p_out_of_range": lambda: A.bernoulli.p(torch.ones(2), 1.5),
+    "bernoulli_tensor_into_int": lambda: _seeded(lambda: torch.empty(8, dtype=torch.int64).bernoulli_(
+        torch.full((8,), 0.5, dtype=torch.float64))),
+    "bernoulli_tensor_broadcast": lambda: _seeded(lambda: torch.empty(2, 4).bernoulli_(torch.tensor([0.1, 0.9, 0.5, 0.3]))),
+    "bernoulli_tensor_int_p": lambda: _error_type(lambda: torch.empty(2).bernoulli_(torch.ones(2, dtype=torch.int64))),
+    "bernoulli_functional_tensor": lambda: _seeded(lambda: A.bernoulli.Tensor(torch.zeros(4), torch.full((4,), 0.7))),
+    # nextafter promotes its operands like any binary operator, floating types only
+    "nextafter_mixed": lambda: torch.nextafter(torch.tensor([1., 2.]), torch.tensor([3.], dtype=torch.float64)),
+    "nextafter_half_bf16": lambda: torch.nextafter(torch.tensor([1., 2.], dtype=torch.float16),
+                                                   torch.tensor([3.], dtype=torch.bfloat16)),
+    "nextafter_int": lambda: torch.nextafter(torch.tensor([1, 2]), torch.tensor([3])),
+    # embedding_renorm_: distinct rows in sorted order, scaled by max_norm / (norm + 1e-7)
+    "embedding_renorm": lambda: _renormed([[3., 4.], [1., 0.], [6., 8.]], torch.tensor([[2, 0], [2, 2]]), 1.0, 2.0),
+    "embedding_renorm_p1": lambda: A.embedding_renorm(torch.tensor([[3., 4.], [1., 0.]]), torch.tensor([0]), 0.5, 1.0),
+    "embedding_renorm_3d": lambda: torch.embedding_renorm_(torch.ones(2, 2, 2), torch.tensor([0]), 1.0, 2.0),
+    "embedding_renorm_float_indices": lambda: torch.embedding_renorm_(torch.ones(3, 2), torch.tensor([1.]), 1.0, 2.0),
+    "embedding_bool_indices": lambda: torch.embedding(torch.ones(3, 2), torch.tensor([True])),
+    "embedding_bf16_indices": lambda: torch.embedding(torch.ones(3, 2), torch.tensor([1.], dtype=torch.bfloat16)),
+    # runtime assertions export graphs carry
+    "assert_async_msg": lambda: A._assert_async.msg(torch.tensor(0), "boom"),
+    "assert_async_two": lambda: A._assert_async(torch.tensor([1, 1])),
+    "assert_async_zero": lambda: A._assert_async(torch.tensor(0.)),
+    "assert_scalar": lambda: A._assert_scalar(0, "bad"),
+    "functional_assert_scalar": lambda: A._functional_assert_scalar(1, "x", torch.ones(2)),
+    "constrain_range_order": lambda: A.sym_constrain_range(5, min=6, max=3),
+    "constrain_range_outside": lambda: A.sym_constrain_range(5, min=6),
+    "constrain_range_for_size_max": lambda: A.sym_constrain_range_for_size(5, max=2),
+    "constrain_range_for_size_negative": lambda: A.sym_constrain_range_for_size(-1),
+    "make_dep_token": lambda: list(A._make_dep_token().shape),
+    "nonzero_numpy": lambda: A.nonzero_numpy(torch.tensor([[0, 1], [1, 1]])),
+    "nonzero_numpy_0d": lambda: A.nonzero_numpy(torch.tensor(3)),
+    "slice_inverse": lambda: A.slice_inverse(x * 2, x[:, 1:3], 1, 1, 3, 1),
+    # the out_dtype overloads have CUDA kernels only: CPU calls refuse (upstream's decomposition
+    # for the operator would bind out_dtype to beta)
+    "baddbmm_dtype_cpu": lambda: _error_type(lambda: A.baddbmm.dtype(torch.ones(1, 2, 2), torch.ones(1, 2, 2),
+                                                                      torch.ones(1, 2, 2), torch.float32)),
+    "mm_dtype_out_cpu": lambda: _error_type(lambda: A.mm.dtype_out(torch.ones(2, 2), torch.ones(2, 2), torch.float32,
+                                                                    out=torch.empty(2, 2))),
+})
+
+# unique along a dimension: slices sorted lexicographically (or kept in order), grouped where a
+# slice differs from the one before
+_rows = torch.tensor([[3, 1, 2], [1, 2, 0], [3, 1, 2], [0, 5, 5]])
+CASES.update({
+    "unique_dim0": lambda: torch.unique(_rows, dim=0, return_inverse=True, return_counts=True),
+    "unique_dim1": lambda: torch.unique(_rows, dim=1, return_inverse=True, return_counts=True),
+    "unique_dim_float": lambda: A.unique_dim(_rows.float(), 0),
+    "unique_dim_bool": lambda: torch.unique(torch.tensor([[True, False], [True, False]]), dim=0),
+    "unique_dim_nan_rows": lambda: A.unique_dim(torch.tensor([[nan, 1.], [nan, 1.]]), 0, True, True, True),
+    "unique_dim_consecutive": lambda: A.unique_dim_consecutive(torch.tensor([[1, 1], [1, 1], [2, 0], [1, 1]]), 0, True, True),
+    "unique_consecutive_dim1": lambda: torch.unique_consecutive(_rows, dim=1, return_counts=True),
+    "unique_consecutive_1d_dim0": lambda: torch.unique_consecutive(torch.tensor([1, 1, 2]), dim=0, return_inverse=True),
+    "unique_dim_0d": lambda: A.unique_dim(torch.tensor(3.), 0),
+    "unique_dim_out_of_range": lambda: A.unique_dim(_rows, 2),
+    "unique_dim_empty_selected": lambda: A.unique_dim(torch.ones(0, 3), 0),
+    "unique_dim_empty_other": lambda: A.unique_dim(torch.ones(0, 3), 1),
+    "unique_dim_two_empty": lambda: A.unique_dim(torch.ones(0, 0), 1),
+    "unique_dim_complex": lambda: A.unique_dim(torch.ones(2, 2, dtype=torch.complex64), 1),
+    # set_'s functional forms, and its refusal of another dtype (upstream's functional form reads
+    # the other dtype's bytes as its own instead: ours refuses there too)
+    "set_source_tensor": lambda: A.set.source_Tensor(torch.ones(2), x),
+    "set_empty": lambda: A.set(torch.ones(2)),
+    "set_source_storage": lambda: A.set.source_Storage(torch.ones(2), x.untyped_storage()),
+    "set_source_storage_offset": lambda: A.set.source_Storage_storage_offset(torch.ones(2), x.untyped_storage(), 1,
+                                                                            [2, 2], [2, 1]),
+    "set__other_dtype": lambda: torch.ones(2, dtype=torch.int64).set_(x),
+})
+
+CASES.update({
+    # repeats' dtype is dispatched on before its rank is checked; the dim wrapped before the count
+    "repeat_interleave_float_repeats": lambda: torch.repeat_interleave(torch.tensor([[1.]])),
+    "repeat_interleave_2d_repeats": lambda: torch.repeat_interleave(torch.tensor([[1]])),
+    "repeat_interleave_bool_repeats": lambda: torch.repeat_interleave(torch.tensor([True, False])),
+    "repeat_interleave_dim_before_count": lambda: torch.repeat_interleave(x, -3, dim=-3),
+    # sparse-result products on strided tensors
+    "sspaddmm_dense": lambda: torch.sspaddmm(x[:, :3], x[:, :3], x[:3]),
+    "smm_dense": lambda: torch.smm(x[:, :3], x[:3]),
+})

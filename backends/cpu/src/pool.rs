@@ -195,6 +195,14 @@ fn max_pool(c: &mut Call, nd: usize) -> KResult {
     };
     let pd = expand(c.int_list(3)?, nd, "padding")?;
     let dl = expand(c.int_list(4)?, nd, "dilation")?;
+    // the core checks these as upstream does; a window that never advances would not end
+    if k.iter().chain(&st).chain(&dl).any(|&v| v <= 0) || pd.iter().any(|&v| v < 0) {
+        bail!(
+            runtime,
+            "max_pool{nd}d: kernel_size {k:?}, stride {st:?} and dilation {dl:?} must be positive and padding \
+             {pd:?} non-negative"
+        );
+    }
     let r = x.ndim();
     if r != nd + 1 && r != nd + 2 || out.ndim() != r {
         bail!(

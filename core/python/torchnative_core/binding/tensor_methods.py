@@ -253,6 +253,11 @@ def install(C_) -> None:
             self._tn_resize([0])
             return self
         if isinstance(source, C.TensorBase):
+            if source.dtype != self.dtype:
+                from ..ops.base import cpp_type_name, dtype_of
+
+                raise RuntimeError(f"Could not set tensor of type {cpp_type_name(dtype_of(source))} to a tensor of type "
+                                   f"{cpp_type_name(dtype_of(self))}")
             self._tn_set_storage_from(source, list(source._tn_sizes), list(source._tn_strides), source.storage_offset())
             return self
         from ..surface.storage import set_from_storage

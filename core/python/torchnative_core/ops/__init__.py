@@ -29,7 +29,7 @@ def install(C, autograd_handler=None) -> None:
 
     base.C = C
     # registration by import: each module's @impl decorators fill IMPLS
-    from . import door, elementwise, factories, forms, indexing, linalg, nn, random, reductions, shape, special  # noqa: F401
+    from . import asserts, door, elementwise, factories, forms, indexing, linalg, nn, random, reductions, shape, special  # noqa: F401
     from . import complex, spectral  # noqa: F401  (complex wraps the real implementations registered above)
     from . import opmath
     from .forms import aliases, foreach, inplace, out_variants

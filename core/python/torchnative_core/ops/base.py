@@ -276,6 +276,21 @@ def cpp_type_name(d) -> str:
     return CPP_TYPE_NAMES.get(d._tn_name, d._tn_name)
 
 
+_LEGACY_TENSOR_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+                        "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
+                        "uint8": "ByteTensor"}
+
+
+def tensor_type_string(t) -> str:
+    """What upstream's TensorArg checks (checkScalarTypes) print for a tensor's type: the legacy
+    `torch.FloatTensor` names where a CPU type has one, else `CPUBoolType`, `CPUBFloat16Type`."""
+    dtype, key = dtype_of(t), t._tn_device_key
+    legacy = _LEGACY_TENSOR_NAMES.get(dtype._tn_name)
+    if legacy is not None and key == "cpu":
+        return f"torch.{legacy}"
+    return f"{'CPU' if key == 'cpu' else key.capitalize()}{scalar_type_name(dtype)}Type"
+
+
 def concrete(s):
     """A size our tensors can hold: an int. Our tensors' sizes are concrete: a symbolic size
     that stands for an input's dimension (dynamic shapes) is refused by name, any other symbolic

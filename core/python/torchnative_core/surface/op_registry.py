@@ -8,7 +8,6 @@ and refuses by name otherwise."""
 
 from __future__ import annotations
 
-import re
 
 from ..binding.schema import Arg, all_schemas, overloads_by_name
 from ..binding.schema import parse_schema as parse_schema_text

@@ -27,6 +27,21 @@ def _requires_grad(value) -> bool:
     return any(isinstance(t, torch.Tensor) and t.requires_grad for t in items)
 
 
+def _misfits(fn, op) -> bool:
+    """A decomposition registered for an operator's every overload that cannot take this one's
+    arguments: the `out_dtype` overloads of mm/bmm/addmm/baddbmm (upstream has CUDA kernels only
+    for them, so CPU calls refuse) would bind out_dtype to `beta`."""
+    import inspect
+
+    names = [a.name for a in op._schema.arguments]
+    if "out_dtype" not in names:
+        return False
+    try:
+        return "out_dtype" not in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def lookup(name: str):
     """A callable running upstream's decomposition of `aten::<name>` with the door's arguments
     (every argument positional, in schema order), or None."""
@@ -40,6 +55,8 @@ def lookup(name: str):
         op = getattr(getattr(torch.ops.aten, base), overload or "default")
         fn = decomposition_table.get(op)
     except (AttributeError, ImportError, RuntimeError):
+        fn = None
+    if fn is not None and _misfits(fn, op):
         fn = None
     if fn is None:
         _MISSES.add(name)

@@ -386,8 +386,12 @@ _INT_VIEW = {"torch.float64": "int64", "torch.float32": "int32", "torch.float16"
 def nextafter(self, other):
     import torch
 
-    if self.dtype != other.dtype or str(self.dtype) not in _INT_VIEW:
-        raise RuntimeError("nextafter: expected both arguments to be floating tensors of the same dtype")
+    # upstream's binary TensorIterator: the operands promote to one type, which the kernel
+    # dispatches over floating types only
+    common = torch.result_type(self, other)
+    if str(common) not in _INT_VIEW:
+        raise NotImplementedError(f"\"nextafter_cpu\" not implemented for '{B.scalar_type_name(common)}'")
+    self, other = self.to(common), other.to(common)
     shape = torch.broadcast_shapes(self.shape, other.shape)
     x, y = self.expand(shape).contiguous(), other.expand(shape).contiguous()
     it = getattr(torch, _INT_VIEW[str(self.dtype)])

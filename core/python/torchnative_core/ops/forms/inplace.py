@@ -106,3 +106,20 @@ def resize_(self, size, memory_format=None):
 @impl("resize_as_")
 def resize_as_(self, the_template, memory_format=None):
     return B.door("resize_", self, list(the_template._tn_sizes), memory_format)
+
+
+# set_ is a Tensor method (binding/tensor_methods.py), not a door implementation, so the rule
+# above cannot see it: its generated functional forms, each the method applied to a copy of self
+@impl("set")
+def set_functional(self):
+    return B.door("clone", self, None).set_()
+
+
+@impl("set.source_Tensor", "set.source_Storage")
+def set_source(self, source):
+    return B.door("clone", self, None).set_(source)
+
+
+@impl("set.source_Storage_storage_offset")
+def set_source_storage_offset(self, source, storage_offset, size, stride=()):
+    return B.door("clone", self, None).set_(source, storage_offset, size, stride)

@@ -209,6 +209,46 @@ def _iterator_bases(schemas):
     return bases | {a for a, b in ALIAS_PAIRS if b in bases}
 
 
+_OPTIONS = ("dtype", "layout", "device", "pin_memory")
+
+
+def _refusing_as(op, functional, call):
+    """Runs `call`; a refusal of the functional overload is reported as the out= overload's own
+    (the user called `op`, and the functional's name would send them looking for the wrong one)."""
+    try:
+        return call()
+    except NotImplementedError as e:
+        theirs = "aten." + (functional if "." in functional else functional + ".default")
+        msg = str(e)
+        if not msg.startswith(theirs + " has no kernel"):
+            raise
+        raise NotImplementedError("aten." + op + msg[len(theirs):]) from None
+
+
+def _make_factory(op, functional, names, exact):
+    """An out= overload of a factory or a `*_like` operator: the functional overload takes
+    TensorOptions the out= form has not; both of upstream's kinds pass out's dtype, layout and
+    device (torchgen's translate takes them from out). torchgen's generated wrappers (`exact`:
+    the `*_like` and window forms) then resize out with the deprecation warning and copy; the
+    hand-written factory kernels (zeros_out, rand_out, randperm_out, eye_out, full_out,
+    linspace_out, ...) resize out silently and fill it."""
+    def run(*args):
+        ins, out = args[:-1], args[-1]
+        kwargs = dict(zip(names, ins))
+        res = _refusing_as(op, functional, lambda: B.call(functional, **kwargs, dtype=B.dtype_of(out),
+                                                           device=B.device_of(out)))
+        if exact:
+            return write_out(out, res, exact=True)
+        if list(out._tn_sizes) != list(res._tn_sizes):
+            fresh = B.empty(res._tn_sizes, B.dtype_of(out), B.device_of(out))
+            out._tn_set_storage_from(fresh, list(fresh._tn_sizes), list(fresh._tn_strides), 0)
+        B.door("copy_", out, res, False)
+        return out
+
+    run.__name__ = op.replace(".", "_")
+    return run
+
+
 def install():
     from ...binding.schema import all_schemas
 
@@ -241,3 +281,12 @@ def install():
                     IMPLS[op] = _make(op, cand, len(outs), [t != u for (_, t), (_, u) in zip(ins, theirs)], exact,
                                       op.split(".")[0] in iterator_bases and not exact)
                     break
+            else:
+                # zeros.out, rand.generator_out, zeros_like.out: the functional overload has the
+                # same inputs plus TensorOptions
+                for cand in cands:
+                    theirs = [(a.name, a.type) for a in schemas[cand].args
+                              if not (a.kwarg_only and a.name in _OPTIONS)]
+                    if len(outs) == 1 and theirs == ins and len(theirs) < len(schemas[cand].args):
+                        IMPLS[op] = _make_factory(op, cand, [n for n, _ in ins], exact)
+                        break

@@ -132,12 +132,37 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
         raise RuntimeError("'weight' must be 2-D")
     if B.dtype_of(indices)._tn_name not in ("int64", "int32"):
         raise RuntimeError(
-            f"Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got {B.dtype_of(indices)} instead (while checking arguments for embedding)"
+            f"Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got {B.tensor_type_string(indices)} instead (while checking arguments for embedding)"
         )
     out = B.empty(list(indices._tn_sizes) + [weight._tn_sizes[1]], B.dtype_of(weight), B.device_of(weight))
     if B.numel(out._tn_sizes):
         B.launch("embedding", (weight, indices, padding_idx, scale_grad_by_freq, sparse), (out,))
     return out
+
+
+@impl("nonzero_numpy")
+def nonzero_numpy(self):
+    # upstream: a 0-d tensor is read as one element
+    return D("unbind.int", D("nonzero", D("unsqueeze", self, 0) if not self._tn_sizes else self), 1)
+
+
+@impl("embedding_renorm_")
+def embedding_renorm_(self, indices, max_norm, norm_type):
+    """upstream's embedding_renorm_cpu_: each distinct row named by `indices`, in sorted order,
+    scaled by max_norm / (norm + 1e-7) where its norm exceeds max_norm."""
+    tail = " (while checking arguments for embedding_renorm_)"
+    if len(self._tn_sizes) != 2:
+        raise RuntimeError(f"Expected 2-dimensional tensor, but got {len(self._tn_sizes)}-dimensional tensor for "
+                           f"argument #1 'self'{tail}")
+    if B.dtype_of(indices)._tn_name not in ("int64", "int32"):
+        raise RuntimeError("Expected tensor for argument #2 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {B.tensor_type_string(indices)} instead{tail}")
+    for i in sorted(set(D("reshape", indices, [-1]).tolist())):
+        row = D("select.int", self, 0, i)
+        norm = float(D("linalg_vector_norm", row, norm_type, None, False, None))
+        if norm > max_norm:
+            D("mul_.Scalar", row, max_norm / (norm + 1e-7))
+    return self
 
 
 @impl("masked_fill_.Scalar")

@@ -302,3 +302,15 @@ def kron(self, other):
         inter_b += [1, b.shape[i]]
     out = a.reshape(inter_a) * b.reshape(inter_b)
     return out.reshape([a.shape[i] * b.shape[i] for i in range(nd)])
+
+
+# Products with a sparse result: the core has no sparse layout, and upstream's dense CPU kernel
+# for these refuses every strided input with this check, which ours repeats.
+@impl("sspaddmm", "sspaddmm.out")
+def sspaddmm(self, mat1, mat2, beta=1, alpha=1, out=None):
+    raise RuntimeError("tensor.sspaddmm(...) can only be called on sparse tensors")
+
+
+@impl("smm")
+def smm(self, mat2):
+    return sspaddmm(self, self, mat2)

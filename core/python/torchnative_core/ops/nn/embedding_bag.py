@@ -11,12 +11,6 @@ SUM, MEAN, MAX = 0, 1, 2
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
 
 
-def _tensor_name(t):
-    return {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "bfloat16": "BFloat16Tensor",
-            "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
-            "uint8": "ByteTensor", "bool": "BoolTensor"}.get(B.dtype_of(t)._tn_name, B.dtype_of(t)._tn_name)
-
-
 def _fast_path(weight, padding_idx):
     """upstream's index_select_add fast path (fbgemm): float32/float16/bfloat16 tables with
     contiguous rows and no padding index; it leaves offset2bag empty for sum."""
@@ -29,13 +23,13 @@ def _check(weight, indices, offsets, mode, per_sample_weights, padding_idx):
     tail = " (while checking arguments for embedding_bag)"
     if B.dtype_of(indices)._tn_name not in ("int64", "int32"):
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got torch.{_tensor_name(indices)} instead{tail}")
+                           f"Long, Int; but got {B.tensor_type_string(indices)} instead{tail}")
     if B.dtype_of(offsets)._tn_name not in ("int64", "int32"):
         raise RuntimeError(f"Expected tensor for argument #1 'offsets' to have one of the following scalar types: "
-                           f"Long, Int; but got torch.{_tensor_name(offsets)} instead{tail}")
+                           f"Long, Int; but got {B.tensor_type_string(offsets)} instead{tail}")
     if B.dtype_of(weight)._tn_name not in _FLOATS:
         raise RuntimeError(f"Expected tensor for argument #1 'weight' to have one of the following scalar types: "
-                           f"Half, BFloat16, Float, Double; but got torch.{_tensor_name(weight)} instead{tail}")
+                           f"Half, BFloat16, Float, Double; but got {B.tensor_type_string(weight)} instead{tail}")
     if mode not in (SUM, MEAN, MAX):
         raise RuntimeError("`mode` must be sum, mean, or max.")
     if per_sample_weights is not None:
@@ -43,8 +37,8 @@ def _check(weight, indices, offsets, mode, per_sample_weights, padding_idx):
             raise RuntimeError("embedding_bag: per_sample_weights only supported with mode='sum'")
         if B.dtype_of(per_sample_weights) is not B.dtype_of(weight):
             raise RuntimeError(f"Expected tensor for argument #1 'weight' to have the same type as tensor for argument "
-                               f"#1 'per_sample_weights'; but type torch.{_tensor_name(weight)} does not equal "
-                               f"torch.{_tensor_name(per_sample_weights)}{tail}")
+                               f"#1 'per_sample_weights'; but type {B.tensor_type_string(weight)} does not equal "
+                               f"{B.tensor_type_string(per_sample_weights)}{tail}")
         if per_sample_weights.numel() != indices.numel():
             raise RuntimeError("Expected per_sample_weights.value().numel() == indices.numel() to be true, but got "
                                "false.")

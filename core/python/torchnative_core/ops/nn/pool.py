@@ -48,6 +48,42 @@ def adaptive_avg_pool2d(self, output_size):
     return avg_pool2d(self, [h // oh, w // ow], [h // oh, w // ow], [0, 0])
 
 
+def _trunc_div(a, b):
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def _pool_output_shape(size, k, p, s, d, ceil_mode):
+    """upstream's pooling_output_shape, with its checks."""
+    if s == 0:
+        raise RuntimeError("stride should not be zero")
+    if p < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
+    if p > _trunc_div((k - 1) * d + 1, 2):
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} and "
+                           f"dilation={d}")
+    return _pool_out(size, k, s, p, d, ceil_mode)
+
+
+def _pool2d_shape_check(sizes, k, s, p, d, oh, ow):
+    """upstream's pool2d_shape_check (Pool.h), in its order."""
+    if k[0] <= 0 or k[1] <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {k[0]} kW: {k[1]}")
+    if s[0] <= 0 or s[1] <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got dH: {s[0]} dW: {s[1]}")
+    if d[0] <= 0 or d[1] <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {d[0]} dilationW: {d[1]}")
+    if not all(sizes[-3:]):
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got:"
+                           f"{sizes}")
+    if k[1] // 2 < p[1] or k[0] // 2 < p[0]:
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got padW = {p[1]}, padH = "
+                           f"{p[0]}, kW = {k[1]}, kH = {k[0]}")
+    if oh < 1 or ow < 1:
+        raise RuntimeError(f"Given input size: ({sizes[-3]}x{sizes[-2]}x{sizes[-1]}). Calculated output size: "
+                           f"({sizes[-3]}x{oh}x{ow}). Output size is too small")
+
+
 def _pool_out(size, k, s, p, d, ceil_mode):
     num = size + 2 * p - d * (k - 1) - 1
     o = (num + (s - 1 if ceil_mode else 0)) // s + 1
@@ -58,13 +94,22 @@ def _pool_out(size, k, s, p, d, ceil_mode):
 
 @impl("max_pool2d_with_indices")
 def max_pool2d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+    for what, v, empty_ok in (("kernel_size must either be a single int, or a tuple of two ints", kernel_size, False),
+                              ("stride must either be omitted, a single int, or a tuple of two ints", stride, True),
+                              ("padding must either be a single int, or a tuple of two ints", padding, False),
+                              ("dilation must be either a single int, or a tuple of two ints", dilation, False)):
+        if len(v) not in (1, 2) and not (empty_ok and not len(v)):
+            raise RuntimeError(f"max_pool2d: {what}")
     two = lambda v: list(v) * 2 if len(v) == 1 else list(v)  # noqa: E731
     k = two(kernel_size)
     s = two(stride) if stride else list(k)
     p, d = two(padding), two(dilation)
     sizes = list(self._tn_sizes)
-    oh = _pool_out(sizes[-2], k[0], s[0], p[0], d[0], ceil_mode)
-    ow = _pool_out(sizes[-1], k[1], s[1], p[1], d[1], ceil_mode)
+    if len(sizes) not in (3, 4):
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    oh = _pool_output_shape(sizes[-2], k[0], p[0], s[0], d[0], ceil_mode)
+    ow = _pool_output_shape(sizes[-1], k[1], p[1], s[1], d[1], ceil_mode)
+    _pool2d_shape_check(sizes, k, s, p, d, oh, ow)
     shape = sizes[:-2] + [oh, ow]
     out = B.empty(shape, B.dtype_of(self), B.device_of(self))
     idx = B.empty(shape, B.I64, B.device_of(self))
@@ -107,6 +152,31 @@ def max_pool1d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation
 
 @impl("max_pool1d")
 def max_pool1d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+    # upstream's check_max_pool1d, then its kernel's dtype dispatch (floating types only)
+    sizes = list(self._tn_sizes)
+    if not (len(sizes) in (2, 3) and all(sizes[-2:])):
+        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
+                           f"input, but got:{sizes}")
+    for what, v, ok in (("kernel_size must be an int, list of ints or tuple of ints", kernel_size, (1,)),
+                        ("stride must be None, an int, list of ints, or tuple of ints", stride, (0, 1)),
+                        ("padding must be an int, list of ints, or tuple of ints", padding, (1,)),
+                        ("dilation must be an int, list of ints or tuple of ints", dilation, (1,))):
+        if len(v) not in ok:
+            raise RuntimeError(f"max_pool1d() {what} of size 1 but got size {len(v)}")
+    k, p, d = kernel_size[0], padding[0], dilation[0]
+    s = stride[0] if len(stride) else k
+    for ok, msg in ((k > 0, f"kernel_size must be greater than zero, but got {k}"),
+                    (s > 0, f"stride must be greater than zero, but got {s}"),
+                    (p >= 0, f"padding must be non-negative, but got {p}"),
+                    (p <= k // 2, f"padding should be at most half of kernel size, but got padding={p} and kernel_size={k}"),
+                    (d > 0, f"dilation must be greater than zero, but got {d}")):
+        if not ok:
+            raise RuntimeError(f"max_pool1d() {msg}")
+    ol = _pool_output_shape(sizes[-1], k, p, s, d, ceil_mode)
+    if ol <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {ol}")
+    if not B.dtype_of(self).is_floating_point:
+        raise NotImplementedError(f"\"max_pool1d_impl\" not implemented for '{B.scalar_type_name(B.dtype_of(self))}'")
     return D("max_pool1d_with_indices", self, kernel_size, stride, padding, dilation, ceil_mode)[0]
 
 
@@ -226,8 +296,14 @@ def _adaptive_max(self, output_size):
 
     _output_fits(self, output_size)
     nd = len(output_size)
+    if not self.is_floating_point():  # upstream's kernels dispatch over floating types
+        name = "adaptive_max_pool3d_cpu" if nd == 3 else "adaptive_max_pool2d"
+        raise NotImplementedError(f"\"{name}\" not implemented for '{B.scalar_type_name(B.dtype_of(self))}'")
     lead = list(self.shape[:-nd])
     out_sizes = [o if o is not None else self.shape[-nd + i] for i, o in enumerate(output_size)]
+    if not self.numel():  # an empty batch: nothing to scan, however many windows
+        shape = lead + out_sizes
+        return torch.empty(shape, dtype=self.dtype), torch.empty(shape, dtype=torch.int64)
     in_sizes = list(self.shape[-nd:])
     wins = [_windows(n, o) for n, o in zip(in_sizes, out_sizes)]
     flat = self.flatten(-nd) if nd > 1 else self

@@ -223,6 +223,17 @@ def randn_like(self, dtype=None, layout=None, device=None, pin_memory=None, memo
     return normal_(like(self, dtype, device, memory_format), 0.0, 1.0, generator)
 
 
+# the `generator` overloads take it before the TensorOptions, as their schemas order them
+@impl("rand_like.generator")
+def rand_like_generator(self, generator, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    return rand_like(self, dtype, layout, device, pin_memory, memory_format, generator)
+
+
+@impl("randn_like.generator")
+def randn_like_generator(self, generator, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    return randn_like(self, dtype, layout, device, pin_memory, memory_format, generator)
+
+
 def _randperm(n, generator, dtype, device):
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
@@ -314,6 +325,23 @@ def bernoulli(self, generator=None):
     return B.call("_to_copy", D("lt.Tensor", u, self), B.dtype_of(self))
 
 
+@impl("bernoulli_.Tensor")
+def bernoulli_tensor_(self, p, generator=None):
+    # upstream's CPU kernel draws one uniform per element of self, in p's floating type, against
+    # p expanded to self's shape: the functional bernoulli's draws, cast into self
+    if not (p.is_floating_point()):
+        raise NotImplementedError(f"\"bernoulli_tensor_cpu_p_\" not implemented for '{B.scalar_type_name(B.dtype_of(p))}'")
+    drawn = bernoulli(D("contiguous", D("expand", p, list(self._tn_sizes), False), None), generator)
+    return D("copy_", self, drawn, False)
+
+
+@impl("bernoulli.p")
+def bernoulli_p(self, p, generator=None):
+    # upstream: empty_like(self, contiguous) filled by bernoulli_(p)
+    out = B.empty(self._tn_sizes, B.dtype_of(self), B.device_of(self))
+    return bernoulli_(out, p, generator)
+
+
 @impl("normal.float_float")
 def normal_float_float(mean, std, size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
     import torch
@@ -321,12 +349,19 @@ def normal_float_float(mean, std, size, generator=None, dtype=None, layout=None,
     return torch.empty(size, dtype=dtype, device=device).normal_(mean, std, generator=generator)
 
 
-def _randint_like(self, low, high, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+def _randint_like(self, low, high, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None,
+                  generator=None):
     import torch
 
     out = torch.empty_like(self, dtype=dtype, device=device,
                            memory_format=memory_format if memory_format is not None else torch.preserve_format)
-    return out.random_(low, high)
+    return out.random_(low, high, generator=generator)
+
+
+def _scalar_high(high):
+    if high.dim() != 0 or high._tn_device_key != "cpu":
+        raise RuntimeError("high must be a scalar tensor and on CPU")
+    return int(high.item())
 
 
 @impl("randint_like")
@@ -334,11 +369,29 @@ def randint_like(self, high, dtype=None, layout=None, device=None, pin_memory=No
     return _randint_like(self, 0, int(high), dtype, layout, device, pin_memory, memory_format)
 
 
+@impl("randint_like.generator")
+def randint_like_generator(self, high, generator, dtype=None, layout=None, device=None, pin_memory=None,
+                           memory_format=None):
+    return _randint_like(self, 0, int(high), dtype, layout, device, pin_memory, memory_format, generator)
+
+
 @impl("randint_like.Tensor")
 def randint_like_tensor(self, high, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _randint_like(self, 0, int(high.item()), dtype, layout, device, pin_memory, memory_format)
+    return _randint_like(self, 0, _scalar_high(high), dtype, layout, device, pin_memory, memory_format)
+
+
+@impl("randint_like.Tensor_generator")
+def randint_like_tensor_generator(self, high, generator, dtype=None, layout=None, device=None, pin_memory=None,
+                                  memory_format=None):
+    return _randint_like(self, 0, _scalar_high(high), dtype, layout, device, pin_memory, memory_format, generator)
 
 
 @impl("randint_like.low_dtype")
 def randint_like_low(self, low, high, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     return _randint_like(self, int(low), int(high), dtype, layout, device, pin_memory, memory_format)
+
+
+@impl("randint_like.low_generator_dtype")
+def randint_like_low_generator(self, low, high, generator, dtype=None, layout=None, device=None, pin_memory=None,
+                               memory_format=None):
+    return _randint_like(self, int(low), int(high), dtype, layout, device, pin_memory, memory_format, generator)

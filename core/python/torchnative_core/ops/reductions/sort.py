@@ -181,43 +181,91 @@ def _unique2(self, sorted=True, return_inverse=False, return_counts=False):
 
 @impl("unique_consecutive")
 def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
-    """unique_consecutive_cpu: a new group wherever an element (a slice along `dim`) differs
-    from the one before it (`!=`, so each NaN is its own group)."""
+    """unique_consecutive_cpu: a new group wherever an element differs from the one before it
+    (`!=`, so each NaN is its own group); with a dim (other than 0 of a 1-D tensor), upstream's
+    unique_dim_consecutive."""
     import torch
 
-    if dim is None:
-        x = self.reshape(-1)
-        n = x.shape[0]
-        keys = x
-    else:
-        d = dim % max(self.dim(), 1)
-        if any(s_ == 0 for i, s_ in enumerate(self.shape) if i != d):
-            raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
-        x = self.movedim(d, 0)
-        n = x.shape[0]
-        inner = 1
-        for s_ in x.shape[1:]:
-            inner *= s_
-        keys = x.reshape(n, inner)
+    if dim is not None and not (dim == 0 and self.dim() == 1):
+        return _unique_dim(self, dim, True)
+    x = self.reshape(-1)
+    n = x.shape[0]
     if n == 0:
-        inv_shape = list(self.shape) if dim is None else [0]
-        return (x.clone() if dim is None else self.clone(), torch.zeros(inv_shape, dtype=torch.int64),
-                torch.zeros(0, dtype=torch.int64))
-    change = keys[1:] != keys[:-1]
-    if dim is not None:
-        change = change.any(1) if keys.shape[1] else torch.zeros(n - 1, dtype=torch.bool)
-    first = torch.cat([torch.ones(1, dtype=torch.bool), change])
-    out = x[first]
-    if dim is not None:
-        out = out.movedim(0, d)
+        return x.clone(), torch.zeros(list(self.shape), dtype=torch.int64), torch.zeros(0, dtype=torch.int64)
+    first = torch.cat([torch.ones(1, dtype=torch.bool), x[1:] != x[:-1]])
+    inverse, counts = _groups(first, n)
+    # upstream's flat template fills only what was asked for; the rest stays empty
+    empty = torch.zeros(0, dtype=torch.int64)
+    return (x[first], inverse.reshape(self.shape) if return_inverse else empty,
+            counts if return_counts else empty)
+
+
+def _groups(first, n):
+    """(group of each element, size of each group) from the marks of each group's first."""
+    import torch
+
     inverse = first.to(torch.int64).cumsum(0) - 1
-    if dim is None:
-        inverse = inverse.reshape(self.shape)
     starts = first.nonzero().reshape(-1)
-    counts = torch.cat([starts[1:], torch.tensor([n])]) - starts
-    if dim is None or (d == 0 and self.dim() == 1):
-        # upstream's flat template fills only what was asked for; the rest stays empty
-        empty = torch.zeros(0, dtype=torch.int64)
-        inverse = inverse if return_inverse else empty
-        counts = counts if return_counts else empty
+    return inverse, torch.cat([starts[1:], torch.tensor([n])]) - starts
+
+
+def _size_dim(t, dim):
+    """TensorBase::size(dim)'s wrap: a 0-d tensor has no dimension to name."""
+    if not t._tn_sizes:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return B.wrap_dim(dim, len(t._tn_sizes))
+
+
+@impl("unique_dim")
+def unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False):
+    return _unique_dim(self, dim, False)
+
+
+@impl("unique_dim_consecutive")
+def unique_dim_consecutive(self, dim, return_inverse=False, return_counts=False):
+    return _unique_dim(self, dim, True)
+
+
+def _unique_dim(self, dim, consecutive):
+    """upstream's _unique_dim_cpu_template: the slices along `dim` (sorted lexicographically by
+    `<` and `>` unless `consecutive`), a new group wherever a slice differs from the previous
+    one (at::equal: a slice holding NaN is its own group); inverse and counts always computed."""
+    import functools
+
+    import torch
+
+    if B.dtype_of(self).is_complex:
+        raise NotImplementedError(f"\"unique_dim\" not implemented for '{B.scalar_type_name(B.dtype_of(self))}'")
+    d = _size_dim(self, dim)
+    sizes = list(self.shape)
+    zeros = sizes.count(0)
+    if sizes[d] == 0:
+        if zeros != 1:
+            raise RuntimeError("Number of zero sized dimensions is more than one, so unique cannot be applied ")
+        return torch.empty(sizes, dtype=self.dtype), torch.empty(0, dtype=torch.int64), torch.empty(0, dtype=torch.int64)
+    if zeros:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+    x = self.movedim(d, 0)
+    n = x.shape[0]
+    keys = x.reshape(n, -1)
+    order = list(range(n))
+    if not consecutive:
+        rows = keys.tolist()
+
+        def compare(a, b):
+            for u, v in zip(rows[a], rows[b]):
+                if u < v:
+                    return -1
+                if u > v:
+                    return 1
+            return 0
+
+        order.sort(key=functools.cmp_to_key(compare))
+    perm = torch.tensor(order, dtype=torch.int64)
+    ordered = keys.index_select(0, perm)
+    change = (ordered[1:] != ordered[:-1]).any(1) if keys.shape[1] else torch.zeros(n - 1, dtype=torch.bool)
+    first = torch.cat([torch.ones(1, dtype=torch.bool), change])
+    groups, counts = _groups(first, n)
+    inverse = torch.empty(n, dtype=torch.int64).index_put_((perm,), groups)
+    out = x.index_select(0, perm[first]).movedim(0, d)
     return out, inverse, counts

@@ -100,11 +100,11 @@ def tile(self, dims):
 @impl("repeat_interleave.Tensor")
 def repeat_interleave_indices(repeats, output_size=None):
     """The index i repeated repeats[i] times: [0, 0, 1, 2, 2, 2] for [2, 1, 3]."""
+    d = B.dtype_of(repeats)
+    if d._tn_name not in ("int32", "int64"):  # upstream dispatches on the index types first
+        raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{B.scalar_type_name(d)}'")
     if len(repeats._tn_sizes) != 1:
         raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-    d = B.dtype_of(repeats)
-    if d.is_floating_point or d.is_complex or d is B.BOOL:
-        raise RuntimeError("repeats has to be Long or Int tensor")
     counts = [int(v) for v in repeats.tolist()]
     if any(c < 0 for c in counts):
         raise RuntimeError("repeats can not be negative")
@@ -132,10 +132,10 @@ def repeat_interleave_tensor(self, repeats, dim=None, output_size=None):
 @impl("repeat_interleave.self_int")
 def repeat_interleave_int(self, repeats, dim=None, output_size=None):
     """Each slice along `dim` repeated `repeats` times: unsqueeze after dim, expand, copy, flatten."""
-    if repeats < 0:
-        raise RuntimeError("Repeats can not be negative")
     x = self if dim is not None else D("reshape", self, [-1])
     d = B.wrap_dim(dim if dim is not None else 0, len(x._tn_sizes))
+    if repeats < 0:
+        raise RuntimeError("Repeats can not be negative")
     if not x._tn_sizes:
         x = D("reshape", x, [1])
     u = D("unsqueeze", x, d + 1)

@@ -296,6 +296,12 @@ def unsqueeze(self, dim):
     return _view(self, sizes, strides)
 
 
+@impl("slice_inverse")
+def slice_inverse(self, src, dim=0, start=None, end=None, step=1):
+    # upstream: self viewed with the base's geometry (self's storage is assumed large enough)
+    return D("as_strided", self, list(src._tn_sizes), list(src._tn_strides), src.storage_offset())
+
+
 @impl("as_strided")
 def as_strided(self, size, stride, storage_offset=None):
     size, stride = [B.concrete(s) for s in size], [B.concrete(s) for s in stride]

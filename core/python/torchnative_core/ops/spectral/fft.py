@@ -4,6 +4,8 @@ and fftshift/ifftshift.
 
 from __future__ import annotations
 
+import math
+
 from .. import base as B
 from .. import impl
 
@@ -260,14 +262,20 @@ def fft_fftfreq(n, d=1.0, dtype=None, layout=None, device=None, pin_memory=None)
     out = _door("arange", n, _freq_dtype(dtype), layout, device, pin_memory)
     right = _door("slice.Tensor", out, 0, (n + 1) // 2, None, 1)
     _door("copy_", right, B.call("arange.start", -(n // 2), 0, B.dtype_of(out), device=B.device_of(out)), False)
-    return _door("mul_.Tensor", out, B.C._tn_scalar_to_tensor(1.0 / (n * d)))
+    return _door("mul_.Tensor", out, B.C._tn_scalar_to_tensor(_reciprocal(n * d)))
+
+
+def _reciprocal(x):
+    """C++'s 1.0 / x in double: n * d == 0 gives an infinity (upstream's n = 0 result is NaN)."""
+    x = float(x)
+    return 1.0 / x if x != 0 else math.copysign(math.inf, x)
 
 
 @impl("fft_rfftfreq")
 def fft_rfftfreq(n, d=1.0, dtype=None, layout=None, device=None, pin_memory=None):
     half = n // 2 if n >= 0 else -(-n // 2)  # C++'s n / 2, toward zero
     out = _door("arange", half + 1, _freq_dtype(dtype), layout, device, pin_memory)
-    return _door("mul_.Tensor", out, B.C._tn_scalar_to_tensor(1.0 / (n * d)))
+    return _door("mul_.Tensor", out, B.C._tn_scalar_to_tensor(_reciprocal(n * d)))
 
 
 # --- the primitives' meta steps ------------------------------------------------------------------
