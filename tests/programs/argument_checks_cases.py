@@ -370,3 +370,76 @@ CASES.update({
     "sspaddmm_dense": lambda: torch.sspaddmm(x[:, :3], x[:, :3], x[:3]),
     "smm_dense": lambda: torch.smm(x[:, :3], x[:3]),
 })
+
+
+def _nonzero_into(out):
+    r = torch.nonzero(torch.tensor([0, 1, 1]), out=out)
+    return r, out, r is out
+
+
+CASES.update({
+    # subtraction refuses any bool operand, a number True included (upstream's sub_check)
+    "sub_bool_tensor": lambda: torch.tensor([1, 2]) - torch.tensor([True, False]),
+    "sub_bool_self_number": lambda: torch.tensor([True]) - 1,
+    "sub_number_true": lambda: torch.tensor([1, 2]) - True,
+    "rsub_true": lambda: torch.rsub(torch.tensor([1, 2]), True),
+    "sub_two_bools": lambda: torch.tensor([True]) - torch.tensor([True]),
+    # torch.nonzero(out=) writes into out (it was ignored)
+    "nonzero_out": lambda: _nonzero_into(torch.empty(0, dtype=torch.int64)),
+    "nonzero_out_half": lambda: _nonzero_into(torch.empty(0, dtype=torch.float16)),
+    "nonzero_out_as_tuple": lambda: torch.nonzero(torch.ones(2), out=torch.empty(0, dtype=torch.int64), as_tuple=True),
+    # argument checks in upstream's order and words
+    "meshgrid_dtypes": lambda: torch.meshgrid(torch.ones(2), torch.ones(2, dtype=torch.float64), indexing="ij"),
+    "meshgrid_dtypes_before_dims": lambda: torch.meshgrid(torch.ones(2, 2), torch.ones(2, dtype=torch.float64),
+                                                          indexing="ij"),
+    "cdist_1d_x1": lambda: torch.cdist(torch.ones(3), torch.ones(2, 3)),
+    "cdist_1d_x2": lambda: torch.cdist(torch.ones(2, 3), torch.ones(3)),
+    "cdist_columns": lambda: torch.cdist(torch.ones(2, 3), torch.ones(2, 4)),
+    "cdist_int": lambda: torch.cdist(torch.ones(2, 3, dtype=torch.int64), torch.ones(2, 3, dtype=torch.int64)),
+    "cdist_negative_p": lambda: torch.cdist(torch.ones(2, 3), torch.ones(2, 3), p=-1),
+    "kl_div_int_input": lambda: A.kl_div(torch.ones(3, dtype=torch.int64), torch.ones(3)),
+    "kl_div_int_target": lambda: A.kl_div(torch.ones(3), torch.ones(3, dtype=torch.int64)),
+    "squeeze_dims_repeated": lambda: A.squeeze.dims(torch.ones(1, 2), [1, 1]),
+    "squeeze_dims_repeated_wrapped": lambda: A.squeeze.dims(torch.ones(1, 2), [0, -2]),
+    "avg_pool1d_1d": lambda: A.avg_pool1d(torch.ones(4), [1]),
+    "avg_pool1d_4d": lambda: A.avg_pool1d(torch.ones(1, 1, 1, 4), [1]),
+    "argsort_stable_out_int16": lambda: torch.argsort(torch.ones(3), stable=True, out=torch.empty(3, dtype=torch.int16)),
+    "float_power_out_float": lambda: torch.float_power(torch.ones(3), 2., out=torch.empty(3)),
+    "float_power_out_complex64": lambda: torch.float_power(torch.ones(3), 2., out=torch.empty(3, dtype=torch.complex64)),
+    "frexp_out_float_exponent": lambda: torch.frexp(torch.ones(3), out=(torch.empty(3), torch.empty(3))),
+    "frexp_out_double_mantissa": lambda: torch.frexp(torch.ones(3), out=(torch.empty(3, dtype=torch.float64),
+                                                                         torch.empty(3, dtype=torch.int32))),
+})
+
+CASES.update({
+    # bitwise_not dispatches over integral types; neg refuses bool, in place as well
+    "bitwise_not_double": lambda: torch.ones(2, dtype=torch.float64).bitwise_not(),
+    "bitwise_not__empty_float": lambda: torch.ones(0, 3).bitwise_not_(),
+    "bitwise_not_int_in_place": lambda: torch.tensor([5]).bitwise_not_(),
+    "neg__bool": lambda: torch.tensor([True]).neg_(),
+})
+
+# activations whose upstream kernels dispatch over floating types refuse other dtypes by the
+# kernel's name; hardtanh's own checks
+for _act in ("silu", "hardsigmoid", "hardswish", "hardshrink", "softshrink", "mish", "gelu", "glu", "threshold",
+             "hardtanh", "relu6"):
+    for _dt in (torch.int32, torch.bool, torch.uint8):
+        def _call(act=_act, dt=_dt):
+            t = torch.ones(4, dtype=dt)
+            if act == "threshold":
+                return A.threshold(t, 0, 0)
+            return getattr(A, act)(t)
+        CASES[f"activation_{_act}_{str(_dt)[6:]}"] = _call
+CASES["prelu_int"] = lambda: A.prelu(torch.ones(4, dtype=torch.int32), torch.ones(1, dtype=torch.int32))
+CASES["hardtanh_uint8_negative"] = lambda: F.hardtanh(torch.ones(2, dtype=torch.uint8), -1., 6.)
+CASES["hardtanh_uint8"] = lambda: F.hardtanh(torch.ones(2, dtype=torch.uint8), 0., 6.)
+
+# nll_loss: the target's dtype is checked after the ranks, before the sizes and the weight
+CASES.update({
+    "nll_target_dtype_before_size_1d": lambda: A.nll_loss_forward(torch.ones(3), torch.ones(3), None, 1, -100),
+    "nll_target_dtype_before_mismatch": lambda: A.nll_loss_forward(torch.ones(3, 2), torch.ones(4), None, 1, -100),
+    "nll_target_dtype_before_weight": lambda: A.nll_loss_forward(torch.ones(3, 2), torch.ones(3), torch.ones(5), 1, -100),
+    "nll_loss_int32_target": lambda: A.nll_loss(torch.ones(3, dtype=torch.int8), torch.ones(3, dtype=torch.int32),
+                                                torch.ones(3), 1, -100),
+    "nll_1d_size_long_target": lambda: A.nll_loss_forward(torch.ones(3), torch.ones(3, dtype=torch.int64), None, 1, -100),
+})

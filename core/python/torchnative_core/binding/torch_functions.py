@@ -210,7 +210,11 @@ def from_numpy(arr):
 
 
 def nonzero(input, *, out=None, as_tuple=False):
-    return input.nonzero(as_tuple=as_tuple)
+    if out is None:
+        return input.nonzero(as_tuple=as_tuple)
+    if as_tuple:
+        raise RuntimeError("nonzero does not support the out kwarg when as_tuple is True")
+    return _door("nonzero.out", input, out)
 
 
 def numel(input):

@@ -291,6 +291,14 @@ def tensor_type_string(t) -> str:
     return f"{'CPU' if key == 'cpu' else key.capitalize()}{scalar_type_name(dtype)}Type"
 
 
+def floating_kernel_only(t, kernel):
+    """Upstream's kernels dispatched over floating types (AT_DISPATCH_FLOATING_TYPES_AND2) refuse
+    other dtypes by the kernel's name, with NotImplementedError."""
+    d = dtype_of(t)
+    if not d.is_floating_point:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(d)}'")
+
+
 def concrete(s):
     """A size our tensors can hold: an int. Our tensors' sizes are concrete: a symbolic size
     that stands for an input's dimension (dynamic shapes) is refused by name, any other symbolic

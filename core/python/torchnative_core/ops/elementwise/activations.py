@@ -41,6 +41,7 @@ def prelu(self, weight):
             )
     if weight.dim() > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    B.floating_kernel_only(self, "prelu_cpu")
     if self.dim() != weight.dim():
         weight = weight.reshape([1, weight.numel()] + [1] * (self.dim() - 2) if self.dim() > 1 else [1] * self.dim())
     return torch.where(self > 0, self, weight * self)
@@ -65,6 +66,7 @@ def glu(self, dim=-1):
     n = self.shape[dim]
     if n % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim % self.dim()} is size {n}")
+    B.floating_kernel_only(self, "glu_cpu")
     a, b = self.chunk(2, dim)
     return a * b.sigmoid()
 
@@ -98,6 +100,7 @@ def log_sigmoid(self):
 
 @impl("hardsigmoid")
 def hardsigmoid(self):
+    B.floating_kernel_only(self, "hardsigmoid_cpu")
     return (self / 6 + 0.5).clamp(0, 1)
 
 
@@ -105,6 +108,7 @@ def hardsigmoid(self):
 def softshrink(self, lambd=0.5):
     import torch
 
+    B.floating_kernel_only(self, "softshrink_check")
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     zero = torch.zeros((), dtype=self.dtype)
@@ -115,6 +119,7 @@ def softshrink(self, lambd=0.5):
 def hardshrink(self, lambd=0.5):
     import torch
 
+    B.floating_kernel_only(self, "hardshrink_cpu")
     return torch.where((self > lambd) | (self < -lambd), self, torch.zeros((), dtype=self.dtype))
 
 
@@ -122,7 +127,9 @@ def hardshrink(self, lambd=0.5):
 def threshold(self, threshold, value):
     import torch
 
-    # upstream's kernel: x <= threshold ? value : x, so a NaN input stays NaN
+    # upstream's kernel: x <= threshold ? value : x, so a NaN input stays NaN; every type but bool
+    if B.dtype_of(self) is B.BOOL:
+        raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
     return torch.where(self <= threshold, torch.full((), value, dtype=self.dtype), self)
 
 
@@ -142,11 +149,13 @@ def threshold_backward(grad_output, self, threshold):
 
 @impl("mish")
 def mish(self):
+    B.floating_kernel_only(self, "mish_cpu")
     return D("mul.Tensor", self, D("tanh", D("softplus", self, 1, 20)))
 
 
 @impl("hardswish")
 def hardswish(self):
+    B.floating_kernel_only(self, "hardswish_cpu")
     return D("div.Tensor", D("mul.Tensor", self, D("hardtanh", D("add.Tensor", self, _num(3), 1), 0, 6)), _num(6))
 
 
@@ -176,7 +185,18 @@ def _kernel_unary(name):
 impl("elu")(_kernel_unary("elu"))
 
 
-impl("hardtanh")(_kernel_unary("hardtanh"))
+_hardtanh_kernel = _kernel_unary("hardtanh")
+
+
+@impl("hardtanh")
+def hardtanh(self, min_val=-1, max_val=1):
+    # upstream's hardtanh_out: no bool; integer bounds (truncated) non-negative for uint8
+    d = B.dtype_of(self)
+    if d is B.BOOL:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if d._tn_name == "uint8" and (int(min_val) < 0 or int(max_val) < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+    return _hardtanh_kernel(self, min_val, max_val)
 
 
 impl("softplus")(_kernel_unary("softplus"))

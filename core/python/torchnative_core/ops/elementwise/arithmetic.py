@@ -281,10 +281,14 @@ def _float_compute(common):
 
 
 def _no_bool_sub(a, b, name):
+    """upstream's sub_check: no bool operand at all (a number True is a bool operand too)."""
     if B.dtype_of(a) is B.BOOL and B.dtype_of(b) is B.BOOL:
         raise RuntimeError(
             "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead."
         )
+    if B.dtype_of(a) is B.BOOL or B.dtype_of(b) is B.BOOL:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
 @impl("add.Tensor")
@@ -654,20 +658,41 @@ for _n in SAME_UNARY:
     _register_unary(_n, False)
 
 
-@impl("neg")
-def neg(self):
+def _no_bool_neg(self):
     if B.dtype_of(self) is B.BOOL:
         raise RuntimeError(
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
         )
+
+
+@impl("neg")
+def neg(self):
+    _no_bool_neg(self)
     return unary("neg", self)
+
+
+@impl("neg_")
+def neg_(self):
+    _no_bool_neg(self)
+    return unary_("neg", self, float_only=False)
 
 
 @impl("bitwise_not")
 def bitwise_not(self):
-    if B.dtype_of(self).is_floating_point:
-        raise RuntimeError("bitwise_not_cpu\" not implemented for 'Float'")
+    _integral_only_not(self)
     return unary("bitwise_not", self)
+
+
+@impl("bitwise_not_")
+def bitwise_not_(self):
+    _integral_only_not(self)
+    return unary_("bitwise_not", self, float_only=False)
+
+
+def _integral_only_not(self):
+    d = B.dtype_of(self)
+    if d.is_floating_point or d.is_complex:  # upstream's kernel dispatches over integral types
+        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{B.scalar_type_name(d)}'")
 
 
 for _n in ("floor", "ceil", "round", "trunc"):
@@ -715,11 +740,13 @@ OWN_KERNEL.add("isfinite")  # composite upstream (isfinite = (x == x) & (x.abs()
 def gelu(self, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
+    B.floating_kernel_only(self, "GeluKernelImpl")
     return unary("gelu", self, approximate, float_only=True)
 
 
 @impl("silu")
 def silu(self):
+    B.floating_kernel_only(self, "silu_cpu")  # (float tensors take the native fast path before this)
     return unary("silu", self, float_only=True)
 
 

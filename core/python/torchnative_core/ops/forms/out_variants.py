@@ -145,6 +145,34 @@ def _scan_result(ins, outs):
     expect(B.dtype_of(ins[0]), outs[0])
 
 
+def _float_power_result(ins, out):
+    complex_in = any(isinstance(a, complex) or (isinstance(a, B.C.TensorBase) and B.dtype_of(a).is_complex) for a in ins)
+    want = T.BY_NAME["complex128" if complex_in else "float64"]
+    if B.dtype_of(out) is not want:
+        raise RuntimeError(f"the output given to float_power has dtype {B.scalar_type_name(B.dtype_of(out))} but the "
+                           f"operation's result requires dtype {B.scalar_type_name(want)}")
+
+
+def _frexp_result(ins, outs):
+    mantissa, exponent = outs
+    if B.dtype_of(mantissa) is not B.dtype_of(ins[0]):
+        raise RuntimeError(f"torch.frexp() expects mantissa to have dtype {B.cpp_type_name(B.dtype_of(ins[0]))} but got "
+                           f"{B.cpp_type_name(B.dtype_of(mantissa))}")
+    if B.dtype_of(exponent)._tn_name != "int32":
+        raise RuntimeError(f"torch.frexp() expects exponent to have int dtype but got "
+                           f"{B.cpp_type_name(B.dtype_of(exponent))}")
+
+
+def _nonzero_result(ins, outs):
+    d = B.dtype_of(outs[0])
+    if d is not B.I64:
+        raise RuntimeError(f"nonzero: Expected out tensor to have scalar type Long but got scalar type"
+                           f"{B.scalar_type_name(d)}")
+
+
+OUT_DTYPE_CHECKS.update({"argsort": _exact_result("int64"), "float_power": _float_power_result})
+
+
 # Checks upstream makes on out before it looks at the other arguments, by operator name.
 EARLY_OUT_CHECKS = {
     **{name: OUT_DTYPE_CHECKS.pop(name) for name in ("signbit", "isneginf", "isposinf", "any", "all", "nan_to_num",
@@ -153,6 +181,7 @@ EARLY_OUT_CHECKS = {
        for k in ("fft", "ifft", "rfft", "ihfft", "hfft", "irfft")},
     "logsumexp": _floating_result("logsumexp"), "special_logsumexp": _floating_result("logsumexp"),
     "cummax": _scan_result, "cummin": _scan_result, "logcumsumexp": _scan_result,
+    "frexp": _frexp_result, "nonzero": _nonzero_result,
 }
 for _name in ("signbit", "isneginf", "isposinf", "any", "all", "nan_to_num", "nonzero_static"):
     EARLY_OUT_CHECKS[_name] = (lambda c: lambda ins, outs: c(ins, outs[0]))(EARLY_OUT_CHECKS[_name])

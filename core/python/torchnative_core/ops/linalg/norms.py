@@ -88,6 +88,17 @@ def _euclidean_dist(x1, x2):
 
 @impl("cdist", "_cdist_forward")
 def cdist(x1, x2, p=2.0, compute_mode=None):
+    for name, t in (("X1", x1), ("X2", x2)):
+        if t.dim() < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t.dim()}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    for name, t in (("X1", x1), ("X2", x2)):
+        if not t.is_floating_point():
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{B.scalar_type_name(B.dtype_of(t))}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
     d = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()
     if p == 0:
         return (d != 0).to(x1.dtype).sum(-1)

@@ -91,6 +91,8 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
         raise RuntimeError("input tensor should be 1D or 2D")
     if len(ts) > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if B.dtype_of(target)._tn_name not in ("int64", "uint8"):  # before the sizes are compared
+        _check_nll_target_dtype(self, target)
     if len(xs) == 1 and len(ts) == 1 and ts[0] != 1:
         raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {ts[0]}")
     if not (len(xs) == 1 and not ts):
@@ -302,6 +304,9 @@ def huber_loss(self, target, reduction=MEAN, delta=1.0):
 @impl("kl_div")
 def kl_div(self, target, reduction=MEAN, log_target=False):
     import torch
+
+    if not (self.is_floating_point() or self.is_complex()) or not (target.is_floating_point() or target.is_complex()):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
 
     loss = target.exp() * (target - self) if log_target else torch.xlogy(target, target) - target * self
     return _reduce(loss, reduction)

@@ -45,6 +45,11 @@ def meshgrid(tensors, indexing="ij"):
         raise RuntimeError("torch.meshgrid expects a non-empty TensorList")
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    for a, b in zip(ts, ts[1:]):
+        if a.dtype != b.dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+        if a.device != b.device:
+            raise RuntimeError("meshgrid expects all tensors to have the same device")
     swap = indexing == "xy" and len(ts) >= 2
     if swap:
         ts[0], ts[1] = ts[1], ts[0]

@@ -282,7 +282,13 @@ def squeeze_dim(self, dim):
 @impl("squeeze.dims")
 def squeeze_dims(self, dim):
     nd = len(self._tn_sizes)
-    return _squeeze_dims(self, {B.wrap_dim(d, nd) for d in dim} if nd else set())
+    seen = set()
+    for d in dim:  # upstream's dim_list_to_bitset
+        w = B.wrap_dim(d, nd)
+        if w in seen:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        seen.add(w)
+    return _squeeze_dims(self, seen if nd else set())
 
 
 @impl("unsqueeze")
