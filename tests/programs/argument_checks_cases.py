@@ -443,3 +443,24 @@ CASES.update({
                                                 torch.ones(3), 1, -100),
     "nll_1d_size_long_target": lambda: A.nll_loss_forward(torch.ones(3), torch.ones(3, dtype=torch.int64), None, 1, -100),
 })
+
+# avg_pool2d's meta checks in upstream's order (sizes read before the shape is checked)
+_x4 = torch.arange(32.).reshape(1, 2, 4, 4)
+CASES.update({
+    "avg_pool2d_2d_input": lambda: A.avg_pool2d(torch.ones(3, 1), [3, 2], [-1, 2], [0], False, False, 1),
+    "avg_pool2d_zero_divisor": lambda: A.avg_pool2d(_x4, [2, 2], [], [0], False, True, 0),
+    "avg_pool2d_zero_kernel": lambda: A.avg_pool2d(_x4, [0, 2]),
+    "avg_pool2d_zero_stride": lambda: A.avg_pool2d(_x4, [2, 2], [0, 1]),
+    "avg_pool2d_large_pad": lambda: A.avg_pool2d(_x4, [2, 2], [1, 1], [2, 0]),
+    "avg_pool2d_too_small": lambda: A.avg_pool2d(_x4, [5, 5]),
+    "avg_pool2d_overflow": lambda: A.avg_pool2d(_x4, [2**33]),
+    "avg_pool2d_three_sizes": lambda: A.avg_pool2d(_x4, [2, 2, 2]),
+    "avg_pool2d_empty_plane": lambda: A.avg_pool2d(torch.ones(2, 0, 4, 4), [2]),
+    "avg_pool2d_empty_batch": lambda: A.avg_pool2d(torch.ones(0, 2, 4, 4), [2]),
+    "avg_pool2d_divisor": lambda: A.avg_pool2d(_x4, [2], [1], [1], False, False, 3),
+    "avg_pool2d_int32": lambda: A.avg_pool2d(_x4.int(), [2]),
+    "avg_pool2d_int64": lambda: F.avg_pool2d(torch.arange(16).reshape(1, 1, 4, 4), 2),
+    "avg_pool2d_stride_none": lambda: F.avg_pool2d(_x4, 2, None),
+    "max_pool2d_stride_none": lambda: F.max_pool2d(_x4, 2, None, return_indices=True),
+    "max_pool1d_stride_none": lambda: F.max_pool1d(_x4[0], 2, None),
+})

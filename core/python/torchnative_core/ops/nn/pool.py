@@ -14,9 +14,36 @@ D = B.door
 
 # --- pooling -----------------------------------------------------------------------------------
 
+def _check_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, divisor_override):
+    """upstream's avg_pool2d meta function, in its order (its sizes downcast to int)."""
+    stride = stride or ()  # F.avg_pool2d passes None for the schema's default []
+    for what, v, empty_ok in (("kernel_size must either be a single int, or a tuple of two ints", kernel_size, False),
+                              ("stride must either be omitted, a single int, or a tuple of two ints", stride, True),
+                              ("padding must either be a single int, or a tuple of two ints", padding, False)):
+        if len(v) not in (1, 2) and not (empty_ok and not len(v)):
+            raise RuntimeError(f"avg_pool2d: {what}")
+        if any(not -(2**31) <= int(x) < 2**31 for x in v):
+            raise RuntimeError("value cannot be converted to type int without overflow")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    sizes = list(self._tn_sizes)
+    if len(sizes) < 3:
+        B.wrap_dim(-3, len(sizes))  # upstream reads input.size(-3) here: IndexError
+    two = lambda v: list(v) * 2 if len(v) == 1 else list(v)  # noqa: E731
+    k = two(kernel_size)
+    s = two(stride) if len(stride) else list(k)
+    p = two(padding)
+    oh = _pool_output_shape(sizes[-2], k[0], p[0], s[0], 1, ceil_mode)
+    ow = _pool_output_shape(sizes[-1], k[1], p[1], s[1], 1, ceil_mode)
+    _pool2d_shape_check(sizes, k, s, p, [1, 1], oh, ow)
+    if B.dtype_of(self)._tn_name != "int64":  # its kernel: floating types and Long
+        B.floating_kernel_only(self, "avg_pool2d")
+
+
 @impl("avg_pool2d")
 def avg_pool2d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True,
                divisor_override=None):
+    _check_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, divisor_override)
     if ceil_mode or not count_include_pad or divisor_override is not None or not B.dtype_of(self).is_floating_point:
         return avg_pool2d_any(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     two = lambda v: list(v) * 2 if len(v) == 1 else list(v)  # noqa: E731
@@ -94,6 +121,7 @@ def _pool_out(size, k, s, p, d, ceil_mode):
 
 @impl("max_pool2d_with_indices")
 def max_pool2d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+    stride = stride or ()
     for what, v, empty_ok in (("kernel_size must either be a single int, or a tuple of two ints", kernel_size, False),
                               ("stride must either be omitted, a single int, or a tuple of two ints", stride, True),
                               ("padding must either be a single int, or a tuple of two ints", padding, False),
@@ -153,6 +181,7 @@ def max_pool1d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation
 @impl("max_pool1d")
 def max_pool1d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     # upstream's check_max_pool1d, then its kernel's dtype dispatch (floating types only)
+    stride = stride or ()
     sizes = list(self._tn_sizes)
     if not (len(sizes) in (2, 3) and all(sizes[-2:])):
         raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
