@@ -27,6 +27,10 @@ KNOWN_DISAGREEMENTS = {
     "_batch_norm_with_update",
     "nn.functional.instance_norm",
     "as_strided_scatter",
+    # float32 LDL factors round differently from LAPACK's ssytf2 on some samples (as in
+    # tests/test_opinfo_agreement.py's known disagreements), batched or not
+    "linalg.ldl_factor",
+    "linalg.ldl_factor_ex",
 }
 
 

@@ -21,7 +21,7 @@ _FACTS: dict = {}
 
 
 class Facts:
-    __slots__ = ("composite", "pointwise", "inplace", "view", "out", "mutates", "dynamic")
+    __slots__ = ("composite", "pointwise", "inplace", "view", "out", "mutates", "dynamic", "lists")
 
 
 def facts(op) -> Facts:
@@ -47,6 +47,10 @@ def facts(op) -> Facts:
         f.out = any(a.kwarg_only and "!" in a.type for a in args)
         f.inplace = bool(args) and "!" in args[0].type and not f.out
         f.view = any("(a" in r.type and "!" not in r.type for r in rets)
+        # upstream's loop fallback stacks tensors only and refuses a list among the returns; its
+        # rules cover the list-only ones (split/unbind copies) and those taking lists, which ours
+        # runs through this loop: refused here are tuples holding a list (histogramdd)
+        f.lists = len(rets) > 1 and any(r.type.startswith("Tensor") and "[]" in r.type for r in rets)
         # arguments besides self written in place (batch norm's running statistics)
         f.mutates = [i for i, a in enumerate(args) if i and "!" in a.type and not a.kwarg_only]
         _FACTS[op] = f
@@ -171,6 +175,8 @@ def loop(op, args, kwargs, level, size, same_randomness=False):
         raise _inplace_error(op)
     if f.view and not f.inplace:
         raise _no_rule(op)
+    if f.lists and not f.inplace:
+        raise marked(RuntimeError(f"Batching rule not implemented for aten::{op}. We could not generate a fallback."))
     if f.dynamic:
         raise marked(RuntimeError(
             "vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap over "
