@@ -25,6 +25,13 @@ def _run(python, out, program=PROGRAM):
     return json.loads(str(data["__meta__"])), {k: data[k] for k in data.files if k != "__meta__"}
 
 
+def run_both(tmp, program=PROGRAM):
+    """The program's outcomes on ours and on upstream (the reference environment)."""
+    ref_python = (REPO / "build" / "ref-python").read_text().strip()
+    return (_run(REPO / ".venv" / "bin" / "python", tmp / "ours.npz", program),
+            _run(ref_python, tmp / "ref.npz", program))
+
+
 def disagreements(ours, ref, rel=lambda dtype: REL):
     """Every case of `ref` (upstream's outcome) that `ours` does not reproduce, as text; values
     agree within `rel(result dtype)` of the result's largest magnitude."""
@@ -59,9 +66,7 @@ def disagreements(ours, ref, rel=lambda dtype: REL):
 
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("complex_fft")
-    ref_python = (REPO / "build" / "ref-python").read_text().strip()
-    return _run(REPO / ".venv" / "bin" / "python", tmp / "ours.npz"), _run(ref_python, tmp / "ref.npz")
+    return run_both(tmp_path_factory.mktemp("complex_fft"))
 
 
 def test_complex_and_fft_agree_with_upstream(outcomes):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_complex_fft import _run
+from test_complex_fft import run_both
 from test_complex_fft import disagreements as complex_fft_disagreements
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,10 +33,7 @@ def disagreements(ours, ref):
 
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("eig_ldl")
-    ref_python = (REPO / "build" / "ref-python").read_text().strip()
-    return (_run(REPO / ".venv" / "bin" / "python", tmp / "ours.npz", PROGRAM),
-            _run(ref_python, tmp / "ref.npz", PROGRAM))
+    return run_both(tmp_path_factory.mktemp("eig_ldl"), PROGRAM)
 
 
 def test_eig_and_ldl_agree_with_upstream(outcomes):

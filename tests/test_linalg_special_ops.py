@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_complex_fft import _run
+from test_complex_fft import run_both
 from test_complex_fft import disagreements as complex_fft_disagreements
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,10 +30,7 @@ def disagreements(ours, ref):
 
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("linalg_special")
-    ref_python = (REPO / "build" / "ref-python").read_text().strip()
-    return (_run(REPO / ".venv" / "bin" / "python", tmp / "ours.npz", PROGRAM),
-            _run(ref_python, tmp / "ref.npz", PROGRAM))
+    return run_both(tmp_path_factory.mktemp("linalg_special"), PROGRAM)
 
 
 def test_linalg_special_ops_agree_with_upstream(outcomes):

@@ -10,14 +10,9 @@ tests/test_complex_fft.py runs it on both sides and compares.
 import sys
 
 import torch
-from npz_outcomes import write_npz_outcomes
+from npz_outcomes import ramp, write_npz_outcomes
 
 
-def ramp(*shape, scale=0.37, dtype=torch.float32):
-    n = 1
-    for s in shape:
-        n *= s
-    return ((torch.arange(n, dtype=torch.float64) * scale) % 2.3 - 1.1).view(*shape).to(dtype)
 
 
 def cramp(*shape, dtype=torch.complex64):

@@ -1,5 +1,5 @@
 """Shared by the case programs compared with a tolerance (complex_fft_cases.py,
-linalg_special_cases.py): each case's outcome — the result's dtype and shape in the JSON
+linalg_special_cases.py, eig_ldl_cases.py): each case's outcome — the result's dtype and shape in the JSON
 metadata with its values (a complex result as its real view) as a float64 or integer array, or
 the exception's type and first message line — written to the .npz file named on the command line."""
 
@@ -8,6 +8,14 @@ import warnings
 
 import numpy as np
 import torch
+
+
+def ramp(*shape, scale=0.37, dtype=torch.float32, lo=-1.1):
+    """Deterministic values in [lo, lo + 2.3): the case programs' inputs."""
+    n = 1
+    for s in shape:
+        n *= s
+    return ((torch.arange(n, dtype=torch.float64) * scale) % 2.3 + lo).view(*shape).to(dtype)
 
 
 def write_npz_outcomes(cases, out):

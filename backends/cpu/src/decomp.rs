@@ -131,7 +131,7 @@ fn write_vec(t: &Tensor, b: usize, values: impl Iterator<Item = f64>) {
 }
 
 /// Element offset of batch element `b` over the first `nbatch` dimensions (row-major).
-fn batch_offset(t: &Tensor, nbatch: usize, mut b: usize) -> isize {
+pub(crate) fn batch_offset(t: &Tensor, nbatch: usize, mut b: usize) -> isize {
     let mut off = 0isize;
     for d in (0..nbatch).rev() {
         let n = t.size(d).max(1);

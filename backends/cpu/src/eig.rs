@@ -26,23 +26,13 @@ use faer::linalg::evd::{self, ComputeEigenvectors};
 use faer::{c64, Mat, Par};
 use torchnative_backend::abi::TnDtype;
 
+use crate::decomp::batch_offset;
 use crate::kernel::{Call, KResult, Tensor};
 use crate::{bail, kernels};
 
 kernels! {
     k_linalg_eig = "aten::linalg_eig" => |c| eig(c, true);
     k_linalg_eigvals = "aten::_linalg_eigvals" => |c| eig(c, false);
-}
-
-/// Element offset of batch element `b` over the first `nbatch` dimensions (row-major).
-fn batch_offset(t: &Tensor, nbatch: usize, mut b: usize) -> isize {
-    let mut off = 0isize;
-    for d in (0..nbatch).rev() {
-        let n = t.size(d).max(1);
-        off += (b % n) as isize * t.stride(d);
-        b /= n;
-    }
-    off
 }
 
 /// Matrix `b` of a `[..., n, n]` tensor of any strides and supported dtype, widened to complex128.

@@ -11,10 +11,10 @@ from .. import base as B
 from ...surface import types as T
 
 
-def _resize_like(out, shape):
+def _resize_like(out, shape, warn=True):
     if list(out._tn_sizes) == list(shape):
         return
-    if B.numel(out._tn_sizes):
+    if warn and B.numel(out._tn_sizes):
         warnings.warn(
             f"An output with one or more elements was resized since it had shape {list(out._tn_sizes)}, which does not "
             f"match the required output shape {list(shape)}. This behavior is deprecated, and in a future PyTorch release "
@@ -268,9 +268,7 @@ def _make_factory(op, functional, names, exact):
                                                            device=B.device_of(out)))
         if exact:
             return write_out(out, res, exact=True)
-        if list(out._tn_sizes) != list(res._tn_sizes):
-            fresh = B.empty(res._tn_sizes, B.dtype_of(out), B.device_of(out))
-            out._tn_set_storage_from(fresh, list(fresh._tn_sizes), list(fresh._tn_strides), 0)
+        _resize_like(out, res._tn_sizes, warn=False)
         B.door("copy_", out, res, False)
         return out
 

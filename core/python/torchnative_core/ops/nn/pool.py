@@ -14,16 +14,25 @@ D = B.door
 
 # --- pooling -----------------------------------------------------------------------------------
 
+def _check_pool2d_lengths(op, kernel_size, stride, padding, dilation=None, downcast=False):
+    """The 2-d pools' meta functions: one or two values each, stride possibly none; `downcast`:
+    each argument's values then narrowed to int (safe_downcast) before the next is looked at."""
+    for what, v, empty_ok in (("kernel_size must either be a single int, or a tuple of two ints", kernel_size, False),
+                              ("stride must either be omitted, a single int, or a tuple of two ints", stride, True),
+                              ("padding must either be a single int, or a tuple of two ints", padding, False),
+                              ("dilation must be either a single int, or a tuple of two ints", dilation, False)):
+        if v is None:
+            continue
+        if len(v) not in (1, 2) and not (empty_ok and not len(v)):
+            raise RuntimeError(f"{op}: {what}")
+        if downcast and any(not -(2**31) <= int(x) < 2**31 for x in v):
+            raise RuntimeError("value cannot be converted to type int without overflow")
+
+
 def _check_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, divisor_override):
     """upstream's avg_pool2d meta function, in its order (its sizes downcast to int)."""
     stride = stride or ()  # F.avg_pool2d passes None for the schema's default []
-    for what, v, empty_ok in (("kernel_size must either be a single int, or a tuple of two ints", kernel_size, False),
-                              ("stride must either be omitted, a single int, or a tuple of two ints", stride, True),
-                              ("padding must either be a single int, or a tuple of two ints", padding, False)):
-        if len(v) not in (1, 2) and not (empty_ok and not len(v)):
-            raise RuntimeError(f"avg_pool2d: {what}")
-        if any(not -(2**31) <= int(x) < 2**31 for x in v):
-            raise RuntimeError("value cannot be converted to type int without overflow")
+    _check_pool2d_lengths("avg_pool2d", kernel_size, stride, padding, downcast=True)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     sizes = list(self._tn_sizes)
@@ -122,12 +131,7 @@ def _pool_out(size, k, s, p, d, ceil_mode):
 @impl("max_pool2d_with_indices")
 def max_pool2d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     stride = stride or ()
-    for what, v, empty_ok in (("kernel_size must either be a single int, or a tuple of two ints", kernel_size, False),
-                              ("stride must either be omitted, a single int, or a tuple of two ints", stride, True),
-                              ("padding must either be a single int, or a tuple of two ints", padding, False),
-                              ("dilation must be either a single int, or a tuple of two ints", dilation, False)):
-        if len(v) not in (1, 2) and not (empty_ok and not len(v)):
-            raise RuntimeError(f"max_pool2d: {what}")
+    _check_pool2d_lengths("max_pool2d", kernel_size, stride, padding, dilation)
     two = lambda v: list(v) * 2 if len(v) == 1 else list(v)  # noqa: E731
     k = two(kernel_size)
     s = two(stride) if stride else list(k)
