@@ -27,8 +27,23 @@ REL = {"torch.float64": 1e-12, "torch.complex128": 1e-12, "torch.float32": 2e-5,
        "torch.int32": 0}
 
 
+# Cases upstream itself does not pin down to REL. `ldl_solve`'s matrix (sym(6, seed=5)) has
+# condition number 3.0e9, so a backward-stable solve fixes the solution only to about
+# cond x eps = 3.3e-7 of its magnitude: on an Intel Xeon with AVX-512, upstream's own results
+# differ by 2.0e-7 of it between MKL's paths (MKL_CBWR=AUTO, the suite's setting, against
+# COMPATIBLE or MKL_ENABLE_INSTRUCTIONS=SSE4_2; ours equals the latter two bit for bit), while on
+# the AMD EPYC its AUTO path gives the COMPATIBLE result.
+ILL_CONDITIONED = {"ldl_solve": 1e-6}
+
+
 def disagreements(ours, ref):
-    return complex_fft_disagreements(ours, ref, rel=REL.__getitem__)
+    meta, arrays = ref
+    plain = ({k: v for k, v in meta.items() if k not in ILL_CONDITIONED}, arrays)
+    bad = complex_fft_disagreements(ours, plain, rel=REL.__getitem__)
+    for name, rel in ILL_CONDITIONED.items():
+        if name in meta:
+            bad += complex_fft_disagreements(ours, ({name: meta[name]}, arrays), rel=lambda _dtype, r=rel: r)
+    return bad
 
 
 @pytest.fixture(scope="module")
@@ -46,12 +61,14 @@ def test_the_comparison_can_fail(outcomes):
     """A perturbed value, two eigenpairs swapped, an eigenvector's sign flipped, a changed
     message and a changed dtype are each caught."""
     (meta, arrays), ref = outcomes
-    for name, change in (("eig_f64_4", "value"), ("ldl_solve_herm", "value"), ("eig_f64_6", "swap"),
+    for name, change in (("eig_f64_4", "value"), ("ldl_solve_herm", "value"), ("ldl_solve", "value"),
+                         ("eig_f64_6", "swap"),
                          ("eig_c128_5", "sign"), ("eig_not_square", "message"), ("eigvals_f32", "dtype")):
         m, a = json.loads(json.dumps(meta)), dict(arrays)
         x = a[name] = a[name].copy() if name in a else None
         if change == "value":
-            x[np.isfinite(x)] += 4 * REL[m[name]["dtype"]] * max(1.0, float(np.abs(x).max()))
+            rel = ILL_CONDITIONED.get(name, REL[m[name]["dtype"]])
+            x[np.isfinite(x)] += 4 * rel * max(1.0, float(np.abs(x).max()))
         elif change == "swap":  # the first two eigenvalues (complex, as (re, im) rows)
             x[[0, 1]] = x[[1, 0]]
         elif change == "sign":  # the first eigenvector: entries n.. of the flat (values, vectors)

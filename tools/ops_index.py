@@ -12,7 +12,8 @@ rerun. Kinds:
              changes metadata (views)
 
 "Reaches a launch" follows the names the function's bytecode refers to (its globals, and attributes
-of module globals such as `B.launch`), through the core's own functions, stopping at the door.
+of module globals such as `B.launch`), through every core function reachable so, stopping at the
+door.
 
     .venv/bin/python tools/ops_index.py            # writes docs/ops-index.md
     .venv/bin/python tools/ops_index.py --check    # exit 1 when docs/ops-index.md is stale
@@ -67,19 +68,23 @@ def index() -> list[tuple[str, str, str]]:
     C = torch._C
     package = Path(torchnative_core.__file__).resolve().parent
     launchers, door = {id(base.launch), id(C._tn_launch)}, {id(base.door), id(C._aten_dispatch)}
-    memo: dict[int, bool] = {}
+    def core_function(fn) -> bool:
+        return isinstance(fn, types.FunctionType) and (fn.__module__ or "").startswith("torchnative_core")
 
-    def launches(fn, depth=0) -> bool:
-        key = id(fn)
-        if key in launchers:
-            return True
-        if key in door or depth > 12 or not isinstance(fn, types.FunctionType) \
-                or not (fn.__module__ or "").startswith("torchnative_core"):
-            return False
-        if key not in memo:
-            memo[key] = False  # recursion guard
-            memo[key] = any(launches(o, depth + 1) for o in _referenced(fn))
-        return memo[key]
+    def launches(fn) -> bool:
+        # a walk over everything reachable, not a memo of partial answers: with a memo, a function
+        # met again inside its own walk (mutual recursion) answered False for good, and which one
+        # that was depended on the order of a set of names, so the index changed from run to run
+        seen, todo = set(), [fn]
+        while todo:
+            f = todo.pop()
+            if id(f) in launchers:
+                return True
+            if id(f) in seen or id(f) in door or not core_function(f):
+                continue
+            seen.add(id(f))
+            todo.extend(_referenced(f))
+        return False
 
     primitives = {r["name"] for r in json.loads(PRIMITIVES.read_text())["primitives"]}
     rows = []

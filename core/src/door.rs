@@ -453,7 +453,12 @@ fn python_accident_as_runtime_error(py: Python<'_>, op: &str, e: PyErr) -> PyErr
         || exact(&py.get_type::<PyAttributeError>())
         || exact(&py.get_type::<PyKeyError>())
         || (exact(&py.get_type::<PyOverflowError>())
-            && starts(&["Python int too large", "cannot convert float", "int too large", "math range error"]))
+            && starts(&[
+                "Python int too large",
+                "cannot convert float",
+                "int too large",
+                "math range error",
+            ]))
         || (exact(&py.get_type::<PyValueError>())
             && starts(&[
                 "not enough values to unpack",

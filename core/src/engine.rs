@@ -139,7 +139,7 @@ pub fn _tn_execute<'py>(
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(e) => e.insert(Pending {
                 node: node.clone().unbind(),
-                grads: (0..nb.num_outputs(py)?.max(1)).map(|_| None).collect(),
+                grads: (0..nb.num_outputs().max(1)).map(|_| None).collect(),
             }),
         };
         drop(nb);
@@ -234,7 +234,7 @@ pub fn _tn_execute<'py>(
                 Some(outs) => {
                     let outs = check(py, &node, &edges, outs, &validate_one)?;
                     if !keep_graph {
-                        crate::formulas::release(py, node.downcast::<Node>()?)?;
+                        Node::_tn_release_saved(node.downcast::<Node>()?)?;
                     }
                     outs
                 }
@@ -345,27 +345,20 @@ fn check<'py>(
             continue;
         };
         let nxt = nxt.bind(py).downcast::<Node>()?.borrow();
-        let Some(meta) = nxt.out_meta_at(py, *nr as usize)? else {
+        let Some(meta) = nxt.out_meta_at(*nr as usize) else {
             continue;
         };
-        drop(nxt);
         let fits = match g.bind(py).downcast::<TensorBase>() {
             Ok(t) => {
                 let t = t.borrow();
-                let m = meta.bind(py).downcast::<PyTuple>()?;
-                let code: i64 = m.get_item(0)?.extract()?;
-                code == t.meta.dtype as i64
-                    && m.len() == t.meta.sizes.len() + 2
-                    && t.meta.sizes.iter().enumerate().all(|(j, s)| {
-                        m.get_item(j + 2)
-                            .and_then(|x| x.extract::<i64>())
-                            .is_ok_and(|x| x == *s)
-                    })
+                meta.describes(py, t.meta.dtype as i64, &t.meta.sizes)?
             }
             Err(_) => false,
         };
-        if !fits {
-            let fixed = validate_one.call1((node, i, g.bind(py), meta.bind(py)))?;
+        let meta = if fits { None } else { Some(meta.to_py(py)?) };
+        drop(nxt);
+        if let Some(meta) = meta {
+            let fixed = validate_one.call1((node, i, g.bind(py), meta))?;
             outs[i] = Some(fixed.unbind());
         }
     }

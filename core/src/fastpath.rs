@@ -128,12 +128,36 @@ pub fn _tn_set_fast_paths(py: Python<'_>, impls: &Bound<'_, PyDict>) -> PyResult
             "addmm" => (Fast::Addmm, "linalg.products", "addmm"),
             "matmul" => (Fast::Matmul, "linalg.products", "matmul"),
             "linear" => (Fast::Linear, "linalg.products", "linear"),
-            "addcmul" => (Fast::Fused { inplace: false }, "elementwise.math", "addcmul"),
-            "addcdiv" => (Fast::Fused { inplace: false }, "elementwise.math", "addcdiv"),
-            "lerp.Scalar" => (Fast::Fused { inplace: false }, "elementwise.math", "lerp_scalar"),
-            "addcmul_" => (Fast::Fused { inplace: true }, "elementwise.math", "addcmul_"),
-            "addcdiv_" => (Fast::Fused { inplace: true }, "elementwise.math", "addcdiv_"),
-            "lerp_.Scalar" => (Fast::Fused { inplace: true }, "elementwise.math", "lerp_scalar_"),
+            "addcmul" => (
+                Fast::Fused { inplace: false },
+                "elementwise.math",
+                "addcmul",
+            ),
+            "addcdiv" => (
+                Fast::Fused { inplace: false },
+                "elementwise.math",
+                "addcdiv",
+            ),
+            "lerp.Scalar" => (
+                Fast::Fused { inplace: false },
+                "elementwise.math",
+                "lerp_scalar",
+            ),
+            "addcmul_" => (
+                Fast::Fused { inplace: true },
+                "elementwise.math",
+                "addcmul_",
+            ),
+            "addcdiv_" => (
+                Fast::Fused { inplace: true },
+                "elementwise.math",
+                "addcdiv_",
+            ),
+            "lerp_.Scalar" => (
+                Fast::Fused { inplace: true },
+                "elementwise.math",
+                "lerp_scalar_",
+            ),
             "neg" => (Fast::Unary, "elementwise.arithmetic", "neg"),
             "silu" => (Fast::Unary, "elementwise.arithmetic", "silu"),
             n if UNARY.contains(&n) => (
@@ -986,9 +1010,9 @@ fn native_kernel(op: &str, t: &TensorBase) -> bool {
     // complex operands take the Python step: ops/complex/arithmetic.py composes what a kernel refuses
     !crate::dtype::is_complex(t.meta.dtype)
         && matches!(
-        registry::kernel(op, t.device()),
-        Some(Kernel::Native { .. })
-    )
+            registry::kernel(op, t.device()),
+            Some(Kernel::Native { .. })
+        )
 }
 
 /// The [n, k] x [k, m] -> [n, m] checks ops/linalg/products.py makes, None where it would raise (or where

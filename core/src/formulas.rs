@@ -12,11 +12,11 @@
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString, PyTuple};
+use pyo3::types::{PyString, PyTuple};
 use torchnative_abi::TnDtype;
 
 use crate::door::_aten_dispatch;
-use crate::graph::Node;
+use crate::graph::{Node, SavedValues};
 use crate::saved::SavedTensor;
 use crate::tensor::TensorBase;
 
@@ -106,20 +106,20 @@ fn wrapped<'py>(py: Python<'py>, x: Bound<'py, PyAny>) -> PyResult<Bound<'py, Py
 
 /// A saved argument that is not a tensor (a dimension, a scale), as it is.
 fn saved<'py>(
-    saved: &Bound<'py, PyDict>,
+    saved: &SavedValues,
     name: &Bound<'py, PyString>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    saved.get_item(name)
+    saved.get(name.py(), name)
 }
 
 /// A saved tensor, unpacked when its `SavedTensor` holds it unchanged (no unpack hook, not
 /// released, the same version); None otherwise.
 fn saved_tensor<'py>(
     py: Python<'py>,
-    saved: &Bound<'py, PyDict>,
+    saved: &SavedValues,
     name: &Bound<'py, PyString>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let Some(v) = saved.get_item(name)? else {
+    let Some(v) = saved.get(py, name)? else {
         return Ok(None);
     };
     let Ok(st) = v.downcast::<SavedTensor>() else {
@@ -176,24 +176,6 @@ impl<'py> Door<'py> {
     }
 }
 
-/// The sizes in a metadata tuple `(dtype code, device code, *sizes)`.
-fn meta_sizes(m: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
-    let m = m.downcast::<PyTuple>()?;
-    m.get_slice(2, m.len()).extract()
-}
-
-/// The sizes of tensor argument `name`, from the node's argument metadata.
-fn arg_sizes(
-    argmeta: Option<&Bound<'_, PyAny>>,
-    name: &Bound<'_, PyString>,
-) -> PyResult<Option<Vec<i64>>> {
-    let Some(m) = argmeta else { return Ok(None) };
-    match m.downcast::<PyDict>()?.get_item(name)? {
-        Some(m) if !m.is_none() => Ok(Some(meta_sizes(&m)?)),
-        _ => Ok(None),
-    }
-}
-
 fn column_major(t: &Bound<'_, PyAny>) -> PyResult<bool> {
     let t = t.downcast::<TensorBase>()?.borrow();
     let (sz, st) = (&t.meta.sizes, &t.meta.strides);
@@ -226,18 +208,16 @@ pub fn backward<'py>(
         Ok(t) if real_float(t.borrow().meta.dtype) && !t.borrow().batched => {}
         _ => return Ok(None),
     }
-    let Some(sv) = nb._tn_saved.as_ref().map(|s| s.bind(py).clone()) else {
+    let Some(sv) = nb.saved.as_ref().map(|s| s.clone_ref(py)) else {
         return Ok(None);
     };
-    let sv = sv.downcast_into::<PyDict>()?;
-    let argmeta = nb._tn_argmeta.as_ref().map(|s| s.bind(py).clone());
     drop(nb);
     let d = Door { py };
     let some = |x: Bound<'py, PyAny>| Some(x.unbind());
     let out: Vec<Option<PyObject>> = match kind {
         Kind::None => return Ok(None),
         Kind::Reshape => {
-            let sizes = need!(arg_sizes(argmeta.as_ref(), intern!(py, "self"))?);
+            let sizes = need!(node.borrow().arg_sizes(py, "self")?);
             let sizes = pyo3::types::PyList::new(py, sizes)?.into_any();
             vec![some(d.call(intern!(py, "reshape"), [g, sizes])?)]
         }
@@ -330,7 +310,7 @@ pub fn backward<'py>(
         }
         Kind::Slice => {
             // the gradient placed in zeros of the input's length along `dim` (step 1 only)
-            let sizes = need!(arg_sizes(argmeta.as_ref(), intern!(py, "self"))?);
+            let sizes = need!(node.borrow().arg_sizes(py, "self")?);
             let nd = sizes.len() as i64;
             let step = saved(&sv, intern!(py, "step"))?;
             if nd == 0 || step.is_some_and(|s| s.extract::<i64>().ok() != Some(1)) {
@@ -356,8 +336,7 @@ pub fn backward<'py>(
         }
         Kind::Cat => {
             // one narrow of the gradient per input, a legacy empty input ([0]) skipped
-            let Some(m) = argmeta else { return Ok(None) };
-            let metas = need!(m.downcast::<PyDict>()?.get_item(intern!(py, "tensors"))?);
+            let metas = need!(node.borrow().arg_list_sizes(py, "tensors")?);
             let nd = g.downcast::<TensorBase>()?.borrow().meta.sizes.len() as i64;
             if nd == 0 {
                 return Ok(None);
@@ -368,12 +347,8 @@ pub fn backward<'py>(
             let narrow = intern!(py, "narrow");
             let mut out = Vec::new();
             let mut off = 0i64;
-            for m in metas.try_iter()? {
-                let m = m?;
-                if m.is_none() {
-                    return Ok(None);
-                }
-                let sizes = meta_sizes(&m)?;
+            for sizes in metas {
+                let sizes = need!(sizes);
                 if sizes.len() == 1 && sizes[0] == 0 && nd != 1 {
                     out.push(None);
                     continue;
@@ -416,7 +391,7 @@ pub fn backward<'py>(
             vec![some(d.call(mul, [g, q])?)]
         }
         Kind::MeanDim => {
-            let sizes = need!(arg_sizes(argmeta.as_ref(), intern!(py, "self"))?);
+            let sizes = need!(node.borrow().arg_sizes(py, "self")?);
             let nd = sizes.len() as i64;
             let dim = saved(&sv, intern!(py, "dim"))?;
             let keepdim = match saved(&sv, intern!(py, "keepdim"))? {
@@ -463,18 +438,4 @@ pub fn backward<'py>(
     }
     RUNS.fetch_add(1, Ordering::Relaxed);
     Ok(Some(out))
-}
-
-/// `Node._tn_release` for a node with a native formula: its saved tensors dropped.
-pub fn release(py: Python<'_>, node: &Bound<'_, Node>) -> PyResult<()> {
-    let Some(sv) = node.borrow()._tn_saved.as_ref().map(|s| s.clone_ref(py)) else {
-        return Ok(());
-    };
-    let sv = sv.bind(py).downcast::<PyDict>()?.clone();
-    for v in sv.values() {
-        if let Ok(st) = v.downcast::<SavedTensor>() {
-            st.borrow_mut().release();
-        }
-    }
-    Ok(())
 }

@@ -1,15 +1,16 @@
 //! The autograd graph's node storage: what every backward node holds — its edges, the metadata of
-//! its forward outputs, its sequence number, saved values and formula — in one native object.
+//! its forward outputs and tensor arguments, its sequence number, saved values and formula — in
+//! one native object.
 //!
 //! `autograd/graph.py`'s `NodeBase` derives from `_TnNode` and keeps the behaviour (names, hooks,
-//! the engine protocol). Keeping the edges as a Rust vector rather than a Python list of
-//! `(node, output_nr)` tuples makes a recorded node one object the garbage collector tracks
-//! instead of four or five: a training step records hundreds of nodes that live through the
-//! collector's younger generations, and every object among them counts towards the full
-//! collections of the whole heap (the training profile measured 2 ms a step on a tiny Llama before). The
-//! object still takes part in collection (`__traverse__`), so cycles through a node (a hook that
-//! holds its own tensor) are found as before; the subclass's `__dict__` (hooks, metadata) is
-//! added by Python, which traverses it.
+//! the engine protocol). Edges, metadata and saved values are Rust vectors of plain numbers and
+//! references rather than Python lists, tuples and dicts (Python sees them built on demand), so a
+//! recorded node is one object the garbage collector counts instead of eight or nine: a training
+//! step keeps hundreds of nodes alive until backward, and CPython runs a young-generation
+//! collection for every 700 container objects allocated and not yet freed (a tiny Llama's step
+//! ran one per step with Python containers; see docs/PERF.md). The object still takes part in
+//! collection (`__traverse__`), so cycles through a node (a hook that holds its own tensor) are
+//! found as before; the subclass's `__dict__` (hooks) is added by Python, which traverses it.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -47,16 +48,13 @@ pub struct Node {
     /// which of that node's outputs it is.
     edges: Vec<(Option<PyObject>, i64)>,
     /// Per forward output, `autograd.graph.tensor_meta` (None for a non-differentiable one).
-    #[pyo3(get, set)]
-    _tn_out_meta: Option<PyObject>,
+    out_meta: Option<Vec<Option<Meta>>>,
     #[pyo3(get, set)]
     pub _tn_seq: i64,
     /// Saved values by name (`SavedTensor`s and plain arguments).
-    #[pyo3(get, set)]
-    pub _tn_saved: Option<PyObject>,
-    /// Metadata of every tensor argument by name.
-    #[pyo3(get, set)]
-    pub _tn_argmeta: Option<PyObject>,
+    pub saved: Option<SavedValues>,
+    /// Metadata of every tensor argument (or tensor list) by name.
+    argmeta: Vec<(Py<PyString>, ArgMeta)>,
     /// The derivative formula (built-in nodes).
     #[pyo3(get, set)]
     _tn_f: Option<PyObject>,
@@ -74,24 +72,168 @@ impl Node {
     }
 
     /// How many forward outputs the node has (its output metadata's length).
-    pub fn num_outputs(&self, py: Python<'_>) -> PyResult<usize> {
-        match &self._tn_out_meta {
-            Some(m) => m.bind(py).len(),
-            None => Ok(0),
-        }
+    pub fn num_outputs(&self) -> usize {
+        self.out_meta.as_ref().map_or(0, |m| m.len())
     }
 
     /// The metadata of output `i`, None where it is not differentiable or out of range.
-    pub fn out_meta_at(&self, py: Python<'_>, i: usize) -> PyResult<Option<PyObject>> {
-        let Some(m) = &self._tn_out_meta else {
-            return Ok(None);
-        };
-        let m = m.bind(py);
-        if i >= m.len()? {
-            return Ok(None);
+    pub fn out_meta_at(&self, i: usize) -> Option<&Meta> {
+        self.out_meta.as_ref()?.get(i)?.as_ref()
+    }
+
+    fn arg_meta(&self, py: Python<'_>, name: &str) -> Option<&ArgMeta> {
+        self.argmeta
+            .iter()
+            .find(|(n, _)| n.bind(py).to_str().is_ok_and(|n| n == name))
+            .map(|(_, m)| m)
+    }
+
+    /// The sizes of tensor argument `name`, None where it is not a tensor argument.
+    pub fn arg_sizes(&self, py: Python<'_>, name: &str) -> PyResult<Option<Vec<i64>>> {
+        match self.arg_meta(py, name) {
+            Some(ArgMeta::One(m)) => m.sizes(py).map(Some),
+            _ => Ok(None),
         }
-        let x = m.get_item(i)?;
-        Ok((!x.is_none()).then(|| x.unbind()))
+    }
+
+    /// The sizes of each tensor of tensor-list argument `name` (None for an element that is
+    /// not a tensor), None where it is not a tensor list.
+    pub fn arg_list_sizes(
+        &self,
+        py: Python<'_>,
+        name: &str,
+    ) -> PyResult<Option<Vec<Option<Vec<i64>>>>> {
+        match self.arg_meta(py, name) {
+            Some(ArgMeta::List(ms)) => ms
+                .iter()
+                .map(|m| m.as_ref().map(|m| m.sizes(py)).transpose())
+                .collect::<PyResult<Vec<_>>>()
+                .map(Some),
+            _ => Ok(None),
+        }
+    }
+}
+
+/// A tensor's metadata as a node keeps it: `graph.tensor_meta`'s `(dtype code, device code,
+/// *sizes)` as plain numbers, made into that tuple only when Python asks for it. A node recorded
+/// with Python tuples held two to four of them (and a dict) more: objects the collector counts,
+/// and a tiny Llama's training step ran a young-generation collection each step because of them.
+pub enum Meta {
+    Native {
+        dtype: i64,
+        device: i64,
+        sizes: Vec<i64>,
+    },
+    /// What Python set that is not such a tuple, kept as it is.
+    Py(PyObject),
+}
+
+impl Meta {
+    fn from_py(m: &Bound<'_, PyAny>) -> Meta {
+        if let Ok(t) = m.downcast::<PyTuple>() {
+            if let Ok(v) = t.extract::<Vec<i64>>() {
+                if v.len() >= 2 {
+                    return Meta::Native {
+                        dtype: v[0],
+                        device: v[1],
+                        sizes: v[2..].to_vec(),
+                    };
+                }
+            }
+        }
+        Meta::Py(m.clone().unbind())
+    }
+
+    pub fn to_py(&self, py: Python<'_>) -> PyResult<PyObject> {
+        match self {
+            Meta::Py(o) => Ok(o.clone_ref(py)),
+            Meta::Native {
+                dtype,
+                device,
+                sizes,
+            } => {
+                let mut items = Vec::with_capacity(sizes.len() + 2);
+                items.extend([*dtype, *device]);
+                items.extend_from_slice(sizes);
+                Ok(PyTuple::new(py, items)?.into_any().unbind())
+            }
+        }
+    }
+
+    /// The dtype code and sizes.
+    pub fn dtype_and_sizes(&self, py: Python<'_>) -> PyResult<(i64, Vec<i64>)> {
+        match self {
+            Meta::Native { dtype, sizes, .. } => Ok((*dtype, sizes.clone())),
+            Meta::Py(o) => {
+                let t = o.bind(py).downcast::<PyTuple>()?;
+                Ok((
+                    t.get_item(0)?.extract()?,
+                    t.get_slice(2, t.len()).extract()?,
+                ))
+            }
+        }
+    }
+
+    /// Whether a tensor of this dtype code and sizes fits the metadata.
+    pub fn describes(&self, py: Python<'_>, dtype: i64, sizes: &[i64]) -> PyResult<bool> {
+        Ok(match self {
+            Meta::Native {
+                dtype: d, sizes: s, ..
+            } => *d == dtype && s[..] == sizes[..],
+            Meta::Py(_) => {
+                let (d, s) = self.dtype_and_sizes(py)?;
+                d == dtype && s[..] == sizes[..]
+            }
+        })
+    }
+
+    fn sizes(&self, py: Python<'_>) -> PyResult<Vec<i64>> {
+        Ok(self.dtype_and_sizes(py)?.1)
+    }
+
+    fn visit(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+        match self {
+            Meta::Py(o) => visit.call(o),
+            Meta::Native { .. } => Ok(()),
+        }
+    }
+}
+
+fn metas_from_py(v: &Bound<'_, PyAny>) -> PyResult<Vec<Option<Meta>>> {
+    v.try_iter()?
+        .map(|m| {
+            let m = m?;
+            Ok((!m.is_none()).then(|| Meta::from_py(&m)))
+        })
+        .collect()
+}
+
+fn metas_to_py<'py>(py: Python<'py>, ms: &[Option<Meta>]) -> PyResult<Vec<PyObject>> {
+    ms.iter()
+        .map(|m| m.as_ref().map_or_else(|| Ok(py.None()), |m| m.to_py(py)))
+        .collect()
+}
+
+/// A tensor argument's metadata, or a tensor list's (None for an element that is not a tensor).
+pub enum ArgMeta {
+    One(Meta),
+    List(Vec<Option<Meta>>),
+}
+
+impl ArgMeta {
+    fn from_py(v: &Bound<'_, PyAny>) -> PyResult<ArgMeta> {
+        Ok(if v.is_instance_of::<PyList>() {
+            ArgMeta::List(metas_from_py(v)?)
+        } else {
+            ArgMeta::One(Meta::from_py(v))
+        })
+    }
+
+    fn to_py(&self, py: Python<'_>) -> PyResult<PyObject> {
+        match self {
+            ArgMeta::One(m) => m.to_py(py),
+            ArgMeta::List(ms) => Ok(PyList::new(py, metas_to_py(py, ms)?)?.into_any().unbind()),
+        }
     }
 }
 
@@ -103,10 +245,10 @@ impl Node {
     fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, pyo3::types::PyDict>>) -> Self {
         Node {
             edges: Vec::new(),
-            _tn_out_meta: None,
+            out_meta: None,
             _tn_seq: 0,
-            _tn_saved: None,
-            _tn_argmeta: None,
+            saved: None,
+            argmeta: Vec::new(),
             _tn_f: None,
             _tn_hooked: false,
             native: crate::formulas::Kind::None,
@@ -153,6 +295,125 @@ impl Node {
         Ok(())
     }
 
+    /// The output metadata as a tuple (None entries for non-differentiable outputs).
+    #[getter]
+    fn _tn_out_meta(&self, py: Python<'_>) -> PyResult<Option<PyObject>> {
+        self.out_meta
+            .as_ref()
+            .map(|ms| Ok(PyTuple::new(py, metas_to_py(py, ms)?)?.into_any().unbind()))
+            .transpose()
+    }
+
+    #[setter]
+    fn set__tn_out_meta(&mut self, v: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        self.out_meta = match v {
+            Some(v) if !v.is_none() => Some(metas_from_py(v)?),
+            _ => None,
+        };
+        Ok(())
+    }
+
+    /// The argument metadata as a dict by name (a tensor list's as a list).
+    #[getter]
+    fn _tn_argmeta<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (n, m) in &self.argmeta {
+            d.set_item(n.bind(py), m.to_py(py)?)?;
+        }
+        Ok(d)
+    }
+
+    #[setter]
+    fn set__tn_argmeta(&mut self, v: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+        self.argmeta.clear();
+        for (k, m) in v.into_iter().flat_map(|d| d.iter()) {
+            self.argmeta.push((
+                k.downcast_into::<PyString>()?.unbind(),
+                ArgMeta::from_py(&m)?,
+            ));
+        }
+        Ok(())
+    }
+
+    /// The metadata of argument `name` (what `_tn_argmeta[name]` holds); KeyError if none.
+    fn _tn_arg_meta(&self, py: Python<'_>, name: &str) -> PyResult<PyObject> {
+        match self.arg_meta(py, name) {
+            Some(m) => m.to_py(py),
+            None => Err(pyo3::exceptions::PyKeyError::new_err(name.to_owned())),
+        }
+    }
+
+    /// The saved values as a dict by name (None: nothing was saved).
+    #[getter]
+    fn _tn_saved<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.saved
+            .as_ref()
+            .map(|s| {
+                let d = PyDict::new(py);
+                for (n, v) in &s.0 {
+                    d.set_item(n.bind(py), v.bind(py))?;
+                }
+                Ok(d)
+            })
+            .transpose()
+    }
+
+    #[setter]
+    fn set__tn_saved(&mut self, v: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+        self.saved = v
+            .map(|d| {
+                d.iter()
+                    .map(|(k, v)| Ok((k.downcast_into::<PyString>()?.unbind(), v.unbind())))
+                    .collect::<PyResult<Vec<_>>>()
+                    .map(SavedValues)
+            })
+            .transpose()?;
+        Ok(())
+    }
+
+    /// Saved value `name`, or `default` where none was saved under that name.
+    fn _tn_saved_get(
+        &self,
+        py: Python<'_>,
+        name: &Bound<'_, PyString>,
+        default: PyObject,
+    ) -> PyResult<PyObject> {
+        Ok(
+            match self
+                .saved
+                .as_ref()
+                .map(|s| s.get(py, name))
+                .transpose()?
+                .flatten()
+            {
+                Some(v) => v.unbind(),
+                None => default,
+            },
+        )
+    }
+
+    /// Drops the data of every saved tensor (a list's too): backward ran without retain_graph.
+    /// (The values are taken out of the borrow first: freeing a tensor may run Python.)
+    pub fn _tn_release_saved(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let py = slf.py();
+        let Some(saved) = slf.borrow().saved.as_ref().map(|s| s.clone_ref(py)) else {
+            return Ok(());
+        };
+        for v in saved.values() {
+            let v = v.bind(py);
+            if let Ok(st) = v.downcast::<crate::saved::SavedTensor>() {
+                st.borrow_mut().release();
+            } else if let Ok(l) = v.downcast::<PyList>() {
+                for x in l.iter() {
+                    if let Ok(st) = x.downcast::<crate::saved::SavedTensor>() {
+                        st.borrow_mut().release();
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The number of edges (without building them).
     fn _tn_num_edges(&self) -> usize {
         self.edges.len()
@@ -165,9 +426,9 @@ impl Node {
     }
 
     /// A new node's edges and output metadata; gives it the next sequence number.
-    fn _tn_init(&mut self, edges: &Bound<'_, PyAny>, out_meta: PyObject) -> PyResult<()> {
+    fn _tn_init(&mut self, edges: &Bound<'_, PyAny>, out_meta: &Bound<'_, PyAny>) -> PyResult<()> {
         self.set__tn_edges(edges)?;
-        self._tn_out_meta = Some(out_meta);
+        self.out_meta = Some(metas_from_py(out_meta)?);
         self._tn_seq = _tn_next_seq();
         RECORDED.fetch_add(1, Ordering::Relaxed);
         Ok(())
@@ -177,24 +438,67 @@ impl Node {
         for n in self.edges.iter().filter_map(|(n, _)| n.as_ref()) {
             visit.call(n)?;
         }
-        let fields = [
-            &self._tn_out_meta,
-            &self._tn_saved,
-            &self._tn_argmeta,
-            &self._tn_f,
-        ];
-        for x in fields.into_iter().flatten() {
+        if let Some(x) = &self._tn_f {
             visit.call(x)?;
+        }
+        for (_, v) in self.saved.iter().flat_map(|s| s.0.iter()) {
+            visit.call(v)?;
+        }
+        for m in self.out_meta.iter().flatten().flatten() {
+            m.visit(&visit)?;
+        }
+        for (_, m) in &self.argmeta {
+            match m {
+                ArgMeta::One(m) => m.visit(&visit)?,
+                ArgMeta::List(ms) => {
+                    for m in ms.iter().flatten() {
+                        m.visit(&visit)?;
+                    }
+                }
+            }
         }
         Ok(())
     }
 
     fn __clear__(&mut self) {
         self.edges.clear();
-        self._tn_out_meta = None;
-        self._tn_saved = None;
-        self._tn_argmeta = None;
+        self.out_meta = None;
+        self.saved = None;
+        self.argmeta.clear();
         self._tn_f = None;
+    }
+}
+
+/// A node's saved values by name, in the order they were saved. A few entries each: a search
+/// costs less than a dict, which would be one more object for the collector per node.
+pub struct SavedValues(Vec<(Py<PyString>, PyObject)>);
+
+impl SavedValues {
+    pub fn get<'py>(
+        &self,
+        py: Python<'py>,
+        name: &Bound<'py, PyString>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let want = name.to_str()?;
+        for (n, v) in &self.0 {
+            if n.as_ptr() == name.as_ptr() || n.bind(py).to_str()? == want {
+                return Ok(Some(v.bind(py).clone()));
+            }
+        }
+        Ok(None)
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &PyObject> {
+        self.0.iter().map(|(_, v)| v)
+    }
+
+    pub fn clone_ref(&self, py: Python<'_>) -> SavedValues {
+        SavedValues(
+            self.0
+                .iter()
+                .map(|(n, v)| (n.clone_ref(py), v.clone_ref(py)))
+                .collect(),
+        )
     }
 }
 
@@ -304,19 +608,15 @@ fn is_diff_dtype(dt: TnDtype) -> bool {
 fn edge_of(
     py: Python<'_>,
     hooks: &Hooks,
-    t: &Bound<'_, PyAny>,
-    requires_grad: bool,
+    t: &Bound<'_, TensorBase>,
 ) -> PyResult<(Option<PyObject>, i64)> {
-    if let Ok(d) = t.getattr(intern!(py, "__dict__")) {
-        if let Some(e) = d.downcast::<PyDict>()?.get_item(intern!(py, "_tn_edge"))? {
-            let e = e.downcast::<PyTuple>()?;
-            let n = e.get_item(0)?;
-            return Ok((
-                (!n.is_none()).then(|| n.unbind()),
-                e.get_item(1)?.extract()?,
-            ));
+    let requires_grad = {
+        let r = t.borrow();
+        if let Some((n, nr)) = &r.edge {
+            return Ok((n.as_ref().map(|n| n.clone_ref(py)), *nr));
         }
-    }
+        r.requires_grad
+    };
     if requires_grad {
         return Ok((Some(hooks.grad_accumulator.call1(py, (t,))?), 0));
     }
@@ -324,27 +624,28 @@ fn edge_of(
 }
 
 /// `graph.tensor_meta(t)`: natively where the device's code is known, else through Python.
-fn meta_of(py: Python<'_>, hooks: &Hooks, t: &Bound<'_, TensorBase>) -> PyResult<PyObject> {
-    let (code, dtype, sizes) = {
-        let r = t.borrow();
-        let (key, index) = r.place();
-        let name = crate::registry::device_name(key);
-        if name == "meta" {
-            return hooks.tensor_meta.call1(py, (t,));
-        }
-        let code = hooks.device_codes.bind(py).get_item((name, index as i64))?;
-        match code {
-            Some(c) => (c.unbind(), r.meta.dtype as i64, r.meta.sizes.clone()),
-            None => return hooks.tensor_meta.call1(py, (t,)),
-        }
+fn meta_of(py: Python<'_>, hooks: &Hooks, t: &Bound<'_, TensorBase>) -> PyResult<Meta> {
+    let r = t.borrow();
+    let (key, index) = r.place();
+    let name = crate::registry::device_name(key);
+    let code = if name == "meta" {
+        None
+    } else {
+        hooks.device_codes.bind(py).get_item((name, index as i64))?
     };
-    let mut items: Vec<PyObject> = Vec::with_capacity(sizes.len() + 2);
-    items.push(dtype.into_pyobject(py)?.into_any().unbind());
-    items.push(code);
-    for s in sizes {
-        items.push(s.into_pyobject(py)?.into_any().unbind());
+    match code.map(|c| c.extract::<i64>()).transpose()? {
+        Some(device) => Ok(Meta::Native {
+            dtype: r.meta.dtype as i64,
+            device,
+            sizes: r.meta.sizes.to_vec(),
+        }),
+        None => {
+            drop(r);
+            Ok(Meta::from_py(
+                hooks.tensor_meta.bind(py).call1((t,))?.as_any(),
+            ))
+        }
     }
-    Ok(PyTuple::new(py, items)?.into_any().unbind())
 }
 
 /// A node of the plan's class, made by its `tp_new` alone: `graph.Node.__init__` (a Python
@@ -391,18 +692,14 @@ pub fn _tn_record(
         match v {
             Some(v) => {
                 if let Ok(t) = v.downcast::<TensorBase>() {
-                    let rg = t.borrow().requires_grad;
-                    let e = edge_of(py, hooks, &v, rg)?;
+                    let e = edge_of(py, hooks, t)?;
                     any_edge |= e.0.is_some();
                     edges.push(e);
                 } else if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
                     for x in v.try_iter()? {
                         let x = x?;
                         let e = match x.downcast::<TensorBase>() {
-                            Ok(t) => {
-                                let rg = t.borrow().requires_grad;
-                                edge_of(py, hooks, &x, rg)?
-                            }
+                            Ok(t) => edge_of(py, hooks, t)?,
                             Err(_) => (None, 0),
                         };
                         any_edge |= e.0.is_some();
@@ -415,8 +712,8 @@ pub fn _tn_record(
             None => edges.push((None, 0)),
         }
     }
-    let saved = PyDict::new(py);
-    let argmeta = PyDict::new(py);
+    let mut saved: Vec<(Py<PyString>, PyObject)> = Vec::new();
+    let mut argmeta: Vec<(Py<PyString>, ArgMeta)> = Vec::new();
     for (i, v) in args.iter().enumerate() {
         let Some(name) = plan.names.get(i) else {
             break;
@@ -424,9 +721,9 @@ pub fn _tn_record(
         let name = name.bind(py);
         let save = plan.save.get(i).copied().unwrap_or(false);
         if let Ok(t) = v.downcast::<TensorBase>() {
-            argmeta.set_item(name, meta_of(py, hooks, t)?)?;
+            argmeta.push((name.clone().unbind(), ArgMeta::One(meta_of(py, hooks, t)?)));
             if save {
-                saved.set_item(name, hooks.saved_tensor.call1(py, (&v,))?)?;
+                saved.push((name.clone().unbind(), hooks.saved_tensor.call1(py, (&v,))?));
             }
             continue;
         }
@@ -438,20 +735,23 @@ pub fn _tn_record(
             let mut saves = Vec::new();
             for x in v.try_iter()? {
                 let x = x?;
-                match x.downcast::<TensorBase>() {
-                    Ok(t) => metas.push(meta_of(py, hooks, t)?),
-                    Err(_) => metas.push(py.None()),
-                }
+                metas.push(match x.downcast::<TensorBase>() {
+                    Ok(t) => Some(meta_of(py, hooks, t)?),
+                    Err(_) => None,
+                });
                 if save {
                     saves.push(hooks.saved_tensor.call1(py, (&x,))?);
                 }
             }
-            argmeta.set_item(name, PyList::new(py, metas)?)?;
+            argmeta.push((name.clone().unbind(), ArgMeta::List(metas)));
             if save {
-                saved.set_item(name, PyList::new(py, saves)?)?;
+                saved.push((
+                    name.clone().unbind(),
+                    PyList::new(py, saves)?.into_any().unbind(),
+                ));
             }
         } else {
-            saved.set_item(name, &v)?;
+            saved.push((name.clone().unbind(), v.unbind()));
         }
     }
 
@@ -485,47 +785,39 @@ pub fn _tn_record(
             PyTuple::new(py, &outs)?.into_any()
         };
     }
-    let mut metas: Vec<PyObject> = Vec::with_capacity(outs.len());
+    let mut metas: Vec<Option<Meta>> = Vec::with_capacity(outs.len());
     for (i, o) in outs.iter().enumerate() {
         let m = match o.downcast::<TensorBase>() {
             Ok(t)
                 if is_diff_dtype(t.borrow().meta.dtype)
                     && plan.diff.as_ref().is_none_or(|d| i >= d.len() || d[i]) =>
             {
-                meta_of(py, hooks, t)?
+                Some(meta_of(py, hooks, t)?)
             }
-            _ => py.None(),
+            _ => None,
         };
         metas.push(m);
     }
+    let has_history: Vec<bool> = metas.iter().map(Option::is_some).collect();
     let node = new_node(py, plan.node_cls.bind(py))?;
     {
         let node_ref = node.downcast::<Node>()?;
         let mut nb = node_ref.borrow_mut();
         nb._tn_f = Some(plan.formula.clone_ref(py));
         nb.edges = edges;
-        nb._tn_out_meta = Some(PyTuple::new(py, &metas)?.into_any().unbind());
+        nb.out_meta = Some(metas);
         nb._tn_seq = _tn_next_seq();
-        nb._tn_argmeta = Some(argmeta.into_any().unbind());
+        nb.argmeta = argmeta;
         nb.native = plan.native;
     }
     RECORDED.fetch_add(1, Ordering::Relaxed);
-    let edge_key = intern!(py, "_tn_edge");
     for (i, o) in outs.iter().enumerate() {
-        if metas[i].is_none(py) {
+        if !has_history[i] {
             continue;
         }
-        let edge = PyTuple::new(
-            py,
-            [
-                node.clone().into_any().unbind(),
-                (i as i64).into_pyobject(py)?.into_any().unbind(),
-            ],
-        )?;
-        o.getattr(intern!(py, "__dict__"))?
-            .downcast::<PyDict>()?
-            .set_item(edge_key, edge)?;
-        o.downcast::<TensorBase>()?.borrow_mut().requires_grad = true;
+        let mut t = o.downcast::<TensorBase>()?.borrow_mut();
+        t.edge = Some((Some(node.clone().unbind()), i as i64));
+        t.requires_grad = true;
     }
     let result_save = if outs.len() == 1 {
         &plan.result_save
@@ -535,10 +827,13 @@ pub fn _tn_record(
     for (i, key) in result_save {
         if let Some(o) = outs.get(*i) {
             if o.downcast::<TensorBase>().is_ok() {
-                saved.set_item(key.bind(py), hooks.saved_tensor.call1(py, (o, true, *i))?)?;
+                saved.push((
+                    key.clone_ref(py),
+                    hooks.saved_tensor.call1(py, (o, true, *i))?,
+                ));
             }
         }
     }
-    node.downcast::<Node>()?.borrow_mut()._tn_saved = Some(saved.into_any().unbind());
+    node.downcast::<Node>()?.borrow_mut().saved = Some(SavedValues(saved));
     Ok(out.unbind())
 }

@@ -174,6 +174,7 @@ fn _tn_from_address(
         base: None,
         batched: false,
         functional: false,
+        edge: None,
     };
     tensor::wrap(py, t)
 }

@@ -236,7 +236,8 @@ fn lookup_name(op: &str) -> &str {
 /// by `_tn_has_kernel` (a core path that composes when the device lacks them). Off, a lookup
 /// pays one relaxed atomic load.
 static TRACING: AtomicBool = AtomicBool::new(false);
-static TRACED: Mutex<(BTreeSet<String>, BTreeSet<String>)> = Mutex::new((BTreeSet::new(), BTreeSet::new()));
+static TRACED: Mutex<(BTreeSet<String>, BTreeSet<String>)> =
+    Mutex::new((BTreeSet::new(), BTreeSet::new()));
 
 fn trace(op: &str, probe: bool) {
     if TRACING.load(Ordering::Relaxed) {

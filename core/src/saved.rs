@@ -13,7 +13,7 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::PyTuple;
 use pyo3::{intern, PyTraverseError};
 
 use crate::tensor::TensorBase;
@@ -88,15 +88,9 @@ impl SavedTensor {
     }
 }
 
-/// Whether `t` has no history: no `_tn_edge` in its `__dict__`, or an edge to no node.
-fn is_leaf(py: Python<'_>, t: &Bound<'_, PyAny>) -> PyResult<bool> {
-    let Ok(d) = t.getattr(intern!(py, "__dict__")) else {
-        return Ok(true);
-    };
-    match d.downcast::<PyDict>()?.get_item(intern!(py, "_tn_edge"))? {
-        Some(e) => Ok(e.downcast::<PyTuple>()?.get_item(0)?.is_none()),
-        None => Ok(true),
-    }
+/// Whether `t` has no history: none recorded, or an edge to no node.
+fn is_leaf(t: &TensorBase) -> bool {
+    !matches!(t.edge, Some((Some(_), _)))
 }
 
 #[pymethods]
@@ -111,12 +105,13 @@ impl SavedTensor {
         is_output: bool,
         output_nr: i64,
     ) -> PyResult<Self> {
-        let (inference, requires_grad, version) = {
+        let (inference, requires_grad, version, was_leaf) = {
             let r = t.borrow();
             (
                 r.inference,
                 r.requires_grad,
                 r.version.load(std::sync::atomic::Ordering::Relaxed),
+                is_leaf(&r),
             )
         };
         if inference {
@@ -127,7 +122,7 @@ impl SavedTensor {
             version,
             is_output,
             output_nr,
-            was_leaf: is_leaf(py, t.as_any())?,
+            was_leaf,
             requires_grad,
             packed: None,
             unpack_hook: None,

@@ -122,6 +122,10 @@ pub struct TensorBase {
     /// A functionalization wrapper (functionalize/tensor.py): its data lives in the value it
     /// wraps, so the door's functionalize step takes every call that has one as an argument.
     pub functional: bool,
+    /// The tensor's history, `(grad_fn, output_nr)`, once autograd recorded it (None: a leaf or
+    /// a tensor without history). Held here rather than in the Python subclass's `__dict__`:
+    /// a dict and a tuple per recorded output were objects the collector counted (autograd/graph.py).
+    pub edge: Option<(Option<PyObject>, i64)>,
 }
 
 /// A kernel launch or a view made directly (not through the door) of a vmap logical tensor
@@ -166,6 +170,7 @@ impl TensorBase {
             base: None,
             batched: false,
             functional: false,
+            edge: None,
         })
     }
 
@@ -181,6 +186,7 @@ impl TensorBase {
             base,
             batched: false,
             functional: false,
+            edge: None,
         }
     }
 
@@ -270,6 +276,54 @@ fn dim_index(dim: i64, ndim: usize) -> PyResult<usize> {
 
 #[pymethods]
 impl TensorBase {
+    /// The history edge `(grad_fn, output_nr)`, or None where none was recorded.
+    #[getter]
+    fn _tn_edge(&self, py: Python<'_>) -> PyResult<Option<Py<PyTuple>>> {
+        self.edge
+            .as_ref()
+            .map(|(n, nr)| {
+                let n = n.as_ref().map_or_else(|| py.None(), |n| n.clone_ref(py));
+                Ok(PyTuple::new(py, [n, nr.into_pyobject(py)?.into_any().unbind()])?.unbind())
+            })
+            .transpose()
+    }
+
+    #[getter]
+    fn _tn_grad_fn(&self, py: Python<'_>) -> PyObject {
+        match &self.edge {
+            Some((Some(n), _)) => n.clone_ref(py),
+            _ => py.None(),
+        }
+    }
+
+    #[getter]
+    fn _tn_output_nr(&self) -> i64 {
+        self.edge.as_ref().map_or(0, |(_, nr)| *nr)
+    }
+
+    /// Records the tensor's history (`graph.set_history`).
+    fn _tn_set_edge(&mut self, py: Python<'_>, node: PyObject, nr: i64) {
+        self.edge = Some(((!node.is_none(py)).then_some(node), nr));
+    }
+
+    fn _tn_clear_edge(&mut self) {
+        self.edge = None;
+    }
+
+    fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        if let Some((Some(n), _)) = &self.edge {
+            visit.call(n)?;
+        }
+        if let Some(b) = &self.base {
+            visit.call(b)?;
+        }
+        Ok(())
+    }
+
+    fn __clear__(&mut self) {
+        self.edge = None;
+    }
+
     #[new]
     #[pyo3(signature = (*args, **kwargs))]
     fn py_new(
@@ -295,6 +349,7 @@ impl TensorBase {
             base: None,
             batched: false,
             functional: false,
+            edge: None,
         })
     }
 

@@ -95,6 +95,9 @@ def formula(*ops, save=(), multi=False, inputs=None, node=None):
     return deco
 
 
+_MISSING = object()
+
+
 class Saved:
     """Attribute access to a node's saved values: tensors (unpacked with the version check),
     non-tensor arguments, and `<name>_meta` (sizes, dtype, device) for every tensor argument."""
@@ -106,20 +109,19 @@ class Saved:
 
     def __getattr__(self, name):
         node = self._node
-        saved = node._tn_saved
-        if name in saved:
-            v = saved[name]
+        v = node._tn_saved_get(name, _MISSING)
+        if v is not _MISSING:
             if isinstance(v, SavedTensor):
                 return v.unpack(node)
             if isinstance(v, list) and v and isinstance(v[0], SavedTensor):
                 return [x.unpack(node) for x in v]
             return v
         if name.endswith("_sizes"):
-            return list(node._tn_argmeta[name[:-6]][2:])
+            return list(node._tn_arg_meta(name[:-6])[2:])
         if name.endswith("_dtype"):
-            return BY_CODE[node._tn_argmeta[name[:-6]][0]]
+            return BY_CODE[node._tn_arg_meta(name[:-6])[0]]
         if name.endswith("_meta"):
-            m = node._tn_argmeta[name[:-5]]
+            m = node._tn_arg_meta(name[:-5])
             return [meta_parts(x) if x is not None else None for x in m] if isinstance(m, list) else meta_parts(m)
         raise AttributeError(f"{type(node).__name__} saved no '{name}'")
 

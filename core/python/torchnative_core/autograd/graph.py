@@ -30,26 +30,27 @@ RELEASED = (
 
 # --- per-tensor metadata ---------------------------------------------------------------------
 
-# A tensor's history is one edge `(grad_fn, output_nr)` in its `__dict__`, shared by every node
-# that takes the tensor as an input (one tuple per recorded output, not one per use).
+# A tensor's history is one edge `(grad_fn, output_nr)` held by the tensor itself
+# (TensorBase._tn_edge, None where none was recorded), shared by every node that takes the
+# tensor as an input.
 _NO_EDGE = (None, 0)
 
 
 def grad_fn_of(t):
-    return t.__dict__.get("_tn_edge", _NO_EDGE)[0]
+    return t._tn_grad_fn
 
 
 def output_nr_of(t):
-    return t.__dict__.get("_tn_edge", _NO_EDGE)[1]
+    return t._tn_output_nr
 
 
 def set_history(t, node, nr):
-    t.__dict__["_tn_edge"] = (node, nr)
+    t._tn_set_edge(node, nr)
     t._tn_requires_grad = True
 
 
 def clear_history(t):
-    t.__dict__.pop("_tn_edge", None)
+    t._tn_clear_edge()
 
 
 def grad_accumulator(t):
@@ -65,7 +66,7 @@ def grad_accumulator(t):
 
 def gradient_edge(t):
     """Where a gradient for `t` goes: its grad_fn slot, a leaf's accumulator, or nowhere."""
-    edge = t.__dict__.get("_tn_edge")
+    edge = t._tn_edge
     if edge is not None:
         return edge
     if t._tn_requires_grad:
@@ -261,6 +262,9 @@ class _InputMetadata:
         self.is_cpp_nested_tensor = False
 
 
+_NOT_SAVED = object()
+
+
 class Node(NodeBase):
     """A built-in backward node: a formula applied to saved values."""
 
@@ -271,20 +275,13 @@ class Node(NodeBase):
         return self._tn_f.backward(self, grads)
 
     def _tn_release(self):
-        saved = self._tn_saved
-        if saved:
-            for s in saved.values():
-                for x in (s if isinstance(s, list) else [s]):
-                    if isinstance(x, SavedTensor):
-                        x.data = x.packed = None
+        self._tn_release_saved()
 
     def __getattr__(self, name):
         # upstream exposes saved values as `_saved_<name>`
         if name.startswith("_saved_"):
-            saved = self._tn_saved or {}
-            key = name[len("_saved_"):]
-            if key in saved:
-                v = saved[key]
+            v = self._tn_saved_get(name[len("_saved_"):], _NOT_SAVED)
+            if v is not _NOT_SAVED:
                 return v.unpack(self) if isinstance(v, SavedTensor) else v
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
