@@ -3,8 +3,14 @@ a test): forward + backward + AdamW step of small models. One process per side, 
 batch by batch (`sidebyside.lockstep`: each batch is `--steps` steps, garbage collection
 included), ratio ours/upstream as the median of the per-batch ratios. Both sides run with one
 intra-op thread (OMP_NUM_THREADS=1 for upstream, RAYON_NUM_THREADS=1 for the cpu backend;
-benchmarks/sidebyside.py), so the ratio compares work, not thread counts; set BENCH_THREADS to
-change that.
+benchmarks/sidebyside.py), so the ratio compares work, not thread counts.
+
+BENCH_THREADS=2 gives both sides two threads. Lockstep pins its two processes to one CPU, so it
+cannot measure that; and with both processes alive the waiting side's idle pool threads spin on
+the other core (upstream's CNN step took 10 ms instead of 1.1). So with more than one thread the
+sides run alone in turn instead (`sidebyside.alternate`: a fresh process per side and repetition,
+`--batches` split into repetitions of 5 batches), and the ratio is the median of the
+repetitions' ratios of median batch times.
 
     .venv/bin/python benchmarks/training_step.py [--batches 30] [--steps 30] [--json docs/bench-training.json]
 """
@@ -53,6 +59,31 @@ for line in sys.stdin:
 """
 
 
+# The same step run alone: `steps` steps per batch, `batches` batches, their times printed at the end.
+ALONE = SETUP + r"""
+def step():
+    opt.zero_grad(); loss_fn().backward(); opt.step()
+for _ in range(5): step()
+steps, batches = int(sys.argv[2]), int(sys.argv[3])
+out = []
+for _ in range(batches):
+    t = time.perf_counter()
+    for _ in range(steps): step()
+    out.append((time.perf_counter() - t) / steps * 1e3)
+print(json.dumps(out))
+"""
+
+
+def measure(case, steps, batches, threads):
+    """(ours ms, upstream ms, ratio) of one case."""
+    if threads == "1":
+        o, r = SB.lockstep(RUNNER, (case, steps), batches=batches, threads=threads)
+        return SB.median(o), SB.median(r), SB.median([a / b for a, b in zip(o, r)])
+    o, r = SB.alternate(ALONE, (case, steps, 5), reps=max(3, batches // 5), threads=threads)
+    o, r = [SB.median(x) for x in o], [SB.median(x) for x in r]
+    return SB.median(o), SB.median(r), SB.median([a / b for a, b in zip(o, r)])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", default="")
@@ -63,11 +94,9 @@ def main():
     threads = os.environ.get("BENCH_THREADS", "1")
     rows = []
     for case in args.cases.split(","):
-        o, r = SB.lockstep(RUNNER, (case, args.steps), batches=args.batches, threads=threads)
-        ratio = SB.median([a / b for a, b in zip(o, r)])
-        mo, mr = SB.median(o), SB.median(r)
+        mo, mr, ratio = measure(case, args.steps, args.batches, threads)
         rows.append({"case": case, "ours_ms": round(mo, 3), "upstream_ms": round(mr, 3), "ratio": round(ratio, 2)})
-        print(f"{case:12s} ours {mo:8.3f} ms   upstream {mr:8.3f} ms   ratio {ratio:5.2f} (median of {len(o)} batch ratios)")
+        print(f"{case:12s} ours {mo:8.3f} ms   upstream {mr:8.3f} ms   ratio {ratio:5.2f}")
     if args.json:
         Path(args.json).write_text(json.dumps({"threads": threads, "batches": args.batches, "steps": args.steps,
                                                "rows": rows}, indent=1))
