@@ -55,10 +55,12 @@ thread_local! {
     static FUNCTIONALIZE_TLS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Operators the autograd step records natively: overload name -> record.py's native plan
+/// Operators the autograd step handles natively: overload name -> record.py's native plan
 /// (`_TnRecordPlan`), for operators with a formula called positionally, not in place and not
-/// `out=`. A call found here goes to `graph::_tn_record` without record.py's frames; record.py
-/// keeps the table (it drops an entry when a formula is registered again).
+/// `out=`, or 1 (2: not differentiable) for operators without a formula that are neither `out=`
+/// nor mutating. A call found here goes to `graph::_tn_record` or `graph::run_composed` without
+/// record.py's frames; record.py keeps the table (it drops an entry when a formula is
+/// registered).
 static RECORD_PLANS: GILOnceCell<Py<PyDict>> = GILOnceCell::new();
 
 fn record_plans(py: Python<'_>) -> &Bound<'_, PyDict> {
@@ -337,6 +339,9 @@ pub fn _aten_dispatch(
         if GRAD_ENABLED.with(|g| g.get()) && any_requires_grad(args) {
             if kwargs.is_none_or(|k| k.is_empty()) {
                 if let Some(plan) = record_plans(py).get_item(op)? {
+                    if let Ok(kind) = plan.extract::<i64>() {
+                        return crate::graph::run_composed(py, kind == 2, op, args);
+                    }
                     return crate::graph::_tn_record(py, plan.downcast()?, op, args);
                 }
             }

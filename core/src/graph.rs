@@ -511,6 +511,8 @@ struct Hooks {
     tensor_meta: PyObject,
     /// `graph._DEVICE_CODE`: (device key, index) -> the code metadata tuples hold.
     device_codes: Py<PyDict>,
+    /// `record.composed_rest(op, args, out)`: see [`run_composed`].
+    composed_rest: PyObject,
 }
 
 static HOOKS: GILOnceCell<Hooks> = GILOnceCell::new();
@@ -522,6 +524,7 @@ pub fn _tn_install_record(
     grad_accumulator: PyObject,
     tensor_meta: PyObject,
     device_codes: Py<PyDict>,
+    composed_rest: PyObject,
 ) {
     let _ = HOOKS.set(
         py,
@@ -530,8 +533,35 @@ pub fn _tn_install_record(
             grad_accumulator,
             tensor_meta,
             device_codes,
+            composed_rest,
         },
     );
+}
+
+/// The autograd step for an operator without a formula (a CompositeImplicitAutograd one, or one
+/// upstream does not differentiate: `nondiff`), called positionally: record.py `_untracked`
+/// natively for its usual outcome. The operator runs with grad mode on, so the operators it is
+/// made of record themselves; when they recorded something, or it returned its first argument,
+/// or it is not differentiable, that is all. Otherwise record.py gives its outputs without
+/// history a NotImplemented node.
+pub fn run_composed(
+    py: Python<'_>,
+    nondiff: bool,
+    op: &Bound<'_, PyString>,
+    args: &Bound<'_, PyTuple>,
+) -> PyResult<PyObject> {
+    let before = RECORDED.load(Ordering::Relaxed);
+    let out = crate::door::_tn_below_autograd(py, op, args, None)?;
+    if nondiff
+        || RECORDED.load(Ordering::Relaxed) != before
+        || (!args.is_empty() && out.bind(py).is(&args.get_item(0)?))
+    {
+        return Ok(out);
+    }
+    let hooks = HOOKS
+        .get(py)
+        .ok_or_else(|| PyTypeError::new_err("the native recorder is not installed"))?;
+    hooks.composed_rest.call1(py, (op, args, out))
 }
 
 /// record.py's `_Plan` for one operator overload, in the form the native recorder reads.

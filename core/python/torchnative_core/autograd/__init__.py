@@ -18,7 +18,8 @@ def install(C):
     from . import engine, formulas, function, graph, record, tensor  # noqa: F401  (formulas register by import)
 
     record.C = engine.C = function.C = C
-    C._tn_install_record(graph.SavedTensor, graph.grad_accumulator, graph.tensor_meta, graph._DEVICE_CODE)
+    C._tn_install_record(graph.SavedTensor, graph.grad_accumulator, graph.tensor_meta, graph._DEVICE_CODE,
+                         record.composed_rest)
     C._tn_install_saved(graph._pack)
     functions = module_for(C, "torch._C._functions")
     graph.AccumulateGrad.__module__ = "builtins"

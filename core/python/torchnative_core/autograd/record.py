@@ -82,8 +82,16 @@ def _untracked_kind(op):
     return kind
 
 
+# Operators without a formula that the door now runs itself (door.rs, `record_plans`): positional
+# calls of them skip this module unless their parts recorded nothing (then `composed_rest`).
+_COMPOSED: set = set()
+
+
 def _untracked(op, args, kwargs):
     is_out, mutable, nondiff = _untracked_kind(op)
+    if not is_out and (nondiff or not mutable) and op not in _COMPOSED:
+        _COMPOSED.add(op)
+        C._tn_set_record_plan(op, 2 if nondiff else 1)
     if is_out:
         _refuse_out(op, args)
     mutated = mutable and args and isinstance(args[0], C.TensorBase)
@@ -97,6 +105,17 @@ def _untracked(op, args, kwargs):
         # Made of operators that recorded themselves: an output without history came only from
         # inputs that need no gradient.
         return out
+    return _stale_history(op, args, out, mutated, before)
+
+
+def composed_rest(op, args, out):
+    """The rest of `_untracked` for a call the door ran (neither mutating nor out=) whose parts
+    recorded no node."""
+    return _stale_history(op, args, out, False, None)
+
+
+def _stale_history(op, args, out, mutated, before):
+    """A NotImplemented node for each differentiable output left without history."""
     inputs = [a for a in args if isinstance(a, C.TensorBase)]
     inputs += [x for a in args if isinstance(a, (list, tuple)) for x in a if isinstance(x, C.TensorBase)]
     outs = _flat_outputs(out)
@@ -184,7 +203,8 @@ _PLANS: dict = {}
 
 
 def _forget(op):
-    if _PLANS.pop(op, None) is not None:
+    if _PLANS.pop(op, None) is not None or op in _COMPOSED:
+        _COMPOSED.discard(op)
         C._tn_set_record_plan(op)
 
 
