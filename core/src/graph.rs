@@ -48,7 +48,7 @@ pub struct Node {
     /// which of that node's outputs it is.
     edges: Vec<(Option<PyObject>, i64)>,
     /// Per forward output, `autograd.graph.tensor_meta` (None for a non-differentiable one).
-    out_meta: Option<Vec<Option<Meta>>>,
+    out_meta: Option<Vec<Option<TensorMeta>>>,
     #[pyo3(get, set)]
     pub _tn_seq: i64,
     /// Saved values by name (`SavedTensor`s and plain arguments).
@@ -77,7 +77,7 @@ impl Node {
     }
 
     /// The metadata of output `i`, None where it is not differentiable or out of range.
-    pub fn out_meta_at(&self, i: usize) -> Option<&Meta> {
+    pub fn out_meta_at(&self, i: usize) -> Option<&TensorMeta> {
         self.out_meta.as_ref()?.get(i)?.as_ref()
     }
 
@@ -118,7 +118,7 @@ impl Node {
 /// *sizes)` as plain numbers, made into that tuple only when Python asks for it. A node recorded
 /// with Python tuples held two to four of them (and a dict) more: objects the collector counts,
 /// and a tiny Llama's training step ran a young-generation collection each step because of them.
-pub enum Meta {
+pub enum TensorMeta {
     Native {
         dtype: i64,
         device: i64,
@@ -128,12 +128,12 @@ pub enum Meta {
     Py(PyObject),
 }
 
-impl Meta {
-    fn from_py(m: &Bound<'_, PyAny>) -> Meta {
+impl TensorMeta {
+    fn from_py(m: &Bound<'_, PyAny>) -> TensorMeta {
         if let Ok(t) = m.downcast::<PyTuple>() {
             if let Ok(v) = t.extract::<Vec<i64>>() {
                 if v.len() >= 2 {
-                    return Meta::Native {
+                    return TensorMeta::Native {
                         dtype: v[0],
                         device: v[1],
                         sizes: v[2..].to_vec(),
@@ -141,13 +141,13 @@ impl Meta {
                 }
             }
         }
-        Meta::Py(m.clone().unbind())
+        TensorMeta::Py(m.clone().unbind())
     }
 
     pub fn to_py(&self, py: Python<'_>) -> PyResult<PyObject> {
         match self {
-            Meta::Py(o) => Ok(o.clone_ref(py)),
-            Meta::Native {
+            TensorMeta::Py(o) => Ok(o.clone_ref(py)),
+            TensorMeta::Native {
                 dtype,
                 device,
                 sizes,
@@ -163,8 +163,8 @@ impl Meta {
     /// The dtype code and sizes.
     pub fn dtype_and_sizes(&self, py: Python<'_>) -> PyResult<(i64, Vec<i64>)> {
         match self {
-            Meta::Native { dtype, sizes, .. } => Ok((*dtype, sizes.clone())),
-            Meta::Py(o) => {
+            TensorMeta::Native { dtype, sizes, .. } => Ok((*dtype, sizes.clone())),
+            TensorMeta::Py(o) => {
                 let t = o.bind(py).downcast::<PyTuple>()?;
                 Ok((
                     t.get_item(0)?.extract()?,
@@ -177,10 +177,10 @@ impl Meta {
     /// Whether a tensor of this dtype code and sizes fits the metadata.
     pub fn describes(&self, py: Python<'_>, dtype: i64, sizes: &[i64]) -> PyResult<bool> {
         Ok(match self {
-            Meta::Native {
+            TensorMeta::Native {
                 dtype: d, sizes: s, ..
             } => *d == dtype && s[..] == sizes[..],
-            Meta::Py(_) => {
+            TensorMeta::Py(_) => {
                 let (d, s) = self.dtype_and_sizes(py)?;
                 d == dtype && s[..] == sizes[..]
             }
@@ -193,22 +193,22 @@ impl Meta {
 
     fn visit(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
         match self {
-            Meta::Py(o) => visit.call(o),
-            Meta::Native { .. } => Ok(()),
+            TensorMeta::Py(o) => visit.call(o),
+            TensorMeta::Native { .. } => Ok(()),
         }
     }
 }
 
-fn metas_from_py(v: &Bound<'_, PyAny>) -> PyResult<Vec<Option<Meta>>> {
+fn metas_from_py(v: &Bound<'_, PyAny>) -> PyResult<Vec<Option<TensorMeta>>> {
     v.try_iter()?
         .map(|m| {
             let m = m?;
-            Ok((!m.is_none()).then(|| Meta::from_py(&m)))
+            Ok((!m.is_none()).then(|| TensorMeta::from_py(&m)))
         })
         .collect()
 }
 
-fn metas_to_py<'py>(py: Python<'py>, ms: &[Option<Meta>]) -> PyResult<Vec<PyObject>> {
+fn metas_to_py<'py>(py: Python<'py>, ms: &[Option<TensorMeta>]) -> PyResult<Vec<PyObject>> {
     ms.iter()
         .map(|m| m.as_ref().map_or_else(|| Ok(py.None()), |m| m.to_py(py)))
         .collect()
@@ -216,8 +216,8 @@ fn metas_to_py<'py>(py: Python<'py>, ms: &[Option<Meta>]) -> PyResult<Vec<PyObje
 
 /// A tensor argument's metadata, or a tensor list's (None for an element that is not a tensor).
 pub enum ArgMeta {
-    One(Meta),
-    List(Vec<Option<Meta>>),
+    One(TensorMeta),
+    List(Vec<Option<TensorMeta>>),
 }
 
 impl ArgMeta {
@@ -225,7 +225,7 @@ impl ArgMeta {
         Ok(if v.is_instance_of::<PyList>() {
             ArgMeta::List(metas_from_py(v)?)
         } else {
-            ArgMeta::One(Meta::from_py(v))
+            ArgMeta::One(TensorMeta::from_py(v))
         })
     }
 
@@ -654,7 +654,7 @@ fn edge_of(
 }
 
 /// `graph.tensor_meta(t)`: natively where the device's code is known, else through Python.
-fn meta_of(py: Python<'_>, hooks: &Hooks, t: &Bound<'_, TensorBase>) -> PyResult<Meta> {
+fn meta_of(py: Python<'_>, hooks: &Hooks, t: &Bound<'_, TensorBase>) -> PyResult<TensorMeta> {
     let r = t.borrow();
     let (key, index) = r.place();
     let name = crate::registry::device_name(key);
@@ -664,14 +664,14 @@ fn meta_of(py: Python<'_>, hooks: &Hooks, t: &Bound<'_, TensorBase>) -> PyResult
         hooks.device_codes.bind(py).get_item((name, index as i64))?
     };
     match code.map(|c| c.extract::<i64>()).transpose()? {
-        Some(device) => Ok(Meta::Native {
+        Some(device) => Ok(TensorMeta::Native {
             dtype: r.meta.dtype as i64,
             device,
             sizes: r.meta.sizes.to_vec(),
         }),
         None => {
             drop(r);
-            Ok(Meta::from_py(
+            Ok(TensorMeta::from_py(
                 hooks.tensor_meta.bind(py).call1((t,))?.as_any(),
             ))
         }
@@ -815,7 +815,7 @@ pub fn _tn_record(
             PyTuple::new(py, &outs)?.into_any()
         };
     }
-    let mut metas: Vec<Option<Meta>> = Vec::with_capacity(outs.len());
+    let mut metas: Vec<Option<TensorMeta>> = Vec::with_capacity(outs.len());
     for (i, o) in outs.iter().enumerate() {
         let m = match o.downcast::<TensorBase>() {
             Ok(t)
