@@ -287,3 +287,23 @@ def upstream_decompositions_run_where_the_core_has_no_implementation():
 @case
 def upstream_decomposition_checks_hold():
     return torch._chunk_cat([torch.randn(3, 5), torch.randn(2, 2)], 1, 2)
+
+
+@exact
+def as_subclass_is_a_recorded_alias():
+    class Sub(torch.Tensor):
+        pass
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    z = y.as_subclass(Sub)
+    z.sum().backward()
+    w = torch.ones(2).as_subclass(Sub)
+    a = torch.ops.aten.alias(y)
+    return (type(z).__name__, type(z.grad_fn).__name__, z.requires_grad, z._base is y, x.grad,
+            type(w).__name__, w.requires_grad, a._base is y)
+
+
+@exact
+def as_subclass_refuses_a_non_tensor_class():
+    return torch.ones(2).as_subclass(int)

@@ -357,6 +357,23 @@ def install(C_) -> None:
 
     TB._make_subclass = staticmethod(_make_subclass)
 
+    def as_subclass(self, cls):
+        # upstream's THPVariable_as_subclass: an object of `cls` holding self.alias(), a view
+        # that autograd records (AliasBackward0) where self requires grad
+        if not isinstance(cls, type):
+            raise TypeError(f"cls must be a type (got {type(cls).__name__})")
+        if not issubclass(cls, TB):
+            raise TypeError("Creating a Tensor subclass from a class that does not inherit from Tensor is not "
+                            "possible. Make sure your class inherits from Tensor.")
+        alias = _door("alias", self)
+        out = alias._tn_alias(cls)
+        if alias._tn_edge is not None:
+            out._tn_set_edge(*alias._tn_edge)
+        out._tn_requires_grad = alias._tn_requires_grad
+        return out
+
+    TB.as_subclass = as_subclass
+
     def _make_wrapper_subclass(cls, size, strides=None, storage_offset=None, memory_format=None, dtype=None,
                                layout=None, device=None, pin_memory=False, requires_grad=False,
                                dispatch_sizes_strides_policy=None, dispatch_device=False, dispatch_layout=False,

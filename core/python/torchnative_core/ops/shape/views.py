@@ -316,7 +316,8 @@ def as_strided(self, size, stride, storage_offset=None):
 
 @impl("alias")
 def alias(self):
-    return self._tn_alias()
+    # a view of self (its `_base` is self's base, or self), as upstream's alias
+    return _view(self, self._tn_sizes, self._tn_strides)
 
 
 @impl("detach_")
