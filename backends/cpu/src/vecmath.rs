@@ -255,6 +255,8 @@ pub fn vmax(a: f32, b: f32) -> f32 {
 }
 
 /// `vec::reduce_all<float>(f, x, n)` with `W` lanes (AVX2/AVX512 builds: the shuffle tree).
+/// Whole vectors are read as `[f32; W]` chunks, so the lane loop has no bounds checks and
+/// compiles to vector instructions (indexing `x[d + l]` kept it scalar: 16 `vaddss` a vector).
 #[inline(always)]
 pub fn reduce_all<const W: usize>(f: impl Fn(f32, f32) -> f32, x: &[f32]) -> f32 {
     let n = x.len();
@@ -266,30 +268,31 @@ pub fn reduce_all<const W: usize>(f: impl Fn(f32, f32) -> f32, x: &[f32]) -> f32
         }
         return a;
     }
-    let mut acc = [0f32; W];
-    acc.copy_from_slice(&x[..W]);
-    let mut d = W;
-    while d + W <= n {
+    let (first, rest) = x.split_at(W);
+    let mut acc: [f32; W] = first.try_into().expect("W lanes");
+    let mut chunks = rest.chunks_exact(W);
+    for c in &mut chunks {
+        let c: &[f32; W] = c.try_into().expect("W lanes");
         for l in 0..W {
-            acc[l] = f(acc[l], x[d + l]);
+            acc[l] = f(acc[l], c[l]);
         }
-        d += W;
     }
-    for l in 0..n - d {
-        acc[l] = f(acc[l], x[d + l]);
+    for (l, &v) in chunks.remainder().iter().enumerate() {
+        acc[l] = f(acc[l], v);
     }
     reduce_lanes::<W>(f, acc)
 }
 
 /// `vec_reduce_all(f, v)` on one vector of `W` lanes: the halving shuffle tree (lane `i` with
-/// `i ^ W/2`, ..., `i ^ 1`), lane 0's result.
+/// `i ^ W/2`, ..., `i ^ 1`), lane 0's result. Only the lanes lane 0 depends on are computed:
+/// at step `h` lane `l < h` combines with `l ^ h = l + h`, so each step folds the upper half onto
+/// the lower one (15 operations for 16 lanes instead of 64, the same values).
 #[inline(always)]
 pub fn reduce_lanes<const W: usize>(f: impl Fn(f32, f32) -> f32, mut acc: [f32; W]) -> f32 {
     let mut h = W / 2;
     while h >= 1 {
-        let prev = acc;
-        for l in 0..W {
-            acc[l] = f(prev[l], prev[l ^ h]);
+        for l in 0..h {
+            acc[l] = f(acc[l], acc[l + h]);
         }
         h /= 2;
     }
@@ -298,26 +301,30 @@ pub fn reduce_lanes<const W: usize>(f: impl Fn(f32, f32) -> f32, mut acc: [f32; 
 
 /// The NaN-propagating maximum of `xs`: what `vec::maximum` folds give in any order, up to the
 /// sign of a zero maximum, which neither `x - max` nor `max + log(sum)` can see. Each lane keeps
-/// its maximum and whether it saw a NaN apart (a compare-and-select and an or), so the loop
-/// vectorises; one NaN anywhere makes the result NaN.
+/// `c` where `c > m` or `c` is NaN, so a NaN, once taken, stays (no later `c > NaN`); a
+/// compare, an unordered compare and a blend per vector.
 #[inline(always)]
 pub fn max_nan<const W: usize>(xs: &[f32]) -> f32 {
-    let (mut vm, mut nan) = ([f32::NEG_INFINITY; W], [false; W]);
+    #[inline(always)]
+    fn step(m: f32, c: f32) -> f32 {
+        if c > m || c.is_nan() {
+            c
+        } else {
+            m
+        }
+    }
+    let mut vm = [f32::NEG_INFINITY; W];
     let mut chunks = xs.chunks_exact(W);
     for c in &mut chunks {
+        let c: &[f32; W] = c.try_into().expect("W lanes");
         for l in 0..W {
-            vm[l] = if c[l] > vm[l] { c[l] } else { vm[l] };
-            nan[l] |= c[l].is_nan();
+            vm[l] = step(vm[l], c[l]);
         }
     }
     for (l, &x) in chunks.remainder().iter().enumerate() {
-        vm[l] = if x > vm[l] { x } else { vm[l] };
-        nan[l] |= x.is_nan();
+        vm[l] = step(vm[l], x);
     }
-    if nan.iter().any(|&n| n) {
-        return f32::NAN;
-    }
-    reduce_lanes::<W>(|a, b| if b > a { b } else { a }, vm)
+    reduce_lanes::<W>(step, vm)
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -401,27 +408,35 @@ fn softmax_cols_impl<const W: usize>(
 ) {
     let vec_cols = inner - inner % W;
     let at = |d: usize, c: usize| d * inner + c;
+    // one vector of W columns at row d, as an array: no bounds checks in the lane loops, so
+    // they compile to vector instructions
+    let lanes = |v: &[f32], d: usize, c0: usize| -> [f32; W] {
+        v[at(d, c0)..at(d, c0) + W].try_into().expect("W lanes")
+    };
     if !log {
         let mut c0 = 0;
         while c0 < vec_cols {
-            let mut mx = [0f32; W];
-            mx.copy_from_slice(&x[at(0, c0)..at(0, c0) + W]);
+            let mut mx = lanes(x, 0, c0);
             for d in 1..dim {
+                let xv = lanes(x, d, c0);
                 for l in 0..W {
-                    mx[l] = vmax(mx[l], x[at(d, c0) + l]);
+                    mx[l] = vmax(mx[l], xv[l]);
                 }
             }
             let mut sum = [0f32; W];
             for d in 0..dim {
+                let xv = lanes(x, d, c0);
+                let yv: &mut [f32; W] = (&mut y[at(d, c0)..at(d, c0) + W]).try_into().expect("W lanes");
                 for l in 0..W {
-                    let e = sleef_expf(x[at(d, c0) + l] - mx[l]);
-                    y[at(d, c0) + l] = e;
+                    let e = sleef_expf(xv[l] - mx[l]);
+                    yv[l] = e;
                     sum[l] += e;
                 }
             }
             for d in 0..dim {
+                let yv: &mut [f32; W] = (&mut y[at(d, c0)..at(d, c0) + W]).try_into().expect("W lanes");
                 for l in 0..W {
-                    y[at(d, c0) + l] /= sum[l];
+                    yv[l] /= sum[l];
                 }
             }
             c0 += W;
@@ -445,26 +460,28 @@ fn softmax_cols_impl<const W: usize>(
     } else {
         let mut mx = vec![f32::NEG_INFINITY; inner];
         let mut sum = vec![0f32; inner];
+        let row = |d: usize| &x[at(d, 0)..at(d, 0) + inner];
         for d in 0..dim {
-            for c in 0..inner {
-                let v = x[at(d, c)];
-                mx[c] = if v > mx[c] { v } else { mx[c] };
+            for (m, &v) in mx.iter_mut().zip(row(d)) {
+                *m = if v > *m { v } else { *m };
             }
         }
         for d in 0..dim {
-            for c in 0..vec_cols {
-                sum[c] += sleef_expf(x[at(d, c)] - mx[c]);
+            let xr = row(d);
+            for ((s, &v), &m) in sum[..vec_cols].iter_mut().zip(&xr[..vec_cols]).zip(&mx[..vec_cols]) {
+                *s += sleef_expf(v - m);
             }
             for c in vec_cols..inner {
-                sum[c] += (x[at(d, c)] - mx[c]).exp();
+                sum[c] += (xr[c] - mx[c]).exp();
             }
         }
         for s in sum.iter_mut() {
             *s = sleef_logf_u1(*s);
         }
         for d in 0..dim {
-            for c in 0..inner {
-                y[at(d, c)] = x[at(d, c)] - mx[c] - sum[c];
+            let yr = &mut y[at(d, 0)..at(d, 0) + inner];
+            for (((o, &v), &m), &s) in yr.iter_mut().zip(row(d)).zip(&mx).zip(&sum) {
+                *o = v - m - s;
             }
         }
     }
@@ -601,18 +618,33 @@ fn add_moments_vec<T: Flt, const W: usize>(
 /// then the lanes merged in order by `AddMoments`. Returns `(mean, biased variance)`.
 #[inline(always)]
 pub fn rowwise_moments_impl<T: Flt, const W: usize>(x: &[T]) -> (T, T) {
-    let nn = x.len();
-    let n = nn / W;
-    let m = n.div_ceil(K_CHUNK);
+    let m = (x.len() / W).div_ceil(K_CHUNK);
     let depth = if m <= 2 {
         1
     } else {
         (usize::BITS - (m - 1).leading_zeros()) as usize
     };
+    // the cascade's stack sized for the row: zeroing 64 levels cost more than a short row's
+    // arithmetic (upstream zeroes the `depth` levels it uses)
+    if depth <= 8 {
+        rowwise_moments_stack::<T, W, 8>(x, m, depth)
+    } else {
+        rowwise_moments_stack::<T, W, 64>(x, m, depth)
+    }
+}
+
+#[inline(always)]
+fn rowwise_moments_stack<T: Flt, const W: usize, const D: usize>(
+    x: &[T],
+    m: usize,
+    depth: usize,
+) -> (T, T) {
+    let nn = x.len();
+    let n = nn / W;
     let z = [T::ZERO; W];
-    let mut m0s = [0i64; 64];
-    let mut m1s = [z; 64];
-    let mut m2s = [z; 64];
+    let mut m0s = [0i64; D];
+    let mut m1s = [z; D];
+    let mut m2s = [z; D];
     let mut c_vecs = [T::ZERO; K_CHUNK];
     for (i, c) in c_vecs.iter_mut().enumerate() {
         *c = T::ONE / T::from_i64(i as i64 + 1);
@@ -695,24 +727,29 @@ fn layer_norm_row_impl<T: Flt, const W: usize>(
     let (mean, var) = rowwise_moments_impl::<T, W>(x);
     let rstd = T::ONE / (var + eps).sqrt();
     let bias = -mean;
+    // zipped iterators, not indices: without bounds checks the loops compile to vector code
+    let xs = y.iter_mut().zip(x);
     match (g, b) {
         (Some(g), Some(b)) => {
-            for j in 0..x.len() {
-                y[j] = ((x[j] + bias) * rstd).fma(g[j], b[j]);
+            for ((o, &v), (&gv, &bv)) in xs.zip(g.iter().zip(b)) {
+                *o = ((v + bias) * rstd).fma(gv, bv);
             }
         }
         (None, Some(b)) => {
             // upstream's scalar loop with gamma 1: its build folds `* 1` and fuses the rest
             // (measured: `fma(x - mean, rstd, beta)` agrees bit for bit, the unfused form not)
-            for j in 0..x.len() {
-                y[j] = (x[j] + bias).fma(rstd, b[j]);
+            for ((o, &v), &bv) in xs.zip(b) {
+                *o = (v + bias).fma(rstd, bv);
             }
         }
-        _ => {
-            for j in 0..x.len() {
-                let gv = g.map(|g| g[j]).unwrap_or(T::ONE);
-                let bv = b.map(|b| b[j]).unwrap_or(T::ZERO);
-                y[j] = (x[j] + bias) * rstd * gv + bv;
+        (Some(g), None) => {
+            for ((o, &v), &gv) in xs.zip(g) {
+                *o = (v + bias) * rstd * gv + T::ZERO;
+            }
+        }
+        (None, None) => {
+            for (o, &v) in xs {
+                *o = (v + bias) * rstd * T::ONE + T::ZERO;
             }
         }
     }
