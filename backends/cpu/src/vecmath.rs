@@ -284,15 +284,14 @@ pub fn reduce_all<const W: usize>(f: impl Fn(f32, f32) -> f32, x: &[f32]) -> f32
 }
 
 /// `vec_reduce_all(f, v)` on one vector of `W` lanes: the halving shuffle tree (lane `i` with
-/// `i ^ W/2`, ..., `i ^ 1`), lane 0's result. Only the lanes lane 0 depends on are computed:
-/// at step `h` lane `l < h` combines with `l ^ h = l + h`, so each step folds the upper half onto
-/// the lower one (15 operations for 16 lanes instead of 64, the same values).
+/// `i ^ W/2`, ..., `i ^ 1`), lane 0's result.
 #[inline(always)]
 pub fn reduce_lanes<const W: usize>(f: impl Fn(f32, f32) -> f32, mut acc: [f32; W]) -> f32 {
     let mut h = W / 2;
     while h >= 1 {
-        for l in 0..h {
-            acc[l] = f(acc[l], acc[l + h]);
+        let prev = acc;
+        for l in 0..W {
+            acc[l] = f(prev[l], prev[l ^ h]);
         }
         h /= 2;
     }
@@ -301,30 +300,27 @@ pub fn reduce_lanes<const W: usize>(f: impl Fn(f32, f32) -> f32, mut acc: [f32; 
 
 /// The NaN-propagating maximum of `xs`: what `vec::maximum` folds give in any order, up to the
 /// sign of a zero maximum, which neither `x - max` nor `max + log(sum)` can see. Each lane keeps
-/// `c` where `c > m` or `c` is NaN, so a NaN, once taken, stays (no later `c > NaN`); a
-/// compare, an unordered compare and a blend per vector.
+/// its maximum and whether it saw a NaN apart (a compare-and-select and an or of integer flags:
+/// `bool` flags kept the loop scalar), so the loop vectorises; one NaN anywhere makes the
+/// result NaN.
 #[inline(always)]
 pub fn max_nan<const W: usize>(xs: &[f32]) -> f32 {
-    #[inline(always)]
-    fn step(m: f32, c: f32) -> f32 {
-        if c > m || c.is_nan() {
-            c
-        } else {
-            m
-        }
-    }
-    let mut vm = [f32::NEG_INFINITY; W];
+    let (mut vm, mut nan) = ([f32::NEG_INFINITY; W], [0u32; W]);
     let mut chunks = xs.chunks_exact(W);
     for c in &mut chunks {
-        let c: &[f32; W] = c.try_into().expect("W lanes");
         for l in 0..W {
-            vm[l] = step(vm[l], c[l]);
+            vm[l] = if c[l] > vm[l] { c[l] } else { vm[l] };
+            nan[l] |= c[l].is_nan() as u32;
         }
     }
     for (l, &x) in chunks.remainder().iter().enumerate() {
-        vm[l] = step(vm[l], x);
+        vm[l] = if x > vm[l] { x } else { vm[l] };
+        nan[l] |= x.is_nan() as u32;
     }
-    reduce_lanes::<W>(step, vm)
+    if nan.iter().any(|&n| n != 0) {
+        return f32::NAN;
+    }
+    reduce_lanes::<W>(|a, b| if b > a { b } else { a }, vm)
 }
 
 // ----------------------------------------------------------------------------------------------
