@@ -494,6 +494,14 @@ def detach_of_a_view_is_not_a_view():
     return d, d.stride(), d._base is None, d._is_view(), a[1:].detach()._is_view()
 
 
+@case
+def detach_inplace_of_a_detached_view():
+    # detach() gives a tensor that is not a view, so detach_ on it is allowed
+    a = _ramp(3, 4)
+    d = a.t().detach().detach_()
+    return d, d._is_view(), d.requires_grad
+
+
 # --- optimizers ---------------------------------------------------------------------------------
 
 def _train(opt_fn, steps=5, sched=False, clip=None):

@@ -295,3 +295,14 @@ def arange_bool():
 @case
 def arange_bounds_inconsistent_before_truncation():
     return torch.arange(0.5, 0.2, 0.5, dtype=torch.int64)
+
+
+@case
+def detach_inplace_of_an_unrecorded_view():
+    # upstream refuses detach_ on any view (is_view()), with or without a graph
+    return torch.ones(4).view(2, 2).detach_()
+
+
+@case
+def detach_inplace_of_an_integer_slice():
+    return torch.arange(4)[1:].detach_()

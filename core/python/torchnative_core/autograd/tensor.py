@@ -78,7 +78,8 @@ def install(C):
         self.__dict__["_tn_retains_grad"] = True
 
     def detach_(self):
-        if self._base is not None and G.grad_fn_of(self) is not None:
+        # any view, recorded or not, of any dtype: upstream's VariableTypeManual detach_ checks is_view()
+        if self._base is not None:
             raise RuntimeError(
                 "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for "
                 "training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and hence "
