@@ -81,3 +81,24 @@ def test_gradcheck_float64():
     p = subprocess.run([str(REPO / ".venv/bin/python"), "-c", GRADCHECK], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     assert p.stdout.split() == ["ok", "9"]
+
+
+REFUSALS = r"""
+import torch
+x, t = torch.ones(2, 2), torch.ones(2, 2)
+for r in (-3, 3, 5):
+    try:
+        torch.ops.aten.soft_margin_loss.default(x, t, r)
+    except RuntimeError as e:
+        assert "invalid reduction" in str(e), e
+    else:
+        raise AssertionError(f"reduction {r} computed")
+print("ok")
+"""
+
+
+def test_soft_margin_loss_refuses_unknown_reductions():
+    """Upstream returns the unreduced loss's first element for a reduction code other than
+    0/1/2 (it resizes the output to 0-d after leaving it unreduced); ours refuses."""
+    p = subprocess.run([str(REPO / ".venv/bin/python"), "-c", REFUSALS], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-3000:]

@@ -276,3 +276,10 @@ def shifts_gcd_lcm_every_integer_dtype():
 @case
 def shift_of_float_tensor():
     return torch.ones(2) << 1
+
+
+@case
+def modified_bessel_of_infinities():
+    # upstream's calc_i0/calc_i1 divide an infinite exp(x) by an infinite sqrt(x): NaN
+    x = torch.tensor([float("inf"), float("-inf"), 50.0, -3.0], dtype=torch.float64)
+    return torch.i0(x), torch.special.i1(x), torch.i0(x.float()), torch.special.i1(x.float())

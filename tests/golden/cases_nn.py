@@ -301,3 +301,12 @@ def max_unpool_places_values_at_their_indices():
 @case
 def max_unpool_index_out_of_range():
     return torch.ops.aten.max_unpool2d(torch.ones(1, 1, 2), torch.tensor([[[0, 9]]]), [2, 2])
+
+
+@case
+def soft_margin_loss_reduction_codes():
+    # (other codes: upstream returns the unreduced loss's first element; ours refuses, see
+    # tests/test_nn_layer_ops.py)
+    x = torch.tensor([[0.5, -1.0], [2.0, 0.0]], dtype=torch.float64)
+    t = torch.tensor([[1.0, -1.0], [-1.0, 1.0]], dtype=torch.float64)
+    return [torch.ops.aten.soft_margin_loss.default(x, t, r) for r in (0, 1, 2)]

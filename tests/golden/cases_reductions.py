@@ -240,3 +240,12 @@ def var_mean_is_one_welford_pass():
     inf = torch.tensor([float("inf"), float("inf"), 1.0])
     return (torch.var_mean(x), torch.var_mean(x, 1), torch.std_mean(x, 0, correction=0, keepdim=True),
             torch.var_mean(inf), torch.std_mean(x.double(), 1), torch.var_mean(torch.ones(0, 3), 0))
+
+
+@exact
+def any_all_over_no_dims_give_truth_values():
+    # an empty dim list reduces nothing; uint8 keeps its dtype with 0/1, not the bytes
+    x = torch.tensor([7, 0, 255], dtype=torch.uint8)
+    f = torch.tensor([0.5, 0.0, -2.0])
+    return (torch.ops.aten.any.dims(x, []), torch.ops.aten.all.dims(x, []),
+            torch.ops.aten.any.dims(f, []), torch.ops.aten.all.dims(f, []))

@@ -359,7 +359,11 @@ def hinge_embedding_loss(self, target, margin=1.0, reduction=MEAN):
 
 @impl("soft_margin_loss")
 def soft_margin_loss(input, target, reduction=MEAN):
-    # soft_margin_loss_out: neg, mul_(target), exp_, log1p_ on the output, then the reduction
+    # soft_margin_loss_out: neg, mul_(target), exp_, log1p_ on the output, then the reduction.
+    # Upstream resizes that output to 0-d after reducing it, so a code other than 0, 1, 2 (left
+    # unreduced) comes back as the loss's first element: a wrong answer, refused here instead.
+    if reduction not in (NONE, MEAN, SUM):
+        raise RuntimeError(f"soft_margin_loss: invalid reduction {reduction} (0: none, 1: mean, 2: sum)")
     return _reduce((-input).mul(target).exp().log1p(), reduction)
 
 

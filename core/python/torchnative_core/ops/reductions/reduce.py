@@ -266,17 +266,23 @@ def _bool_out(self):
     return B.dtype_of(self) if B.dtype_of(self)._tn_name == "uint8" else B.BOOL
 
 
+def _truth(self):
+    """Each element's truth value, in all/any's result dtype (uint8 stays uint8: 0 or 1)."""
+    t = B.call("_to_copy", self, B.BOOL)
+    return t if _bool_out(self) is B.BOOL else B.call("_to_copy", t, _bool_out(self))
+
+
 @impl("all.dims")
 def all_dims(self, dim=None, keepdim=False):
     if dim is not None and not len(dim):  # an empty list reduces nothing: each element's truth value
-        return B.call("_to_copy", self, _bool_out(self))
+        return _truth(self)
     return _reduce("all.dims", self, norm_dims(dim, len(self._tn_sizes)), keepdim, _bool_out(self))
 
 
 @impl("any.dims")
 def any_dims(self, dim=None, keepdim=False):
     if dim is not None and not len(dim):
-        return B.call("_to_copy", self, _bool_out(self))
+        return _truth(self)
     return _reduce("any.dims", self, norm_dims(dim, len(self._tn_sizes)), keepdim, _bool_out(self))
 
 

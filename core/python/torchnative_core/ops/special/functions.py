@@ -160,6 +160,8 @@ def i0(x):
     if math.isnan(x):
         return x
     a = abs(x)
+    if a == _INF:
+        return math.nan  # upstream's calc_i0 for |x| > 8, exp(x) * chbevl(...) / sqrt(x): inf / inf
     if a > 700:
         return _INF
     if a > 40:
@@ -181,6 +183,8 @@ def i1(x):
     if math.isnan(x):
         return x
     a = abs(x)
+    if a == _INF:
+        return math.nan  # as i0: upstream's calc_i1 gives inf / inf
     if a > 700:
         return math.copysign(_INF, x)
     v = _bessel_i_asym_scaled(1, a) * math.exp(a) if a > 40 else _bessel_i_series(1, a)
