@@ -310,3 +310,26 @@ def soft_margin_loss_reduction_codes():
     x = torch.tensor([[0.5, -1.0], [2.0, 0.0]], dtype=torch.float64)
     t = torch.tensor([[1.0, -1.0], [-1.0, 1.0]], dtype=torch.float64)
     return [torch.ops.aten.soft_margin_loss.default(x, t, r) for r in (0, 1, 2)]
+
+
+@case
+def huber_loss_keeps_the_input_dtype():
+    # computed in the common dtype, stored in the input's (upstream's empty_like(input) output)
+    x = torch.tensor([[0.5, -1.0], [2.0, 0.25]])
+    t = torch.tensor([3.0, -0.5], dtype=torch.float64)
+    return [torch.ops.aten.huber_loss.default(x, t, r, 1.0) for r in (0, 1, 2)]
+
+
+@case
+def huber_loss_refuses_an_unsafe_store():
+    return F.huber_loss(torch.ones(3, dtype=torch.bfloat16), torch.ones(3))
+
+
+@case
+def native_dropout_training_forms():
+    # train=None trains; p=0 still draws (the generator advances); p=1 scales by 0, not 1/0
+    x = torch.randn(4, 5)
+    out = [torch.native_dropout(x, 0.3, None), torch.native_dropout(x, 0.0, True),
+           torch.native_dropout(x, 1.0, True), torch.native_dropout(x.double(), 0.3, True),
+           torch.native_dropout(x, 0.3, False)]
+    return out, torch.rand(3)

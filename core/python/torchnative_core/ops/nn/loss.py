@@ -297,8 +297,15 @@ def huber_loss(self, target, reduction=MEAN, delta=1.0):
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     import torch
 
+    # upstream's huber_loss: the loss is empty_like(input), filled by a binary TensorIterator, so
+    # it computes in the operands' common dtype and stores in the input's (when that cast is safe)
+    common, mine = B.result_type(self, target), B.dtype_of(self)
+    if not B.can_cast(common, mine):
+        raise RuntimeError(f"result type {B.scalar_type_name(common)} can't be cast to the desired output type "
+                           f"{B.scalar_type_name(mine)}")
     d = (self - target).abs()
-    return _reduce(torch.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
+    loss = torch.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    return _reduce(loss if common is mine else loss.to(mine), reduction)
 
 
 @impl("kl_div")

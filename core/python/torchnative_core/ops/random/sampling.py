@@ -266,16 +266,18 @@ def randperm_generator(n, generator, dtype=None, layout=None, device=None, pin_m
 def native_dropout(input, p, train):
     if not B.numel(input._tn_sizes):  # upstream's early return: the mask is empty_like(input)
         return input, B.call("empty_like", input)
-    if not train or p == 0:
+    if train is not None and not train:  # train=None means training, as upstream's optional
         mask = B.call("ones_like", input, B.BOOL)
         return D("clone", input, CONTIGUOUS_FORMAT), mask
-    # upstream (Dropout.cpp): mask = bernoulli_(1 - p) drawn in the input's memory order, then
-    # input * mask / (1 - p)
+    # upstream (native_dropout_cpu in Dropout.cpp): mask = bernoulli_(1 - p) drawn in the input's
+    # memory order even when p is 0 (the generator advances), then input * mask * scale with
+    # scale 0 where p is 1 (not a division by zero)
+    p1m = 1.0 - p
     noise = B.empty(input._tn_sizes, B.dtype_of(input), B.device_of(input))
-    bernoulli_(noise, 1 - p)
+    bernoulli_(noise, p1m)
     mask = D("ne.Scalar", noise, 0)
-    D("div_.Tensor", noise, B.C._tn_scalar_to_tensor(1 - p))
-    return D("mul.Tensor", input, noise), mask
+    out = D("mul.Tensor", input, noise)
+    return D("mul_.Scalar", out, 0.0 if p1m == 0 else 1.0 / p1m), mask
 
 
 @impl("dropout")
