@@ -78,17 +78,10 @@ def install(C):
         self.__dict__["_tn_retains_grad"] = True
 
     def detach_(self):
-        # any view, recorded or not, of any dtype: upstream's VariableTypeManual detach_ checks is_view()
-        if self._base is not None:
-            raise RuntimeError(
-                "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for "
-                "training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and hence "
-                "detach_() cannot be called on these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
-                "function in torch/optim/optimizer.py as the solution."
-            )
-        G.clear_history(self)
-        self._tn_requires_grad = False
-        return self
+        # any view, recorded or not, of any dtype: upstream's VariableTypeManual detach_ checks
+        # is_view(). The operator aten::detach_ (ops/shape/views.py) refuses only views with a
+        # graph: export's decompositions call it on tensors that are views in ours, not upstream.
+        return detach_inplace(self, any_view=True)
 
     def _hooks_prop(key):
         return property(lambda self: self.__dict__.get(key), lambda self, v: self.__dict__.__setitem__(key, v))
@@ -111,3 +104,17 @@ def install(C):
     }
     for name, v in members.items():
         setattr(TB, name, v)
+
+
+def detach_inplace(t, any_view):
+    """Tensor.detach_: refuses a view (`any_view`) or a view with history, else drops the history."""
+    if t._base is not None and (any_view or G.grad_fn_of(t) is not None):
+        raise RuntimeError(
+            "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for "
+            "training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and hence "
+            "detach_() cannot be called on these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+            "function in torch/optim/optimizer.py as the solution."
+        )
+    G.clear_history(t)
+    t._tn_requires_grad = False
+    return t

@@ -322,8 +322,11 @@ def alias(self):
 
 @impl("detach_")
 def detach_(self):
-    # the autograd-level operation Tensor.detach_ is (autograd/tensor.py): no data moves
-    return self.detach_()
+    # the autograd-level operation Tensor.detach_ is (autograd/tensor.py): no data moves; views
+    # without a graph pass (see Tensor.detach_)
+    from ...autograd.tensor import detach_inplace
+
+    return detach_inplace(self, any_view=False)
 
 
 @impl("lift_fresh")
