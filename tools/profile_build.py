@@ -56,7 +56,7 @@ def main(argv=None) -> int:
     built = OUT / "target" / "release" / f"lib{lib}.so"
 
     top, _, leaf = module.rpartition(".")
-    pkg_root = top.split(".")[0]
+    pkg_root, *inner = top.split(".")
     src = installed_site() / pkg_root
     dst = OUT / "site" / pkg_root
     shutil.rmtree(dst, ignore_errors=True)
@@ -65,8 +65,9 @@ def main(argv=None) -> int:
         (dst / rel).mkdir(parents=True, exist_ok=True)
         for f in files:
             os.symlink(Path(d) / f, dst / rel / f)
-    suffix = ".abi3.so" if (src / Path(*top.split(".")[1:]) / f"{leaf}.abi3.so").exists() else sysconfig.get_config_var("EXT_SUFFIX")
-    target = dst / Path(*top.split(".")[1:]) / f"{leaf}{suffix}"
+    where = Path(*inner)  # the module's directory inside the package
+    suffix = ".abi3.so" if (src / where / f"{leaf}.abi3.so").exists() else sysconfig.get_config_var("EXT_SUFFIX")
+    target = dst / where / f"{leaf}{suffix}"
     target.unlink(missing_ok=True)
     shutil.copy2(built, target)
     print(f"{module}: {target.relative_to(REPO)} (line tables); use PYTHONPATH={(OUT / 'site').relative_to(REPO)}")
