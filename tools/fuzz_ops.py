@@ -47,8 +47,10 @@ SKIP_SUBSTR = ("cuda", "cudnn", "miopen", "mkldnn", "mps", "xpu", "vulkan", "fbg
                "gru", "rnn", "_foreach", "segment_reduce", "nnpack", "xnnpack", "copy_sparse",
                "_fused", "cufft", "pin_memory", "is_pinned", "record_stream", "_local_scalar",
                "item", "set_", "storage", "share_memory", "align", "refine_names", "rename")
-# Operators whose results are uninitialized memory: compared by shape and dtype only.
-UNINITIALIZED = ("empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided")
+# Operators whose results are (or may end in) uninitialized memory: compared by shape and dtype
+# only (a resize that grows a tensor leaves its new elements uninitialized).
+UNINITIALIZED = ("empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided",
+                 "resize", "resize_", "resize_as", "resize_as_")
 SUPPORTED = {"Tensor", "Tensor?", "Tensor[]", "Tensor?[]", "int", "int?", "int[]", "int[]?",
              "SymInt", "SymInt?", "SymInt[]", "SymInt[]?", "int[1]", "int[2]", "int[3]",
              "SymInt[1]", "SymInt[2]", "SymInt[3]", "int[1]?", "float", "float?", "float[]?",

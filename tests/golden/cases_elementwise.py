@@ -283,3 +283,30 @@ def modified_bessel_of_infinities():
     # upstream's calc_i0/calc_i1 divide an infinite exp(x) by an infinite sqrt(x): NaN
     x = torch.tensor([float("inf"), float("-inf"), 50.0, -3.0], dtype=torch.float64)
     return torch.i0(x), torch.special.i1(x), torch.i0(x.float()), torch.special.i1(x.float())
+
+
+@case(exact=True)
+def ldexp_dtypes_and_exact_scaling():
+    # a floating input with an integer exponent is std::ldexp in the input's dtype (rounded once,
+    # exponent taken as a C int); other pairs multiply by pow(2, exponent)
+    e = torch.tensor([1200, -1200, 2**31 + 5, -1075, 3])
+    x64 = torch.tensor([2.0**-600, 2.0**600, 1.0, 3.0, -1.5], dtype=torch.float64)
+    out = [torch.ldexp(x64, e), torch.ldexp(x64.float(), torch.tensor([200, -200, 3, -140, 130])),
+           torch.ldexp(torch.tensor([3.0, 2.0], dtype=torch.bfloat16), torch.tensor([-130, 200], dtype=torch.int8).long())]
+    for a, b in ((torch.bfloat16, torch.int8), (torch.float16, torch.bfloat16), (torch.int32, torch.int64),
+                 (torch.uint8, torch.float16), (torch.float64, torch.float16), (torch.int64, torch.bool)):
+        out.append(torch.ldexp(torch.tensor([3, 1], dtype=a), torch.tensor([2, 1], dtype=b)))
+    return out
+
+
+@case(exact=True)
+def logit_eps_nan_negative_and_above_half():
+    x = torch.tensor([0.0, 1.0, 0.5, 0.2, 0.9, 1.2, -0.3])
+    return [torch.logit(v, eps) for v in (x, x.double(), x.bool()) for eps in (float("nan"), 0.7, -0.1, 0.0, 1.5)]
+
+
+@case(exact=True)
+def airy_ai_cephes_branches():
+    x = torch.tensor([float("inf"), float("-inf"), float("nan"), 200.0, 103.8, 50.0, 8.3, 2.09, 2.0899, 1.0, 0.0,
+                      -2.0899, -2.1, -30.0, -1e10, -1e300], dtype=torch.float64)
+    return torch.special.airy_ai(x), torch.special.airy_ai(torch.linspace(-40, 40, 801, dtype=torch.float64))

@@ -306,3 +306,35 @@ def detach_inplace_of_an_unrecorded_view():
 @case
 def detach_inplace_of_an_integer_slice():
     return torch.arange(4)[1:].detach_()
+
+
+# torch.tensor's store of Python numbers (upstream's checked_convert): each overflow is one case,
+# since a case records a single exception
+@case
+def tensor_int_overflows_int32():
+    return torch.tensor([2**40], dtype=torch.int32)
+
+
+@case
+def tensor_int_overflows_uint8():
+    return torch.tensor([-256], dtype=torch.uint8)
+
+
+@case
+def tensor_float_out_of_uint8():
+    return torch.tensor([255.5], dtype=torch.uint8)
+
+
+@case
+def tensor_nan_into_an_integer_dtype():
+    return torch.tensor([float("nan")], dtype=torch.int32)
+
+
+@case
+def tensor_int_beyond_int64():
+    return torch.tensor([2**63])
+
+
+@case
+def ldexp_of_a_bool_exponent():
+    return torch.ldexp(torch.ones(2), torch.tensor([True, False]))

@@ -325,3 +325,13 @@ def like_factories_keep_a_permuted_layout():
     torch.manual_seed(5)
     drawn = torch.randn_like(x), torch.rand_like(x)
     return strides, torch.empty_like(z, memory_format=torch.contiguous_format).stride(), drawn
+
+
+@case(exact=True)
+def tensor_stores_python_numbers_as_upstream():
+    # floats beyond a format's range are its infinities; negative ints wrap into uint8 while their
+    # magnitude fits; floats truncate toward zero into integers
+    return (torch.tensor([1e300, -1e300, 1e39], dtype=torch.float32), torch.tensor([7e4, -1e300], dtype=torch.float16),
+            torch.tensor([1e300, -1e300], dtype=torch.bfloat16), torch.tensor([-1, -255, 255], dtype=torch.uint8),
+            torch.tensor([3.7, -3.7, -0.5], dtype=torch.int32), torch.tensor([-(2**63), 2**63 - 1]),
+            torch.view_as_real(torch.tensor([1e300 + 0j], dtype=torch.complex64)))

@@ -81,16 +81,43 @@ def _is_numpy(x):
     return type(x).__module__ == "numpy" and hasattr(x, "__array_interface__")
 
 
+_INT_RANGE = {"int8": (-(2**7), 2**7 - 1), "int16": (-(2**15), 2**15 - 1), "int32": (-(2**31), 2**31 - 1),
+              "int64": (-(2**63), 2**63 - 1), "uint8": (0, 2**8 - 1), "uint16": (0, 2**16 - 1),
+              "uint32": (0, 2**32 - 1), "uint64": (0, 2**64 - 1)}
+
+
 def _convert(v, dtype):
+    """A Python number as upstream's tensor constructor stores it in `dtype` (its store_scalar with
+    c10::checked_convert): floats narrow to the format's infinities, integers must fit."""
     if dtype.is_complex:
         return complex(v)
     if dtype.is_floating_point:
         return float(v)
     if dtype is T.BY_NAME["bool"]:
         return bool(v)
+    name = dtype._tn_name
+    lo, hi = _INT_RANGE[name]
+    overflow = f"value cannot be converted to type {name} without overflow"
     if isinstance(v, float):
-        return int(v)
-    return int(v)
+        # from a double: NaN, the infinities and values outside [lowest, max] overflow; the rest
+        # truncate toward zero (2**63 passes the check against int64's max as a double and lands,
+        # as x86's conversion makes it, on INT64_MIN)
+        if v != v or v < lo or v > float(hi):
+            raise RuntimeError(overflow)
+        i = int(v)
+        return lo if i > hi else i
+    i = int(v)
+    if not -(2**63) <= i < 2**63:
+        raise ValueError("Overflow when unpacking long long")
+    if lo == 0:
+        # a negative integer wraps into an unsigned type (as `a - b` on uint8 does) while its
+        # magnitude fits
+        if i > hi or -i > hi:
+            raise RuntimeError(overflow)
+        return i & hi
+    if not lo <= i <= hi:
+        raise RuntimeError(overflow)
+    return i
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):

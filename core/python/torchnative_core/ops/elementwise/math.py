@@ -198,7 +198,32 @@ def hypot(self, other):
 
 @impl("ldexp.Tensor")
 def ldexp(self, other):
-    return _torch().mul(self, _torch().pow(2.0, other))
+    torch = _torch()
+    if self.is_floating_point() and not (other.is_floating_point() or other.is_complex()):
+        # upstream's kernel: std::ldexp(x, int(e)) in x's dtype; other operands multiply by
+        # pow(2.0, other) (in other's dtype) with ordinary promotion
+        if other.dtype == torch.bool:
+            raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool'")
+        return _ldexp_exact(self, other)
+    return torch.mul(self, torch.pow(2.0, other))
+
+
+def _ldexp_exact(x, e):
+    """std::ldexp(x, e) with e as a C int: x * 2**e rounded once, however large e is (a product
+    with pow(2, e) overflows or underflows first)."""
+    torch = _torch()
+    f64 = torch.float64
+    m, k = torch.frexp(x.to(f64))  # x = m * 2**k, 0.5 <= |m| < 1
+    n = (k.to(torch.int64) + e.to(torch.int32).to(torch.int64)).clamp(-1130, 1030) - 1
+    # 2m * 2**n: exact while the result is normal; a subnormal result goes through 2m * 2**-52
+    # (exact) so that only the last product rounds
+    s = torch.where(n < -1022, 52, 0)
+    two = torch.tensor(2.0, dtype=f64)
+    y = ((m * 2) * two.pow(-s)) * two.pow(n + s)
+    y = torch.where((x == 0) | ~torch.isfinite(x), x.to(f64), y)
+    if x.dtype != f64:
+        y = y.to(torch.float32)  # float16/bfloat16 go through float32, as upstream's ldexp(float, int)
+    return y.to(x.dtype)
 
 
 def _float_power_dtype(*xs):
@@ -333,8 +358,13 @@ def sinc(self):
 @impl("logit")
 def logit(self, eps=None):
     x = _float(self)
-    if eps is not None:
-        x = x.clamp(eps, 1 - eps)
+    if eps is not None and not eps < 0:
+        # upstream's `x < lo ? lo : (x > hi ? hi : x)` in x's dtype: a NaN eps compares false and
+        # leaves x alone, and eps > 0.5 (lo > hi) sends x below lo to lo, where clamp would give hi
+        torch = _torch()
+        lo = torch.tensor(eps, dtype=x.dtype)
+        hi = 1 - lo
+        x = torch.where(x < lo, lo, torch.where(x > hi, hi, x))
     return (x / (1 - x)).log()
 
 

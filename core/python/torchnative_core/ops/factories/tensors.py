@@ -35,10 +35,10 @@ def from_python_values(values, sizes, dtype, device=None):
     if name == "bfloat16":
         raw = _f32_to_bf16_bytes(values)
     elif name in PACK:
-        raw = struct.pack(f"<{len(values)}{PACK[name]}", *values)
+        raw = _pack(PACK[name], values)
     elif name in _COMPLEX_PACK:
         parts = [p for v in values for p in (v.real, v.imag)]
-        raw = struct.pack(f"<{len(parts)}{_COMPLEX_PACK[name]}", *parts)
+        raw = _pack(_COMPLEX_PACK[name], parts)
     else:
         raise NotImplementedError(f"torchnative: creating {dtype} tensors from Python values is not supported yet")
     dev = _dev(device)
@@ -47,10 +47,29 @@ def from_python_values(values, sizes, dtype, device=None):
     return B.C._tn_from_bytes(raw, list(sizes), dtype._tn_code, dev.type, dev.index or 0)
 
 
+def _pack(fmt, values):
+    try:
+        return struct.pack(f"<{len(values)}{fmt}", *values)
+    except OverflowError:
+        if fmt not in "fe":
+            raise
+        # a finite double beyond float32's or float16's range: struct refuses it, C's conversion
+        # (upstream's) gives the signed infinity
+        return struct.pack(f"<{len(values)}{fmt}", *(_narrow(v, fmt) for v in values))
+
+
+def _narrow(v, fmt):
+    try:
+        struct.pack("<" + fmt, v)
+    except OverflowError:
+        return math.copysign(math.inf, v)
+    return v
+
+
 def _f32_to_bf16_bytes(values):
     out = bytearray()
     for v in values:
-        (bits,) = struct.unpack("<I", struct.pack("<f", v))
+        (bits,) = struct.unpack("<I", struct.pack("<f", _narrow(v, "f")))
         if math.isnan(v):
             b16 = 0x7FC0
         else:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .. import impl
 import math
+from fractions import Fraction
 from .. import base as B
 from ..elementwise import arithmetic as E
 # --- Bessel functions of the first and second kind, modified K, Airy Ai ----------------------------
@@ -110,6 +111,21 @@ def _f32(v, _pack=__import__("struct").Struct("f")):
         return _pack.unpack(_pack.pack(v))[0]
     except OverflowError:
         return math.copysign(_INF, v)
+
+
+def _fma_exact(a, b, c):
+    if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)):
+        return a * b + c
+    try:
+        r = float(Fraction(a) * Fraction(b) + Fraction(c))  # int division: correctly rounded
+    except OverflowError:
+        return a * b + c
+    return r if r != 0.0 else a * b + c  # an exact zero keeps the sign IEEE gives it
+
+
+# a * b + c rounded once: upstream's kernels are compiled with floating-point contraction, so
+# `a * b + c` and `a * b - c * d` in its C++ are fused multiply-adds (fma(a, b, -(c * d)))
+_fma = getattr(math, "fma", _fma_exact)
 
 
 # --- modified Bessel functions ----------------------------------------------------------------------
@@ -726,58 +742,74 @@ def spherical_bessel_j0(x):
     return math.sin(x) / x
 
 
-_AI0 = 1.0 / (3 ** (2.0 / 3) * math.gamma(2.0 / 3))
+# Cephes' airy (as upstream's airy_ai_forward evaluates it): rational approximations in 1/zeta
+# for x >= 2.09, the oscillating asymptotic form below -2.09, the Maclaurin series between.
+_AIRY_AN = (3.46538101525629032477e-01, 1.20075952739645805542e+01, 7.62796053615234516538e+01,
+            1.68089224934630576269e+02, 1.59756391350164413639e+02, 7.05360906840444183113e+01,
+            1.40264691163389668864e+01, 9.99999999999999995305e-01)
+_AIRY_AD = (5.67594532638770212846e-01, 1.47562562584847203173e+01, 8.45138970141474626562e+01,
+            1.77318088145400459522e+02, 1.64234692871529701831e+02, 7.14778400825575695274e+01,
+            1.40959135607834029598e+01, 1.00000000000000000470e+00)
+_AIRY_AFN = (-1.31696323418331795333e-01, -6.26456544431912369773e-01, -6.93158036036933542233e-01,
+             -2.79779981545119124951e-01, -4.91900132609500318020e-02, -4.06265923594885404393e-03,
+             -1.59276496239262096340e-04, -2.77649108155232920844e-06, -1.67787698489114633780e-08)
+_AIRY_AFD = (1.33560420706553243746e+01, 3.26825032795224613948e+01, 2.67367040941499554804e+01,
+             9.18707402907259625840e+00, 1.47529146771666414581e+00, 1.15687173795188044134e-01,
+             4.40291641615211203805e-03, 7.54720348287414296618e-05, 4.51850092970580378464e-07)
+_AIRY_AGN = (1.97339932091685679179e-02, 3.91103029615688277255e-01, 1.06579897599595591108e+00,
+             9.39169229816650230044e-01, 3.51465656105547619242e-01, 6.33888919628925490927e-02,
+             5.85804113048388458567e-03, 2.82851600836737019778e-04, 6.98793669997260967291e-06,
+             8.11789239554389293311e-08, 3.41551784765923618484e-10)
+_AIRY_AGD = (9.30892908077441974853e+00, 1.98352928718312140417e+01, 1.55646628932864612953e+01,
+             5.47686069422975497931e+00, 9.54293611618961883998e-01, 8.64580826352392193095e-02,
+             4.12656523824222607191e-03, 1.01259085116509135510e-04, 1.17166733214413521882e-06,
+             4.91834570062930015649e-09)
+_SQRT_1_PI = 5.64189583547756286948e-01  # 1/sqrt(pi)
 
 
-_AIP0 = 1.0 / (3 ** (1.0 / 3) * math.gamma(1.0 / 3))
-
-
-def _airy_u(k_max, zeta):
-    """The coefficients u_k / zeta^k of the Airy asymptotic series, up to the smallest term."""
-    out, u, last = [1.0], 1.0, math.inf
-    for k in range(1, k_max):
-        u = u * (6 * k - 5) * (6 * k - 3) * (6 * k - 1) / ((2 * k - 1) * 216.0 * k)
-        t = u / zeta ** k
-        if t >= last:
-            break
-        last = t
-        out.append(t)
-    return out
+def _horner(coeffs, z):
+    acc = 0.0
+    for c in coeffs:
+        acc = _fma(acc, z, c)
+    return acc
 
 
 def airy_ai(x):
-    if math.isnan(x):
-        return x
-    if x == _INF:
+    if math.isinf(x):
+        return _NAN
+    if x > 103.892:
         return 0.0
-    if x == -_INF:
-        return 0.0
-    if x >= 5.0:
-        zeta = 2.0 / 3 * x ** 1.5
-        s = sum(((-1) ** k) * t for k, t in enumerate(_airy_u(60, zeta)))
-        return math.exp(-zeta) / (2 * math.sqrt(math.pi) * x ** 0.25) * s
-    if x <= -6.0:
-        a = -x
-        zeta = 2.0 / 3 * a ** 1.5
-        us = _airy_u(60, zeta)
-        P = sum(((-1) ** (k // 2)) * t for k, t in enumerate(us) if k % 2 == 0)
-        Q = sum(((-1) ** (k // 2)) * t for k, t in enumerate(us) if k % 2 == 1)
-        th = zeta + math.pi / 4
-        return (math.sin(th) * P - math.cos(th) * Q) / (math.sqrt(math.pi) * a ** 0.25)
-    # Maclaurin series: Ai = Ai(0) f - |Ai'(0)| g
-    x3 = x * x * x
-    f = tf = 1.0
-    g = tg = x
-    k = 0
-    while True:
-        k += 1
-        tf *= x3 / ((3 * k - 1) * (3 * k))
-        tg *= x3 / ((3 * k) * (3 * k + 1))
-        f += tf
-        g += tg
-        if abs(tf) + abs(tg) < 1e-18 * (abs(f) + abs(g)) and k > 2:
-            break
-    return _AI0 * f - _AIP0 * g
+    if x < -2.09:
+        zeta = -2.0 * x * math.sqrt(-x) / 3.0
+        z = 1.0 / zeta
+        zz = z * z
+        f = 1.0 + zz * _horner(_AIRY_AFN, zz) / _horner(_AIRY_AFD, zz)
+        g = z * _horner(_AIRY_AGN, zz) / _horner(_AIRY_AGD, zz)
+        t = zeta + 0.25 * math.pi
+        if math.isinf(t):  # C's sin and cos of an infinity are NaN; Python's raise
+            return _NAN
+        return _SQRT_1_PI / math.sqrt(math.sqrt(-x)) * _fma(math.sin(t), f, -(math.cos(t) * g))
+    if x >= 2.09:
+        zeta = 2.0 * x * math.sqrt(x) / 3.0
+        ratio = _horner(_AIRY_AN, 1.0 / zeta) / _horner(_AIRY_AD, 1.0 / zeta)
+        return _SQRT_1_PI * ratio / (2.0 * math.sqrt(math.sqrt(x)) * math.exp(zeta))  # zeta < 707 here
+    # Maclaurin series, Ai = c1 f - c2 g, summed until a term of f is below 2**-53 of f
+    f, g, k = 1.0, x, 1.0
+    m, n, t, z = 1.0, x, 1.0, x * x * x
+    while t > 1.11022302462515654042e-16:
+        m *= z
+        k += 1.0
+        m /= k
+        n *= z
+        k += 1.0
+        n /= k
+        m /= k
+        f += m
+        k += 1.0
+        n /= k
+        g += n
+        t = abs(m / f)
+    return _fma(0.355028053887817239260, f, -(0.258819403792806798405 * g))
 
 
 for _name, _fn in (("special_bessel_j0", bessel_j0), ("special_bessel_j1", bessel_j1), ("special_bessel_y0", bessel_y0),
