@@ -59,6 +59,10 @@ def gen_ops(vendored: Path) -> dict:
                 "autogen": [str(a) for a in f.autogen],
                 # Decomposed above the Python dispatch key upstream: modes never see these.
                 "composite_implicit": bool(f.has_composite_implicit_autograd_kernel),
+                # A structured kernel's out= takes only the dtype its meta function computes
+                # ("kernel"); one built on a TensorIterator casts into out's ("iterator").
+                "structured": (("iterator" if f.structured_inherits == "TensorIteratorBase" else "kernel")
+                               if f.structured else None),
             }
         )
 

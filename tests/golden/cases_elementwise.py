@@ -310,3 +310,13 @@ def airy_ai_cephes_branches():
     x = torch.tensor([float("inf"), float("-inf"), float("nan"), 200.0, 103.8, 50.0, 8.3, 2.09, 2.0899, 1.0, 0.0,
                       -2.0899, -2.1, -30.0, -1e10, -1e300], dtype=torch.float64)
     return torch.special.airy_ai(x), torch.special.airy_ai(torch.linspace(-40, 40, 801, dtype=torch.float64))
+
+
+@case(exact=True)
+def where_with_a_uint8_condition_and_addcmul_of_integers():
+    # a uint8 condition is cast to bool (upstream warns); an integer addcmul truncates its value
+    a = torch.tensor([3, 4])
+    return (torch.where(torch.tensor([1, 0], dtype=torch.uint8), a, a * 2), torch.addcmul(a, a, a, value=0.5),
+            torch.addcmul(a, a, a, value=2.7), a.clone().addcmul_(a, a, value=0.5),
+            torch.any(torch.tensor([[True, False]]), 1, out=torch.empty(1, dtype=torch.uint8)),
+            torch.cumsum(torch.ones(3), 0, out=torch.empty(3, dtype=torch.float64)))

@@ -338,3 +338,130 @@ def tensor_int_beyond_int64():
 @case
 def ldexp_of_a_bool_exponent():
     return torch.ldexp(torch.ones(2), torch.tensor([True, False]))
+
+
+# In-place and out= dtype rules (TensorIterator's cast check before the kernel's dtype dispatch;
+# structured kernels' exact out dtype) and argument checks upstream makes, each found by the fuzzer
+@case
+def clamp_inplace_integer_with_float_bounds():
+    return torch.tensor([3, 4]).clamp_(0.5, 2.5)
+
+
+@case
+def remainder_inplace_bool_by_float():
+    return torch.tensor([True, False]).remainder_(torch.tensor([1.5, 2.0]))
+
+
+@case
+def gcd_inplace_cast_checked_before_dtype():
+    return torch.tensor([3, 4], dtype=torch.int32).gcd_(torch.tensor([3.0, 4.0]))
+
+
+@case
+def div_inplace_integer_by_integer_scalar():
+    return torch.ops.aten.div_.Scalar(torch.tensor([3, 4]), 2)
+
+
+@case
+def lerp_of_integers():
+    return torch.lerp(torch.tensor([3, 4]), torch.tensor([3, 4]), 0.5)
+
+
+@case
+def logaddexp_of_integers():
+    return torch.logaddexp(torch.tensor([3, 4]), torch.tensor([3, 4]))
+
+
+@case
+def huber_loss_of_integers():
+    return F.huber_loss(torch.ones(2, dtype=torch.int16), torch.ones(2, dtype=torch.int16))
+
+
+@case
+def upsample_linear_of_integers():
+    return torch.ops.aten.upsample_linear1d(torch.ones(1, 1, 3, dtype=torch.long), [6], False)
+
+
+@case
+def flip_with_a_repeated_dim():
+    return torch.flip(torch.ones(2, 3), [1, -1])
+
+
+@case
+def rrelu_lower_above_upper():
+    return F.rrelu(torch.ones(3), 0.5, 0.1)
+
+
+@case
+def cosine_similarity_negative_eps():
+    return F.cosine_similarity(torch.ones(3), torch.ones(3), 0, -0.3)
+
+
+@case
+def slice_scatter_src_of_another_size():
+    return torch.slice_scatter(torch.ones(3, 3), torch.ones(1, 1), 0, 0, 1)
+
+
+@case
+def linspace_of_one_dim_bounds():
+    return torch.ops.aten.linspace.Tensor_Scalar(torch.ones(1), 2, 5)
+
+
+@case
+def binary_cross_entropy_target_out_of_range():
+    return F.binary_cross_entropy(torch.full((2,), 0.5), torch.tensor([2.0, 0.5]))
+
+
+@case
+def glu_of_a_zero_dim_tensor():
+    return F.glu(torch.tensor(1.0))
+
+
+@case
+def trapezoid_dim_out_of_range():
+    return torch.trapz(torch.ones(3), dx=1.0, dim=4)
+
+
+@case
+def svdvals_driver_on_cpu():
+    return torch.linalg.svdvals(torch.ones(2, 2), driver="gesvd")
+
+
+@case
+def lu_unpack_with_int64_pivots():
+    return torch.lu_unpack(torch.ones(2, 2), torch.tensor([1, 2]))
+
+
+@case
+def addmv_of_zero_dim_operands():
+    return torch.addmv(torch.tensor(1.0), torch.tensor(1.0), torch.tensor(1.0))
+
+
+@case
+def index_with_int8_indices():
+    return torch.ops.aten.index.Tensor(torch.ones(2, 4), [torch.tensor([0], dtype=torch.int8)])
+
+
+@case
+def index_with_no_indices():
+    return torch.ops.aten.index.Tensor(torch.ones(2, 4), [])
+
+
+@case
+def index_put_with_too_many_indices():
+    return torch.ops.aten.index_put_(torch.ones(2, 4), [None, None, None], torch.tensor(1.0))
+
+
+@case
+def structured_out_of_another_dtype():
+    return torch.tril(torch.ones(2, 2, dtype=torch.float64), out=torch.empty(2, 2))
+
+
+@case
+def matmul_out_of_another_dtype():
+    return torch.matmul(torch.ones(2, 2), torch.ones(2, 2), out=torch.empty(2, 2, dtype=torch.float64))
+
+
+@case
+def amax_out_of_another_dtype():
+    return torch.amax(torch.ones(2, 2), 0, out=torch.empty(2, dtype=torch.float64))

@@ -139,6 +139,7 @@ def all_schemas() -> dict[str, Schema]:
     for entry in ops_table()["schemas"]:
         s = parse_schema(entry["schema"], entry["tags"], entry["python_module"])
         s.extra["composite_implicit"] = entry.get("composite_implicit", False)
+        s.extra["structured"] = entry.get("structured")
         out[s.qualified] = s
     return out
 

@@ -253,6 +253,14 @@ def can_cast(frm, to):
     return True
 
 
+def check_safe_cast(result, out):
+    """TensorIterator's check on an output it writes in place or through out=: the result dtype
+    must be castable (can_cast) to the output's."""
+    if not can_cast(result, out):
+        raise RuntimeError(f"result type {scalar_type_name(result)} can't be cast to the desired output type "
+                           f"{scalar_type_name(out)}")
+
+
 # c10::ScalarType names, as upstream's messages print a dtype ("expected Float but got Long")
 SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
                      "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
@@ -291,11 +299,12 @@ def tensor_type_string(t) -> str:
     return f"{'CPU' if key == 'cpu' else key.capitalize()}{scalar_type_name(dtype)}Type"
 
 
-def floating_kernel_only(t, kernel):
-    """Upstream's kernels dispatched over floating types (AT_DISPATCH_FLOATING_TYPES_AND2) refuse
-    other dtypes by the kernel's name, with NotImplementedError."""
-    d = dtype_of(t)
-    if not d.is_floating_point:
+def floating_kernel_only(t, kernel, complex_ok=False, also=()):
+    """Upstream's kernels dispatched over floating types (AT_DISPATCH_FLOATING_TYPES_AND2; with
+    `complex_ok` the complex ones too, and the dtypes named in `also`) refuse other dtypes by the
+    kernel's name, with NotImplementedError. `t`: a tensor or a dtype."""
+    d = t if isinstance(t, T.dtype) else dtype_of(t)
+    if not (d.is_floating_point or (complex_ok and d.is_complex) or d._tn_name in also):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(d)}'")
 
 

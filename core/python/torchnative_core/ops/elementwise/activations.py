@@ -63,6 +63,8 @@ def celu(self, alpha=1.0):
 
 @impl("glu")
 def glu(self, dim=-1):
+    if not self.dim():
+        raise RuntimeError("glu does not support 0-dimensional tensors")
     n = self.shape[dim]
     if n % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim % self.dim()} is size {n}")

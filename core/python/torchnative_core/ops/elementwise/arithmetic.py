@@ -252,8 +252,7 @@ def binary_(kernel, self, other, *extra, compute=None):
     common = B.result_type(self, other)
     compute_dtype = compute(common) if compute else common
     mine = B.dtype_of(self)
-    if not B.can_cast(compute_dtype, mine):
-        raise RuntimeError(f"result type {_type_name(compute_dtype)} can't be cast to the desired output type {_type_name(mine)}")
+    B.check_safe_cast(compute_dtype, mine)
     shape = B.broadcast_shapes(self._tn_sizes, other._tn_sizes)
     if list(shape) != list(self._tn_sizes):
         raise RuntimeError(
@@ -565,11 +564,18 @@ def mul_scalar_(self, other):
 
 @impl("div_.Scalar")
 def div_scalar_(self, other):
-    return binary_("div.Tensor", self, B.C._tn_scalar_to_tensor(other))
+    return binary_("div.Tensor", self, B.C._tn_scalar_to_tensor(other), compute=_float_compute)
 
 
 @impl("where.self")
 def where(condition, self, other):
+    if B.dtype_of(condition)._tn_name == "uint8":
+        # upstream's where_self_out: a uint8 condition is cast to bool (with a deprecation warning)
+        import warnings
+
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be removed in a "
+                      "future version of PyTorch. Use a boolean condition instead.", UserWarning, stacklevel=2)
+        condition = cast(condition, B.BOOL)
     if B.dtype_of(condition) is not B.BOOL:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {_type_name(B.dtype_of(condition))}")
     common = B.result_type(self, other)

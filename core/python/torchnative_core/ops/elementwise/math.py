@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from .. import base as B
 from .. import impl
+from ..forms.inplace import copy_into_self
 from ..special.functions import _map
 
 
@@ -28,7 +29,7 @@ def sgn(self):
 
 @impl("clamp_")
 def clamp_(self, min=None, max=None):
-    return D("copy_", self, D("clamp", self, min, max), False)
+    return copy_into_self(self, D("clamp", self, min, max))
 
 
 @impl("nan_to_num")
@@ -71,6 +72,7 @@ def lerp_scalar(self, end, weight):
     if B.dtype_of(end) is not B.dtype_of(self):
         a, b = (B.cpp_type_name(B.dtype_of(t)) for t in (self, end))
         raise RuntimeError(f"expected dtype {a} for `end` but got dtype {b}")
+    B.floating_kernel_only(self, "lerp_kernel_scalar", complex_ok=True)
     out = _fused("lerp.Scalar", (self, end), weight)
     if out is not None:
         return out
@@ -82,12 +84,12 @@ def lerp_scalar(self, end, weight):
 
 @impl("remainder_.Scalar")
 def remainder_scalar_(self, other):
-    return D("copy_", self, D("remainder.Scalar", self, other), False)
+    return copy_into_self(self, D("remainder.Scalar", self, other))
 
 
 @impl("remainder_.Tensor")
 def remainder_tensor_(self, other):
-    return D("copy_", self, D("remainder.Tensor", self, other), False)
+    return copy_into_self(self, D("remainder.Tensor", self, other))
 
 
 _FUSED_DTYPES = (B.F32, B.F64)
@@ -128,6 +130,11 @@ def _fused(op, tensors, scalar, inplace=False):
 
 @impl("addcmul")
 def addcmul(self, tensor1, tensor2, value=1):
+    common = B.result_type(self, tensor1, tensor2)
+    if common is B.BOOL:
+        raise NotImplementedError("\"addcmul_cpu_out\" not implemented for 'Bool'")
+    if not (common.is_floating_point or common.is_complex) and isinstance(value, float):
+        value = int(value)  # the kernel's value.to<scalar_t>(): an integer multiply truncates it
     out = _fused("addcmul", (self, tensor1, tensor2), value)
     if out is not None:
         return out
@@ -189,8 +196,7 @@ def _torch():
 @impl("hypot")
 def hypot(self, other):
     dtype = B.result_type(self, other)
-    if not dtype.is_floating_point:
-        raise RuntimeError(f"\"hypot_cpu\" not implemented for '{str(dtype).replace('torch.', '').capitalize()}'")
+    B.floating_kernel_only(dtype, "hypot_cpu")
     from .arithmetic import binary
 
     return binary("hypot", self, other)
@@ -280,15 +286,14 @@ def _float(x):
     return x if x.is_floating_point() or x.is_complex() else x.to(torch.get_default_dtype())
 
 
-def _logaddexp_operands(self, other):
+def _logaddexp_operands(self, other, kernel):
     """The operands in the computation type of upstream's logaddexp kernels, and the result's
-    dtype: the operands' common dtype (integers: the default float dtype); float16/bfloat16
-    computed in float32 and rounded once."""
+    dtype: the operands' common dtype, which must be floating (the kernels dispatch on floating
+    types only); float16/bfloat16 computed in float32 and rounded once."""
     import torch
 
     dt = torch.result_type(self, other)
-    if not (dt.is_floating_point or dt.is_complex):
-        dt = torch.get_default_dtype()
+    B.floating_kernel_only(dt, kernel, complex_ok=True)
     comp = torch.float32 if dt in (torch.float16, torch.bfloat16) else dt
     return self.to(comp), other.to(comp), dt
 
@@ -297,7 +302,7 @@ def _logaddexp_operands(self, other):
 def logaddexp(self, other):
     import torch
 
-    a, b, dt = _logaddexp_operands(self, other)
+    a, b, dt = _logaddexp_operands(self, other, "logaddexp_cpu")
     m = torch.maximum(a, b)
     out = m + (-(a - b).abs()).exp().log1p()
     return torch.where(a.isinf() & (a == b), a, out).to(dt)
@@ -307,7 +312,7 @@ def logaddexp(self, other):
 def logaddexp2(self, other):
     import torch
 
-    a, b, dt = _logaddexp_operands(self, other)
+    a, b, dt = _logaddexp_operands(self, other, "logaddexp2_cpu")
     m = torch.maximum(a, b)
     out = m + (-(a - b).abs()).exp2().log1p() / math.log(2.0)
     return torch.where(a.isinf() & (a == b), a, out).to(dt)
@@ -401,6 +406,7 @@ def lerp_tensor(self, end, weight):
         if t.dtype != self.dtype:  # upstream's lerp meta function names dtypes as caffe2 TypeMeta prints them
             a, b = (B.cpp_type_name(B.dtype_of(u)) for u in (self, t))
             raise RuntimeError(f"expected dtype {a} for `{name}` but got dtype {b}")
+    B.floating_kernel_only(self, "lerp_kernel_tensor", complex_ok=True)
     out = _fused("lerp.Tensor", (self, end, weight), NO_SCALAR)  # float32/float64: the FMA kernel
     if out is not None:
         return out
@@ -419,6 +425,7 @@ def nextafter(self, other):
     # upstream's binary TensorIterator: the operands promote to one type, which the kernel
     # dispatches over floating types only
     common = torch.result_type(self, other)
+    torch.broadcast_shapes(self.shape, other.shape)  # the iterator's shapes, before the dtype dispatch
     if str(common) not in _INT_VIEW:
         raise NotImplementedError(f"\"nextafter_cpu\" not implemented for '{B.scalar_type_name(common)}'")
     self, other = self.to(common), other.to(common)

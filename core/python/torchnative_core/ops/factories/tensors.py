@@ -413,9 +413,19 @@ def _linspace_out(start, end, steps, out):
     return D("copy_", out, val, False)
 
 
+def _zero_dim_bounds(name, start, end):
+    """The Tensor overloads of linspace/logspace take 0-dim bounds only."""
+    bad = [f"{k} with {len(t._tn_sizes)} dimension(s)" for k, t in (("start", start), ("end", end))
+           if isinstance(t, B.C.TensorBase) and len(t._tn_sizes)]
+    if bad:
+        raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but got {' and '.join(bad)}.")
+
+
 @impl("linspace.Scalar_Tensor")
 def linspace_scalar_tensor(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):
     import torch
+
+    _zero_dim_bounds("linspace", start, end)
 
     return torch.linspace(start, end.item(), steps, dtype=dtype, device=device)
 
@@ -424,12 +434,16 @@ def linspace_scalar_tensor(start, end, steps, dtype=None, layout=None, device=No
 def linspace_tensor_scalar(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):
     import torch
 
+    _zero_dim_bounds("linspace", start, end)
+
     return torch.linspace(start.item(), end, steps, dtype=dtype, device=device)
 
 
 @impl("linspace.Tensor_Tensor")
 def linspace_tensor_tensor(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):
     import torch
+
+    _zero_dim_bounds("linspace", start, end)
 
     return torch.linspace(start.item(), end.item(), steps, dtype=dtype, device=device)
 
@@ -456,11 +470,7 @@ def triu_indices(row, col, offset=0, dtype=None, layout=None, device=None, pin_m
 def _logspace_tensors(start, end, steps, base=10.0, dtype=None, layout=None, device=None, pin_memory=None):
     import torch
 
-    sd = start.dim() if isinstance(start, torch.Tensor) else 0
-    ed = end.dim() if isinstance(end, torch.Tensor) else 0
-    if sd or ed:
-        raise RuntimeError(f"logspace only supports 0-dimensional start and end tensors, but got start with {sd} "
-                           f"dimension(s) and end with {ed} dimension(s).")
+    _zero_dim_bounds("logspace", start, end)
     s = start.item() if isinstance(start, torch.Tensor) else start
     e = end.item() if isinstance(end, torch.Tensor) else end
     return torch.logspace(s, e, steps, base, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)

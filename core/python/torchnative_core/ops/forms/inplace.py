@@ -24,7 +24,17 @@ def _make_view(op, functional):
     return run
 
 
-def _make(op, functional, dtype_at=None, dim_at=None):
+def copy_into_self(self, out):
+    """The in-place form's write: `out` (the functional result) into self, with upstream's checks
+    (its dtype castable to self's, its shape self's)."""
+    B.check_safe_cast(B.dtype_of(out), B.dtype_of(self))
+    if list(out._tn_sizes) != list(self._tn_sizes):
+        raise RuntimeError(f"output with shape {list(self._tn_sizes)} doesn't match the broadcast shape "
+                           f"{list(out._tn_sizes)}")
+    return B.door("copy_", self, out, False)
+
+
+def _make(op, functional, dtype_at=None, dim_at=None, operand_at=()):
     if functional.partition(".")[0] in _VIEW_FUNCTIONALS:
         return _make_view(op, functional)
 
@@ -35,20 +45,36 @@ def _make(op, functional, dtype_at=None, dim_at=None):
                 and args[dtype_at - 1] is not B.dtype_of(self):  # cumsum_(dtype=...), as upstream's cum ops
             raise RuntimeError(f"Bad in-place call: input tensor dtype {B.cpp_type_name(B.dtype_of(self))} and output "
                                f"tensor dtype {B.cpp_type_name(args[dtype_at - 1])} should match")
-        out = B.door(functional, self, *args)
-        mine, got = B.dtype_of(self), B.dtype_of(out)
-        if not B.can_cast(got, mine):
-            from ..elementwise.arithmetic import _type_name
-
-            raise RuntimeError(f"result type {_type_name(got)} can't be cast to the desired output type {_type_name(mine)}")
-        if list(out._tn_sizes) != list(self._tn_sizes):
-            raise RuntimeError(
-                f"output with shape {list(self._tn_sizes)} doesn't match the broadcast shape {list(out._tn_sizes)}"
-            )
-        return B.door("copy_", self, out, False)
+        if operand_at:
+            # a TensorIterator checks its operands' common dtype against self's before the
+            # kernel's dtype dispatch can refuse (gcd_ of int32 and float: a cast error, not
+            # "gcd_cpu" for Float); scalars such as lerp's weight are not operands
+            operands = [args[i] for i in operand_at if i < len(args) and args[i] is not None]
+            B.check_safe_cast(B.result_type(self, *operands), B.dtype_of(self))
+        return copy_into_self(self, B.door(functional, self, *args))
 
     run.__name__ = op
     return run
+
+
+def _iterator_operands(schema):
+    """Positions (after self) of a pointwise operator's other TensorIterator operands: its
+    tensors, and a Scalar `other` or `exponent`, which upstream wraps into one."""
+    return tuple(i for i, a in enumerate(schema.args[1:])
+                 if a.base_type.rstrip("?") == "Tensor" or (a.base_type == "Scalar" and a.name in ("other", "exponent")))
+
+
+# In-place overloads whose functional form has another overload name (pow.Scalar takes a Scalar
+# self)
+_FUNCTIONAL_OF = {"transpose_": "transpose.int", "pow_.Scalar": "pow.Tensor_Scalar", "pow_.Tensor": "pow.Tensor_Tensor"}
+
+
+def _on_iterator(schemas, schema, functional):
+    """Whether upstream runs the operator through a TensorIterator: pointwise-tagged, or its out=
+    overload a structured kernel inheriting TensorIteratorBase."""
+    base, _, ov = functional.partition(".")
+    out = schemas.get(f"{base}.{ov}_out" if ov else f"{base}.out")
+    return "pointwise" in schema.tags or (out is not None and out.extra.get("structured") == "iterator")
 
 
 def install():
@@ -61,13 +87,12 @@ def install():
             continue
         if not schema.args or schema.args[0].name != "self" or not schema.args[0].is_write:
             continue
-        functional = name[:-1] + ("." + ov if ov else "")
-        if functional == "transpose":
-            functional = "transpose.int"  # transpose_ is the in-place form of transpose.int
+        functional = _FUNCTIONAL_OF.get(op, name[:-1] + ("." + ov if ov else ""))
         if functional in IMPLS and functional in schemas:
             names = [a.name for a in schema.args]
             IMPLS[op] = _make(op, functional, names.index("dtype") if "dtype" in names else None,
-                              names.index("dim") if "dtype" in names and "dim" in names else None)
+                              names.index("dim") if "dtype" in names and "dim" in names else None,
+                              _iterator_operands(schema) if _on_iterator(schemas, schema, functional) else ())
     # the reverse: upstream's generated functional forms of in-place operators (random.from,
     # bernoulli.Tensor, set.source_Tensor, resize_as: torchgen's "generated" tag) are the in-place
     # operator applied to a copy of self

@@ -41,10 +41,8 @@ def write_out(out, result, exact=False):
         if got is not mine:
             raise RuntimeError(f"Expected out tensor to have dtype {B.cpp_type_name(got)}, but got "
                                f"{B.cpp_type_name(mine)} instead")
-    elif not B.can_cast(got, mine):
-        raise RuntimeError(f"result type {B.scalar_type_name(got)} can't be cast to the desired output type "
-                           f"{B.scalar_type_name(mine)}")
     else:
+        B.check_safe_cast(got, mine)
         _resize_like(out, result._tn_sizes)
     B.door("copy_", out, result, False)
     return out
@@ -58,9 +56,9 @@ def _bool_result(name):
 
 
 def _byte_bool_result(name):
-    def check(ins, out):  # check_result_is_bytebool (ReduceOps.cpp)
+    def check(ins, out):  # check_result_is_bytebool (ReduceOps.cpp): out is bool or uint8, whatever the input
         d = B.dtype_of(out)
-        if d is not B.BOOL and not (d._tn_name == "uint8" and B.dtype_of(ins[0])._tn_name == "uint8"):
+        if d is not B.BOOL and d._tn_name != "uint8":
             raise RuntimeError(f"{name} only supports bool tensor for result, got: {B.scalar_type_name(d)}")
     return check
 
@@ -187,7 +185,50 @@ for _name in ("signbit", "isneginf", "isposinf", "any", "all", "nan_to_num", "no
     EARLY_OUT_CHECKS[_name] = (lambda c: lambda ins, outs: c(ins, outs[0]))(EARLY_OUT_CHECKS[_name])
 
 
-def _make(op, functional, n_out, wrap=(), exact=False, pointwise=False):
+# Structured kernels whose meta function takes out's dtype (or checks castability itself), so
+# their out= is not held to the computed dtype: cat (can_cast), cumsum/cumprod and
+# sum/mean/prod without dtype= (out's dtype), pow.Scalar, all/any (bool or uint8).
+_STRUCTURED_TAKING_OUT_DTYPE = {"cat", "cumsum", "cumprod", "sum", "mean", "prod", "pow", "all", "any"}
+
+
+# Unstructured out= overloads that take only the dtype of their result, as upstream's kernels
+# check it (resize_output plus a dtype check, check_all_same_dtype, or their own message): found
+# by calling each with an out of another dtype on upstream (the fuzzer's argument generator).
+_EXACT_OUT = {
+    "adaptive_avg_pool2d.out", "binary_cross_entropy.out", "block_diag.out", "bucketize.Tensor_out", "clip.out",
+    "conj_physical.out", "cross.out", "diag.out", "dot.out", "frobenius_norm.out", "heaviside.out", "histc.out",
+    "histogram.bin_ct_out", "index.Tensor_out", "inverse.out", "lerp.Tensor_out", "lift.out", "linalg_cholesky.out",
+    "linalg_det.out", "linalg_eigh.eigvals", "linalg_inv.out", "linalg_matmul.out", "linalg_matrix_norm.out",
+    "linalg_norm.out", "linalg_slogdet.out", "linalg_solve.out", "linalg_solve_triangular.out", "linalg_svdvals.out",
+    "linalg_vecdot.out", "linear.out", "log_sigmoid.out", "log_sigmoid_forward.output", "log_softmax.int_out",
+    "masked_select.out", "matmul.out", "msort.out", "nansum.out", "narrow_copy.out", "nuclear_norm.dim_out",
+    "nuclear_norm.out", "qr.Q", "slogdet.out", "soft_margin_loss.out", "softmax.int_out", "special_round.out", "svd.U",
+    "take.out", "take_along_dim.out", "tensordot.out", "vdot.out", "where.self_out",
+}
+
+
+def _input_dtype_result(ins, out):
+    """amax/amin's own check (ReduceOps.cpp): out holds the input's dtype."""
+    a, b = B.dtype_of(ins[0]), B.dtype_of(out)
+    if a is not b:
+        raise RuntimeError(f"Expected the dtype for input and out to match, but got {B.scalar_type_name(a)} for "
+                           f"input's dtype and {B.scalar_type_name(b)} for out's dtype.")
+
+
+OUT_DTYPE_CHECKS.update({"amax": _input_dtype_result, "amin": _input_dtype_result})
+
+
+def _structured_result(outs, results):
+    """A structured kernel's set_output (resize_out): each out must have the dtype the meta
+    function computed, checked before anything is resized."""
+    for o, r in zip(outs, results):
+        got, want = B.dtype_of(o), B.dtype_of(r)
+        if got is not want:
+            raise RuntimeError(f"Expected out tensor to have dtype {B.cpp_type_name(want)}, but got "
+                               f"{B.cpp_type_name(got)} instead")
+
+
+def _make(op, functional, n_out, wrap=(), exact=False, pointwise=False, structured=False):
     check = OUT_DTYPE_CHECKS.get(op, OUT_DTYPE_CHECKS.get(op.split(".")[0]))
     if op.split(".")[0] in ("clamp", "clamp_min", "clamp_max") and op not in OUT_DTYPE_CHECKS:
         check = None  # Tensor bounds promote
@@ -206,6 +247,8 @@ def _make(op, functional, n_out, wrap=(), exact=False, pointwise=False):
         if check is not None:
             check(ins, outs[0])
         results = res if isinstance(res, (tuple, list)) else (res,)
+        if structured:
+            _structured_result(outs, results)
         for o, r in zip(outs, results):
             if any(o is a for a in ins) and list(o._tn_sizes) != list(r._tn_sizes):
                 if pointwise:  # TensorIterator does not resize an output that is also an input
@@ -290,13 +333,16 @@ def install():
             continue
         outs = [a for a in s.args if a.is_write and a.kwarg_only]
         exact = "generated" in s.tags
+        structured = op in _EXACT_OUT or (s.extra.get("structured") == "kernel"
+                                          and op.split(".")[0] not in _STRUCTURED_TAKING_OUT_DTYPE)
         # the functional overload with the same inputs, names and types (mul.Scalar_out is
         # mul.Scalar's, not mul.Tensor's, whose arguments have the same names)
         ins = [(a.name, a.type) for a in s.args if not (a.is_write and a.kwarg_only)]
         cands = [c for c in by_base.get(op.split(".")[0], ()) if c in IMPLS]
         for cand in cands:
             if [(a.name, a.type) for a in schemas[cand].args] == ins:
-                IMPLS[op] = _make(op, cand, len(outs), exact=exact, pointwise=op.split(".")[0] in iterator_bases and not exact)
+                IMPLS[op] = _make(op, cand, len(outs), exact=exact,
+                                  pointwise=op.split(".")[0] in iterator_bases and not exact, structured=structured)
                 break
         else:
             # floor_divide.Scalar_out, div.Scalar_mode_out, bitwise_and.Scalar_Tensor_out: the
@@ -306,7 +352,7 @@ def install():
                 if len(theirs) == len(ins) and all(n == m and (t == u or (t == "Scalar" and u == "Tensor"))
                                                    for (n, t), (m, u) in zip(ins, theirs)):
                     IMPLS[op] = _make(op, cand, len(outs), [t != u for (_, t), (_, u) in zip(ins, theirs)], exact,
-                                      op.split(".")[0] in iterator_bases and not exact)
+                                      op.split(".")[0] in iterator_bases and not exact, structured)
                     break
             else:
                 # zeros.out, rand.generator_out, zeros_like.out: the functional overload has the

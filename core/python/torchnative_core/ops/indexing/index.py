@@ -197,13 +197,39 @@ def masked_fill_tensor(self, mask, value):
     return masked_fill(self, mask, value.item())
 
 
+def _check_indices(self, indices):
+    """upstream's checkIndexTensorTypes and make_info: index tensors are int64, int32, uint8 or
+    bool, and (a mask counting its dims, None one) no more than self's dims."""
+    n = 0
+    for t in indices:
+        if t is None:
+            n += 1
+            continue
+        d = B.dtype_of(t)._tn_name
+        if d not in ("int64", "int32", "uint8", "bool"):
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        n += len(t._tn_sizes) if d in ("uint8", "bool") else 1
+    if n > len(self._tn_sizes):
+        raise IndexError(f"too many indices for tensor of dimension {len(self._tn_sizes)} (got {n})")
+
+
 @impl("index.Tensor")
 def index(self, indices):
-    return _alloc_by_kernel("index.Tensor", (self, list(indices)))[0]
+    indices = list(indices)
+    if not indices:
+        raise IndexError("at least one index must be provided")
+    _check_indices(self, indices)
+    return _alloc_by_kernel("index.Tensor", (self, indices))[0]
+
+
+@impl("_index_put_impl_")
+def index_put_impl_(self, indices, values, accumulate=False, unsafe=False):
+    return index_put_(self, indices, values, accumulate)  # `unsafe` only skips a CUDA-side check
 
 
 @impl("index_put_")
 def index_put_(self, indices, values, accumulate=False):
+    _check_indices(self, [t for t in indices])
     if B.dtype_of(values) is not B.dtype_of(self):
         values = B.call("_to_copy", values, B.dtype_of(self))
     B.launch("index_put_", (self, list(indices), values, accumulate), (self,))

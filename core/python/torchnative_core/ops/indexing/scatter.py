@@ -448,7 +448,11 @@ def select_scatter(self, src, dim, index):
 @impl("slice_scatter")
 def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
     out = self.clone()
-    D("copy_", D("slice.Tensor", out, dim, start, end, step), src, False)
+    view = D("slice.Tensor", out, dim, start, end, step)
+    if list(view._tn_sizes) != list(src._tn_sizes):  # no broadcast of src, as upstream's slice_scatter
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src._tn_sizes)}, "
+                           f"slice size = {list(view._tn_sizes)}")
+    D("copy_", view, src, False)
     return out
 
 

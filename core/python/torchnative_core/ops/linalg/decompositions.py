@@ -152,6 +152,9 @@ def _linalg_svd(A, full_matrices=False, compute_uv=True, driver=None):
 
     _check_float(A, "linalg.svd")
     _check_matrix(A, "linalg.svd")
+    if driver is not None:
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER "
+                           "backend.")
     batch, (m, n) = list(A.shape[:-2]), A.shape[-2:]
     k = min(m, n)
     dt, dev = A.dtype, B.device_of(A)
@@ -405,6 +408,10 @@ def linalg_lu(A, pivot=True):
 @impl("lu_unpack")
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     from torch.return_types import lu_unpack as ret
+
+    if unpack_pivots and (B.dtype_of(LU_pivots)._tn_name != "int32" or not LU_pivots.is_contiguous()):
+        raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype.\n"
+                           "Note: this function is intended to be used with the output produced by torch.linalg.lu_factor")
 
     return ret(_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots))
 

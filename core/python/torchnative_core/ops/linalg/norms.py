@@ -125,6 +125,9 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     (upstream clamps in place under a NoGradGuard; out of place here, the same values)."""
     import torch
 
+    if eps < 0:
+        raise RuntimeError(f"eps must be non-negative, got: {eps}")
+
     if not (x1.is_floating_point() or x1.is_complex()):
         x1 = x1.to(torch.get_default_dtype())
     if not (x2.is_floating_point() or x2.is_complex()):

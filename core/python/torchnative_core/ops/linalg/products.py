@@ -242,6 +242,8 @@ def _scalars_for(t, beta, alpha):
 
 @impl("addmv")
 def addmv(self, mat, vec, beta=1, alpha=1):
+    if not (mat.dim() == 2 and vec.dim() == 1 and self.dim() <= 1):
+        raise RuntimeError(f"vector + matrix @ vector expected, got {self.dim()}, {mat.dim()}, {vec.dim()}")
     prod = mat.mv(vec)
     beta, alpha = _scalars_for(prod, beta, alpha)
     prod = prod * alpha if alpha != 1 else prod

@@ -272,8 +272,11 @@ def binary_cross_entropy(self, target, weight=None, reduction=MEAN):
     if list(self.shape) != list(target.shape):
         raise ValueError(f"Using a target size ({list(target.shape)}) that is different to the input size "
                          f"({list(self.shape)}) is deprecated. Please ensure they have the same size.")
+    B.floating_kernel_only(self, "binary_cross_entropy")
     if self.numel() and bool(((self < 0) | (self > 1)).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
+    if target.numel() and bool(((target < 0) | (target > 1)).any()):
+        raise RuntimeError("all elements of target should be between 0 and 1")
     loss = -(target * self.log().clamp(min=-100) + (1 - target) * (1 - self).log().clamp(min=-100))
     if weight is not None:
         loss = loss * weight
@@ -284,6 +287,7 @@ def binary_cross_entropy(self, target, weight=None, reduction=MEAN):
 def smooth_l1_loss(self, target, reduction=MEAN, beta=1.0):
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    B.floating_kernel_only(B.result_type(self, target), "smooth_l1_cpu")
     import torch
 
     d = (self - target).abs()
@@ -300,9 +304,8 @@ def huber_loss(self, target, reduction=MEAN, delta=1.0):
     # upstream's huber_loss: the loss is empty_like(input), filled by a binary TensorIterator, so
     # it computes in the operands' common dtype and stores in the input's (when that cast is safe)
     common, mine = B.result_type(self, target), B.dtype_of(self)
-    if not B.can_cast(common, mine):
-        raise RuntimeError(f"result type {B.scalar_type_name(common)} can't be cast to the desired output type "
-                           f"{B.scalar_type_name(mine)}")
+    B.check_safe_cast(common, mine)
+    B.floating_kernel_only(common, "huber_cpu")
     d = (self - target).abs()
     loss = torch.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
     return _reduce(loss if common is mine else loss.to(mine), reduction)
@@ -321,6 +324,7 @@ def kl_div(self, target, reduction=MEAN, log_target=False):
 
 @impl("mse_loss")
 def mse_loss(self, target, reduction=MEAN):
+    B.floating_kernel_only(B.result_type(self, target), "mse_cpu", complex_ok=True)
     d = D("sub.Tensor", self, target, 1)
     return _reduce(D("mul.Tensor", d, d), reduction)
 

@@ -305,6 +305,8 @@ def adaptive_avg_pool1d(self, output_size):
 
 @impl("adaptive_avg_pool3d", "_adaptive_avg_pool3d")
 def adaptive_avg_pool3d(self, output_size):
+    if len(output_size) != 3:
+        raise RuntimeError("adaptive_avg_pool3d: output_size must be 3")
     return _adaptive(self, list(output_size), lambda t, d: t.mean(d))
 
 

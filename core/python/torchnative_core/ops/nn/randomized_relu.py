@@ -39,6 +39,8 @@ def rrelu_with_noise(self, noise, lower=0.125, upper=1.0 / 3.0, training=False, 
     import torch
 
     _check(self, noise, lower, upper, training)
+    if float(lower) > float(upper):
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
         return torch.nn.functional.leaky_relu(self, (float(lower) + float(upper)) / 2)
     dt = B.dtype_of(self)

@@ -5,6 +5,7 @@ upstream's source-index and weight computations, and grid sampling (2-d and 3-d)
 from __future__ import annotations
 
 import math
+from .. import base as B
 from .. import impl
 
 
@@ -82,6 +83,7 @@ def _nearest_index(in_size, out_size, scale, exact):
 
 
 def _nearest(x, nd, output_size, scales, exact):
+    B.floating_kernel_only(x, "compute_indices_weights_nearest", also=("uint8",))
     out_sizes = list(output_size)
     for i in range(nd):
         d = x.dim() - nd + i
@@ -157,6 +159,7 @@ def _reduced_weights(x, nd, output_size):
 
 
 def _linear(x, nd, output_size, align_corners, scales):
+    B.floating_kernel_only(x, "compute_indices_weights_linear")
     dtype = _opmath(x)
     wdtype = _reduced_weights(x, nd, output_size)
     src = x.to(dtype) if x.dtype != dtype else x
@@ -205,6 +208,8 @@ def _cubic_coeffs(t, A=-0.75):
 
 def _bicubic(x, output_size, align_corners, scales):
     import torch
+
+    B.floating_kernel_only(x, "compute_indices_weights_cubic")
 
     dtype = _opmath(x)
     wdtype = _reduced_weights(x, 1, output_size)  # the generic kernel, whatever the layout

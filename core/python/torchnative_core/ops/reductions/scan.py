@@ -69,7 +69,7 @@ def trapezoid_x(y, x, dim=-1):
 
 @impl("trapezoid.dx")
 def trapezoid_dx(y, dx=1, dim=-1):
-    d = dim % y.dim()
+    d = B.wrap_dim(dim, y.dim())
     n = y.shape[d]
     if n == 0:  # upstream's zeros_like_except: y's dtype, the dim removed
         return B.call("zeros", list(y.shape[:d]) + list(y.shape[d + 1:]), B.dtype_of(y), device=B.device_of(y))

@@ -15,8 +15,12 @@ D = B.door
 @impl("flip")
 def flip(self, dims):
     out = self
+    seen = set()
     for d in dims:
         d = B.wrap_dim(d, len(self._tn_sizes))
+        if d in seen:  # dim_list_to_bitset
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.add(d)
         n = self._tn_sizes[d]
         idx = B.call("arange.start_step", n - 1, -1, -1, B.I64, device=B.device_of(self))
         out = D("index_select", out, d, idx)
