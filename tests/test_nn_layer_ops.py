@@ -93,6 +93,17 @@ for r in (-3, 3, 5):
         assert "invalid reduction" in str(e), e
     else:
         raise AssertionError(f"reduction {r} computed")
+# the out= form of every loss refuses the same codes (upstream's huber_loss.out writes the
+# unreduced loss's first element, mse_loss.out asserts)
+for op in (torch.ops.aten.huber_loss.out, torch.ops.aten.mse_loss.out, torch.ops.aten.smooth_l1_loss.out):
+    y = torch.ones(3)
+    try:
+        op(y, torch.zeros(3), 3, out=y)
+    except RuntimeError as e:
+        assert "reduction must be" in str(e), e
+    else:
+        raise AssertionError(f"{op} with reduction 3 computed")
+    assert y.tolist() == [1.0, 1.0, 1.0], y  # out untouched
 print("ok")
 """
 

@@ -465,3 +465,24 @@ def matmul_out_of_another_dtype():
 @case
 def amax_out_of_another_dtype():
     return torch.amax(torch.ones(2, 2), 0, out=torch.empty(2, dtype=torch.float64))
+
+
+@case
+def inplace_pointwise_decomposition_does_not_resize_self():
+    return torch.ones(3, dtype=torch.float64).float_power_(torch.ones(4, 3, dtype=torch.float64))
+
+
+@case
+def linalg_cross_of_two_dtypes():
+    return torch.linalg.cross(torch.ones(4, 3, dtype=torch.int32), torch.ones(4, 3))
+
+
+@case
+def linspace_bound_beyond_float32():
+    return torch.linspace(-1e300, 5, 3)
+
+
+@case
+def trapezoid_x_with_one_value_per_other_sample_count():
+    return torch.trapz(torch.ones(4, 1), torch.ones(1), dim=0)
+

@@ -81,11 +81,6 @@ def _is_numpy(x):
     return type(x).__module__ == "numpy" and hasattr(x, "__array_interface__")
 
 
-_INT_RANGE = {"int8": (-(2**7), 2**7 - 1), "int16": (-(2**15), 2**15 - 1), "int32": (-(2**31), 2**31 - 1),
-              "int64": (-(2**63), 2**63 - 1), "uint8": (0, 2**8 - 1), "uint16": (0, 2**16 - 1),
-              "uint32": (0, 2**32 - 1), "uint64": (0, 2**64 - 1)}
-
-
 def _convert(v, dtype):
     """A Python number as upstream's tensor constructor stores it in `dtype` (its store_scalar with
     c10::checked_convert): floats narrow to the format's infinities, integers must fit."""
@@ -96,7 +91,9 @@ def _convert(v, dtype):
     if dtype is T.BY_NAME["bool"]:
         return bool(v)
     name = dtype._tn_name
-    lo, hi = _INT_RANGE[name]
+    from ..ops.base import INT_RANGE
+
+    lo, hi = INT_RANGE[name]
     overflow = f"value cannot be converted to type {name} without overflow"
     if isinstance(v, float):
         # from a double: NaN, the infinities and values outside [lowest, max] overflow; the rest

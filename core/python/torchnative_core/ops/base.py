@@ -268,6 +268,12 @@ SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
                      "complex128": "ComplexDouble"}
 
 
+# The integer dtypes' ranges, for upstream's checked conversions of Python numbers
+INT_RANGE = {"int8": (-(2**7), 2**7 - 1), "int16": (-(2**15), 2**15 - 1), "int32": (-(2**31), 2**31 - 1),
+             "int64": (-(2**63), 2**63 - 1), "uint8": (0, 2**8 - 1), "uint16": (0, 2**16 - 1),
+             "uint32": (0, 2**32 - 1), "uint64": (0, 2**64 - 1)}
+
+
 # C++ type names (caffe2::TypeMeta, typeid), which a few of upstream's checks print instead
 CPP_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
                   "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",

@@ -63,6 +63,11 @@ def lookup(name: str):
         return None
     # the door passes kwarg-only arguments positionally; the decompositions take them by name
     kwarg_only = [a.kwarg_only for a in op._schema.arguments]
+    # an in-place pointwise operator: upstream's TensorIterator never resizes self, where the
+    # reference's out= wrapper would (with a warning)
+    first = op._schema.arguments[0] if op._schema.arguments else None
+    inplace_pointwise = (base.endswith("_") and first is not None and first.alias_info is not None
+                         and first.alias_info.is_write and torch.Tag.pointwise in op.tags)
 
     def decomposed(*args, **kwargs):
         if name in _ACTIVE:  # a decomposition that calls its own operator: refuse, not recurse
@@ -73,6 +78,11 @@ def lookup(name: str):
             # the decomposition's parts the gradient can differ (pdist's at coincident rows is NaN)
             raise NotImplementedError(f"aten.{name} has no kernel or derivative in torchnative; upstream's "
                                       "decomposition runs only for inputs that do not require grad")
+        if inplace_pointwise and isinstance(args[0], torch.Tensor):
+            shape = torch.broadcast_shapes(*[a.shape for a in args if isinstance(a, torch.Tensor)])
+            if list(shape) != list(args[0].shape):
+                raise RuntimeError(f"output with shape {list(args[0].shape)} doesn't match the broadcast shape "
+                                   f"{list(shape)}")
         pos = [a for a, kw in zip(args, kwarg_only) if not kw]
         kw = {spec.name: a for spec, a in zip(op._schema.arguments, args) if spec.kwarg_only}
         _ACTIVE.add(name)

@@ -461,6 +461,18 @@ for _name in ("bitwise_and.Scalar", "bitwise_or.Scalar", "bitwise_xor.Scalar", "
     impl(_name)(_mk_s(_name))
 
 
+for _name in ("bitwise_and.Scalar_Tensor", "bitwise_or.Scalar_Tensor", "bitwise_xor.Scalar_Tensor"):
+    def _mk_st(name):
+        base = name.split(".")[0] + ".Tensor"
+
+        def fn(self, other):  # a Scalar self: wrapped into a tensor, as upstream's composite does
+            return B.C._aten_dispatch(base, B.C._tn_scalar_to_tensor(self), other)
+
+        return fn
+
+    impl(_name)(_mk_st(_name))
+
+
 for _name in ("__and__.Tensor", "__or__.Tensor", "__xor__.Tensor"):
     def _mk_t(name):
         stem = name.split(".")[0].strip("_")  # bitwise_and, or and for __and__

@@ -312,8 +312,34 @@ def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory
         raise RuntimeError("number of steps must be non-negative")
     out = B.empty([steps], dtype or B.default_dtype(), device)
     if steps:
+        for v in (start, end):
+            _check_scalar_fits(v, B.dtype_of(out))
         B.C._aten_dispatch("linspace.out", start, end, steps, out)
     return out
+
+
+_FLOAT_MAX = {"float32": 3.4028234663852886e38, "float16": 65504.0, "bfloat16": 3.3895313892515355e38}
+
+
+def _check_scalar_fits(v, dtype):
+    """Scalar::to<scalar_t>'s checked conversion: a finite real outside the dtype's range (an
+    integer dtype: also NaN and the infinities) overflows; a negative integer wraps into an
+    unsigned type while its magnitude fits."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return
+    name = dtype._tn_name
+    if name in _FLOAT_MAX:
+        bad = math.isfinite(v) and abs(v) > _FLOAT_MAX[name]
+    elif name in B.INT_RANGE:
+        lo, hi = B.INT_RANGE[name]
+        if isinstance(v, float):
+            bad = not math.isfinite(v) or not lo <= v <= hi
+        else:
+            bad = v > hi or (-v > hi if lo == 0 else v < lo)
+    else:
+        bad = False
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {B.cpp_type_name(dtype)} without overflow")
 
 
 @impl("eye")

@@ -228,7 +228,7 @@ def _structured_result(outs, results):
                                f"{B.cpp_type_name(got)} instead")
 
 
-def _make(op, functional, n_out, wrap=(), exact=False, pointwise=False, structured=False):
+def _make(op, functional, n_out, wrap=(), exact=False, pointwise=False, structured=False, reduction_at=None):
     check = OUT_DTYPE_CHECKS.get(op, OUT_DTYPE_CHECKS.get(op.split(".")[0]))
     if op.split(".")[0] in ("clamp", "clamp_min", "clamp_max") and op not in OUT_DTYPE_CHECKS:
         check = None  # Tensor bounds promote
@@ -243,6 +243,10 @@ def _make(op, functional, n_out, wrap=(), exact=False, pointwise=False, structur
                                    "single memory location. Please clone() the tensor before performing the operation.")
         if early is not None:
             early(ins, outs)
+        if reduction_at is not None and reduction_at < len(ins) and ins[reduction_at] not in (0, 1, 2):
+            # upstream's loss out= kernels either assert or write the unreduced loss's first
+            # element for another code (huber_loss.out): a wrong answer, so refused
+            raise RuntimeError(f"{op}: reduction must be 0 (none), 1 (mean) or 2 (sum), got {ins[reduction_at]}")
         res = B.door(functional, *ins)
         if check is not None:
             check(ins, outs[0])
@@ -338,11 +342,14 @@ def install():
         # the functional overload with the same inputs, names and types (mul.Scalar_out is
         # mul.Scalar's, not mul.Tensor's, whose arguments have the same names)
         ins = [(a.name, a.type) for a in s.args if not (a.is_write and a.kwarg_only)]
+        names = [n for n, _ in ins]
+        reduction_at = names.index("reduction") if "reduction" in names else None
         cands = [c for c in by_base.get(op.split(".")[0], ()) if c in IMPLS]
         for cand in cands:
             if [(a.name, a.type) for a in schemas[cand].args] == ins:
                 IMPLS[op] = _make(op, cand, len(outs), exact=exact,
-                                  pointwise=op.split(".")[0] in iterator_bases and not exact, structured=structured)
+                                  pointwise=op.split(".")[0] in iterator_bases and not exact, structured=structured,
+                                  reduction_at=reduction_at)
                 break
         else:
             # floor_divide.Scalar_out, div.Scalar_mode_out, bitwise_and.Scalar_Tensor_out: the

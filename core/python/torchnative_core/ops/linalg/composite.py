@@ -643,6 +643,9 @@ def linalg_cross(self, other, dim=-1):
     a, b = torch.broadcast_tensors(self, other)
     if a.shape[dim] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {self.shape[dim]} and {other.shape[dim]}")
+    if self.dtype != other.dtype:  # the kernel's TensorIterator takes one dtype, no promotion
+        raise RuntimeError(f"expected scalar type {B.scalar_type_name(B.dtype_of(self))} but found "
+                           f"{B.scalar_type_name(B.dtype_of(other))}")
     a0, a1, a2 = a.unbind(dim)
     b0, b1, b2 = b.unbind(dim)
     return torch.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)

@@ -12,6 +12,18 @@ from .. import impl
 D = B.door
 
 
+@impl("linalg__powsum")
+def linalg_powsum(self, ord=2, dim=None, keepdim=False, dtype=None):
+    """sum(|x| ** ord) over dim, without vector_norm's root (upstream's powsum kernel)."""
+    import torch
+
+    B.floating_kernel_only(self, "powsum_cpu", complex_ok=True)
+    if dtype is not None:
+        B.floating_kernel_only(dtype, "powsum_cpu", complex_ok=True)
+    x = self if dtype is None else self.to(dtype)
+    return torch.sum(x.abs().pow(ord), dim=list(dim) if dim else None, keepdim=keepdim)
+
+
 @impl("linalg_vector_norm")
 def vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
     if not (B.dtype_of(self).is_floating_point or B.dtype_of(self).is_complex):

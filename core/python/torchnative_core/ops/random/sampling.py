@@ -79,6 +79,11 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
     return _fill(self, "normal", generator, a=float(mean), b=float(std))
 
 
+@impl("normal_functional")
+def normal_functional(self, mean=0.0, std=1.0, generator=None):
+    return normal_(D("clone", self, None), mean, std, generator)
+
+
 @impl("cauchy_")
 def cauchy_(self, median=0.0, sigma=1.0, generator=None):
     if sigma <= 0:

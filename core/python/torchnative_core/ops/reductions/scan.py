@@ -57,20 +57,36 @@ def logcumsumexp(self, dim):
     return out
 
 
+def _size_along(y, d):
+    if not y.dim():  # maybe_wrap_dim lets a scalar's dim through; its size is what refuses
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+    return y.shape[d]
+
+
 @impl("trapezoid.x")
 def trapezoid_x(y, x, dim=-1):
-    d = dim % y.dim()
-    n = y.shape[d]
+    """upstream's trapezoid(y, x): a 1-d x lies along dim (one value per sample), a lower-dim x is
+    padded with leading 1s, and dx is the difference of x's neighbours along dim."""
+    d = B.wrap_dim(dim, y.dim())
+    n = _size_along(y, d)
     if n == 0:  # upstream's zeros_like_except: y's dtype, the dim removed
         return B.call("zeros", list(y.shape[:d]) + list(y.shape[d + 1:]), B.dtype_of(y), device=B.device_of(y))
-    dx = x.diff(dim=dim) if x.dim() else x
-    return ((y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)) * dx).sum(d) / 2
+    if y.dtype is B.BOOL or x.dtype is B.BOOL:
+        raise RuntimeError("trapezoid: received a bool input for `x` or `y`, but bool is not supported")
+    if x.dim() == 1:
+        if x.shape[0] != n:
+            raise RuntimeError("trapezoid: There must be one `x` value for each sample point")
+        x = x.view([x.shape[0] if i == d else 1 for i in range(y.dim())])
+    elif x.dim() < y.dim():
+        x = x.view([1] * (y.dim() - x.dim()) + list(x.shape))
+    dx = x.narrow(d, 1, x.shape[d] - 1) - x.narrow(d, 0, x.shape[d] - 1) if x.shape[d] else x
+    return (dx * (y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1))).sum(d) / 2
 
 
 @impl("trapezoid.dx")
 def trapezoid_dx(y, dx=1, dim=-1):
     d = B.wrap_dim(dim, y.dim())
-    n = y.shape[d]
+    n = _size_along(y, d)
     if n == 0:  # upstream's zeros_like_except: y's dtype, the dim removed
         return B.call("zeros", list(y.shape[:d]) + list(y.shape[d + 1:]), B.dtype_of(y), device=B.device_of(y))
     return (y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)).sum(d) * (dx / 2)

@@ -363,7 +363,7 @@ def split(self, split_size, dim=0):
     ]
 
 
-@impl("split_with_sizes")
+@impl("split_with_sizes", "split.sizes")
 def split_with_sizes(self, split_sizes, dim=0):
     nd = len(self._tn_sizes)
     if not nd:
