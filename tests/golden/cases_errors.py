@@ -486,3 +486,19 @@ def linspace_bound_beyond_float32():
 def trapezoid_x_with_one_value_per_other_sample_count():
     return torch.trapz(torch.ones(4, 1), torch.ones(1), dim=0)
 
+
+
+@case
+def out_dtype_checked_before_the_kernels_dtype_dispatch():
+    # leaky_relu keeps one dtype: upstream's check_all_same_dtype fires before "leaky_relu_cpu"
+    return torch.ops.aten.leaky_relu.out(torch.ones(3, dtype=torch.long), 0.01, out=torch.empty(3, dtype=torch.float64))
+
+
+@case
+def inplace_shape_checked_before_the_kernels_dtype_dispatch():
+    return torch.tensor(1.0).gcd_(torch.ones(2, 3))
+
+
+@case
+def igamma_shapes_checked_before_its_dtype():
+    return torch.igamma(torch.ones(4, dtype=torch.int16), torch.ones(3, dtype=torch.int16))

@@ -72,6 +72,7 @@ def lerp_scalar(self, end, weight):
     if B.dtype_of(end) is not B.dtype_of(self):
         a, b = (B.cpp_type_name(B.dtype_of(t)) for t in (self, end))
         raise RuntimeError(f"expected dtype {a} for `end` but got dtype {b}")
+    B.broadcast_shapes(self._tn_sizes, end._tn_sizes)
     B.floating_kernel_only(self, "lerp_kernel_scalar", complex_ok=True)
     out = _fused("lerp.Scalar", (self, end), weight)
     if out is not None:

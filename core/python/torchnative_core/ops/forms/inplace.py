@@ -51,7 +51,17 @@ def _make(op, functional, dtype_at=None, dim_at=None, operand_at=()):
             # "gcd_cpu" for Float); scalars such as lerp's weight are not operands
             operands = [args[i] for i in operand_at if i < len(args) and args[i] is not None]
             B.check_safe_cast(B.result_type(self, *operands), B.dtype_of(self))
-        return copy_into_self(self, B.door(functional, self, *args))
+        try:
+            out = B.door(functional, self, *args)
+        except NotImplementedError:
+            if operand_at:  # a TensorIterator finds a self it cannot write before the dtype dispatch
+                shapes = [a._tn_sizes for a in args if isinstance(a, B.C.TensorBase)]
+                shape = list(B.broadcast_shapes(self._tn_sizes, *shapes))
+                if shape != list(self._tn_sizes):
+                    raise RuntimeError(f"output with shape {list(self._tn_sizes)} doesn't match the broadcast shape "
+                                       f"{shape}") from None
+            raise
+        return copy_into_self(self, out)
 
     run.__name__ = op
     return run

@@ -228,6 +228,21 @@ def _structured_result(outs, results):
                                f"{B.cpp_type_name(got)} instead")
 
 
+def _iterator_out_checks(op, ins, out):
+    """What a TensorIterator checks on out before its kernel's dtype dispatch, run when the
+    functional overload refused the dtype (so upstream's earlier error is the one raised):
+    check_all_same_dtype for the unary operators that keep one dtype, else the operands' common
+    dtype castable to out's."""
+    tensors = [a for a in ins if isinstance(a, B.C.TensorBase)]
+    if not tensors:
+        return
+    if op.split(".")[0] in _SAME_DTYPE_UNARY or op in _SAME_DTYPE_UNARY:
+        _same_dtype_as_input(tensors, out)
+    else:
+        B.check_safe_cast(B.result_type(*[a for a in ins if isinstance(a, (B.C.TensorBase, bool, int, float))]),
+                          B.dtype_of(out))
+
+
 def _make(op, functional, n_out, wrap=(), exact=False, pointwise=False, structured=False, reduction_at=None):
     check = OUT_DTYPE_CHECKS.get(op, OUT_DTYPE_CHECKS.get(op.split(".")[0]))
     if op.split(".")[0] in ("clamp", "clamp_min", "clamp_max") and op not in OUT_DTYPE_CHECKS:
@@ -247,7 +262,12 @@ def _make(op, functional, n_out, wrap=(), exact=False, pointwise=False, structur
             # upstream's loss out= kernels either assert or write the unreduced loss's first
             # element for another code (huber_loss.out): a wrong answer, so refused
             raise RuntimeError(f"{op}: reduction must be 0 (none), 1 (mean) or 2 (sum), got {ins[reduction_at]}")
-        res = B.door(functional, *ins)
+        try:
+            res = B.door(functional, *ins)
+        except NotImplementedError:
+            if pointwise:
+                _iterator_out_checks(op, ins, outs[0])
+            raise
         if check is not None:
             check(ins, outs[0])
         results = res if isinstance(res, (tuple, list)) else (res,)

@@ -379,9 +379,9 @@ def _igamma(name):
         from ..elementwise.arithmetic import _type_name
 
         dtype = result_type(self, other)
+        shape = B.broadcast_shapes(self._tn_sizes, other._tn_sizes)  # the iterator's shapes come first
         if not dtype.is_floating_point:
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_type_name(dtype)}'")
-        shape = B.broadcast_shapes(self._tn_sizes, other._tn_sizes)
         a, x = (B.expand_to(E.cast(t, dtype), shape) for t in (self, other))
         out = B.empty(shape, dtype, B.device_of(self if self._tn_sizes or not other._tn_sizes else other))
         if B.numel(shape):
@@ -651,6 +651,7 @@ def _register_poly(name, fn, fn_f32=None):
 
     def both(x, n):
         dtype = _zeta_dtype(x, n)
+        B.broadcast_shapes(x._tn_sizes, n._tn_sizes)  # the iterator's shapes, before the dtype dispatch
         _refuse_reduced(name, dtype)
         return _map(f32 if dtype == _torch().float32 else f, x, n, dtype=dtype)
 
