@@ -502,3 +502,9 @@ def inplace_shape_checked_before_the_kernels_dtype_dispatch():
 @case
 def igamma_shapes_checked_before_its_dtype():
     return torch.igamma(torch.ones(4, dtype=torch.int16), torch.ones(3, dtype=torch.int16))
+
+
+@case
+def empty_tensor_of_a_dtype_the_kernel_does_not_take():
+    # upstream's dtype dispatch refuses whatever the size
+    return torch.bitwise_xor(torch.empty(0), torch.empty(0))

@@ -237,13 +237,20 @@ def _prepare(a, b, compute_dtype, kernel=None):
     return ops[0], ops[1], shape, dev
 
 
+def _launch(kernel, args, out, shape):
+    """The kernel writing `out`. An empty result still launches on the cpu device (its kernels
+    take zero elements), so a dtype the kernel does not take is refused as upstream's dispatch
+    refuses it whatever the size; other devices skip empty launches."""
+    if B.numel(shape) or out._tn_device_key == "cpu":
+        B.launch(kernel, args, (out,))
+
+
 def binary(kernel, a, b, *extra, compute=None, out_dtype=None):
     common = B.result_type(a, b)
     compute_dtype = compute(common) if compute else common
     x, y, shape, dev = _prepare(a, b, compute_dtype, kernel)
     out = _result(shape, out_dtype or compute_dtype, dev, a, b)
-    if B.numel(shape):
-        B.launch(kernel, (x, y, *extra), (out,))
+    _launch(kernel, (x, y, *extra), out, shape)
     return out
 
 
@@ -264,8 +271,7 @@ def binary_(kernel, self, other, *extra, compute=None):
         y = B.expand_to(other if keep else cast(other, mine), shape)
         if B.device_of(y) != B.device_of(self):
             y = _to_device(y, B.device_of(self))
-        if B.numel(shape):
-            B.launch(kernel, (self, y, *extra), (self,))
+        _launch(kernel, (self, y, *extra), self, shape)
         self._tn_bump_version()
         return self
     return copy_(self, binary(kernel, self, other, *extra, compute=compute))
@@ -648,8 +654,7 @@ def unary(kernel, self, *extra, float_only=False, lead=()):
     out_dtype = d if (not float_only or d.is_floating_point or d.is_complex) else B.default_dtype()
     x = cast(self, out_dtype)
     out = _result(self._tn_sizes, out_dtype, B.device_of(self), self)
-    if B.numel(self._tn_sizes):
-        B.launch(kernel, (*lead, x, *extra), (out,))
+    _launch(kernel, (*lead, x, *extra), out, self._tn_sizes)
     return out
 
 
@@ -657,8 +662,7 @@ def unary_(kernel, self, *extra, float_only=False):
     d = B.dtype_of(self)
     if float_only and not (d.is_floating_point or d.is_complex):
         raise RuntimeError(f"result type Float can't be cast to the desired output type {_type_name(d)}")
-    if B.numel(self._tn_sizes):
-        B.launch(kernel, (self, *extra), (self,))
+    _launch(kernel, (self, *extra), self, self._tn_sizes)
     self._tn_bump_version()
     return self
 
@@ -782,8 +786,7 @@ def clamp(self, min=None, max=None):
     common = B.result_type(self, *[v for v in (min, max) if v is not None])
     x = cast(self, common)
     out = _result(self._tn_sizes, common, B.device_of(self), self)
-    if B.numel(self._tn_sizes):
-        B.launch("clamp", (x, min, max), (out,))
+    _launch("clamp", (x, min, max), out, self._tn_sizes)
     return out
 
 
