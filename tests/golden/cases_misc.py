@@ -307,3 +307,10 @@ def as_subclass_is_a_recorded_alias():
 @exact
 def as_subclass_refuses_a_non_tensor_class():
     return torch.ones(2).as_subclass(int)
+
+
+@case
+def special_functions_on_meta_tensors():
+    m = torch.ones(3, device="meta")
+    return [(r.shape, r.dtype, r.device.type) for r in (torch.special.i1e(m), torch.special.legendre_polynomial_p(m, 3),
+                                                        torch.special.airy_ai(m))]

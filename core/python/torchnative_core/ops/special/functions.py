@@ -70,6 +70,15 @@ def _map(fn, *xs, dtype=None):
     torch = _torch()
     ts = torch.broadcast_tensors(*xs) if len(xs) > 1 else xs
     shape = list(ts[0].shape)
+    if any(x.device.type == "meta" for x in xs):
+        # shapes and dtypes only, as upstream's meta kernels; a meta operand beside a cpu one that
+        # is not a 0-dim scalar refuses, named from the first operand's device
+        devs = {x.device.type for x in xs if x.dim() or x.device.type == "meta"}
+        if len(devs) > 1:
+            first = xs[0].device.type
+            raise RuntimeError(f"Tensor on device {'cpu' if first == 'meta' else 'meta'} is not on the expected "
+                               f"device {first}!")
+        return torch.empty(shape, dtype=dtype, device="meta")
     if B.numel(shape) == 0:
         return torch.empty(shape, dtype=dtype)
     flats = [t.detach().reshape(-1).to(torch.float64).tolist() for t in ts]
