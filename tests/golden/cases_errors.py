@@ -508,3 +508,38 @@ def igamma_shapes_checked_before_its_dtype():
 def empty_tensor_of_a_dtype_the_kernel_does_not_take():
     # upstream's dtype dispatch refuses whatever the size
     return torch.bitwise_xor(torch.empty(0), torch.empty(0))
+
+
+@case
+def cosine_similarity_of_integers():
+    return F.cosine_similarity(torch.ones(2, 3, dtype=torch.long), torch.ones(2, 3, dtype=torch.long), 3)
+
+
+@case
+def cat_with_a_zero_dim_tensor_after_others():
+    return torch.cat([torch.ones(2), torch.ones(2), torch.tensor(1.0)], 3)
+
+
+@case
+def narrow_copy_dim_past_the_end():
+    return torch.ops.aten.narrow_copy(torch.ones(2, 3), 2, 0, 1)
+
+
+@case
+def empty_permuted_layout_out_of_range():
+    return torch.empty_permuted((2, 3), (0, 2))
+
+
+@case
+def matrix_rank_of_a_vector():
+    return torch.linalg.matrix_rank(torch.ones(3))
+
+
+@case
+def avg_pool3d_of_a_matrix():
+    return F.avg_pool3d(torch.ones(2, 3), 1)
+
+
+@case
+def stack_dim_wrapped_before_sizes_compared():
+    return torch.stack([torch.ones(2), torch.ones(3)], 4)

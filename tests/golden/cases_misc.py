@@ -1,7 +1,7 @@
 """In-place ops, repr text, .item(), .tolist(), numpy interop, misc Tensor API."""
 from functools import partial
 
-from .registry import case, np, torch
+from .registry import F, case, np, torch
 
 exact = partial(case, exact=True)
 
@@ -314,3 +314,9 @@ def special_functions_on_meta_tensors():
     m = torch.ones(3, device="meta")
     return [(r.shape, r.dtype, r.device.type) for r in (torch.special.i1e(m), torch.special.legendre_polynomial_p(m, 3),
                                                         torch.special.airy_ai(m))]
+
+
+@case
+def nuclear_norm_of_a_batch_and_cosine_similarity_of_mixed_dtypes():
+    return (torch.nuclear_norm(torch.arange(24.0).reshape(2, 3, 4) % 5), F.cosine_similarity(
+        torch.tensor([[1, 2, 3]]), torch.tensor([[1.0, 0.5, 2.0]]), 1), torch.ops.aten.narrow_copy(torch.ones(2, 3), 1, 1, 2))

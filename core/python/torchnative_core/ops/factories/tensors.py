@@ -512,6 +512,14 @@ def empty_permuted(size, physical_layout, dtype=None, layout=None, device=None, 
 
     if len(size) != len(physical_layout):
         raise RuntimeError("Number of dimensions in size does not match the length of the physical_layout")
+    seen = set()
+    for i, p in enumerate(physical_layout):
+        if not 0 <= p < len(size):
+            raise RuntimeError(f"Dimension out of range (expected to be between 0 and {len(size) - 1}, but got {p} at "
+                               f"index {i}).  NB: negative dims not currently supported; file an issue if you want it.")
+        if p in seen:
+            raise RuntimeError("Duplicate dim not allowed")
+        seen.add(p)
     phys = torch.empty([size[p] for p in physical_layout], dtype=dtype, device=device)
     inverse = [0] * len(physical_layout)
     for i, p in enumerate(physical_layout):

@@ -134,19 +134,25 @@ def linalg_norm_str(A, ord, dim=None, keepdim=False, dtype=None):
 
 @impl("nuclear_norm")
 def nuclear_norm(self, keepdim=False):
-    if self.dim() != 2:
-        raise RuntimeError(f"nuclear_norm requires a 2D input; got {self.dim()}D")
+    _check_float(self, "linalg.matrix_norm")
     return D("linalg_matrix_norm.str_ord", self, "nuc", [-2, -1], keepdim, None)
 
 
 @impl("nuclear_norm.dim")
 def nuclear_norm_dim(self, dim, keepdim=False):
+    _check_float(self, "linalg.matrix_norm")
     return D("linalg_matrix_norm.str_ord", self, "nuc", list(dim), keepdim, None)
 
 
 # --- tolerances (get_atol_rtol) -------------------------------------------------------------------
 
+def _check_rank_input(A):
+    if A.dim() < 2:
+        raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions.")
+
+
 def _atol_rtol_tensors(A, atol, rtol):
+    _check_rank_input(A)
     torch = _torch()
     # on A's device, as upstream's at::scalar_tensor(..., A.options()) (a CPU 0-dim tensor stops
     # being 0-dim once unsqueezed)
@@ -162,6 +168,7 @@ def _atol_rtol_tensors(A, atol, rtol):
 
 
 def _atol_rtol_floats(A, atol, rtol):
+    _check_rank_input(A)
     a = 0.0 if atol is None else atol
     if rtol is not None:
         r = rtol
@@ -210,12 +217,14 @@ def matrix_rank_float(self, atol=None, rtol=None, hermitian=False):
 def matrix_rank_tol_tensor(input, tol, hermitian=False):
     torch = _torch()
     _check_float(input, "torch.linalg.matrix_rank")
+    _check_rank_input(input)
     return _rank(input, tol, torch.zeros((), dtype=torch.float64), hermitian, False)
 
 
 @impl("linalg_matrix_rank")
 def matrix_rank_tol_float(self, tol, hermitian=False):
     _check_float(self, "torch.linalg.matrix_rank")
+    _check_rank_input(self)
     return _rank(self, tol, 0.0, hermitian, True)
 
 

@@ -140,10 +140,13 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     if eps < 0:
         raise RuntimeError(f"eps must be non-negative, got: {eps}")
 
-    if not (x1.is_floating_point() or x1.is_complex()):
-        x1 = x1.to(torch.get_default_dtype())
-    if not (x2.is_floating_point() or x2.is_complex()):
-        x2 = x2.to(torch.get_default_dtype())
+    common = torch.result_type(x1, x2)
+    if not common.is_floating_point:
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                           f"{B.scalar_type_name(common)}")
+    # integer (and bool) sides take the common dtype, as upstream's; vector_norm takes floats only
+    x1 = x1 if x1.is_floating_point() else x1.to(common)
+    x2 = x2 if x2.is_floating_point() else x2.to(common)
     x1, x2 = torch.broadcast_tensors(x1, x2)
     n1 = torch.linalg.vector_norm(x1, 2, dim, True).clamp_min(eps)
     n2 = torch.linalg.vector_norm(x2, 2, dim, True).clamp_min(eps)

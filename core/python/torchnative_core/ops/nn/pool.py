@@ -439,6 +439,8 @@ def avg_pool2d_any(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, 
 @impl("avg_pool3d")
 def avg_pool3d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True,
                divisor_override=None):
+    if self.dim() not in (4, 5):
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
     return avg_pool_nd(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3)
 
 

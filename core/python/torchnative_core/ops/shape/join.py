@@ -134,11 +134,12 @@ def cat(tensors, dim=0):
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     # legacy: 1-d empty tensors are skipped for shape purposes
+    for i, t in enumerate(tensors):  # upstream's cat meta looks at every input before the dim
+        if not t._tn_sizes:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     shaped = [t for t in tensors if not (len(t._tn_sizes) == 1 and t._tn_sizes[0] == 0)]
     ref = shaped[0] if shaped else tensors[0]
     nd = len(ref._tn_sizes)
-    if nd == 0:
-        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     d = B.wrap_dim(dim, nd)
     # cat promotes as if every input were dimensioned (no 0-dim/wrapped-number tiers)
     out_dtype = None
@@ -173,12 +174,12 @@ def stack(tensors, dim=0):
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     first = list(tensors[0]._tn_sizes)
+    d = B.wrap_dim(dim, len(first) + 1)  # the dim is wrapped before the sizes are compared
     for i, t in enumerate(tensors):
         if list(t._tn_sizes) != first:
             raise RuntimeError(
                 f"stack expects each tensor to be equal size, but got {first} at entry 0 and {list(t._tn_sizes)} at entry {i}"
             )
-    d = B.wrap_dim(dim, len(first) + 1)
     return D("cat", [D("unsqueeze", t, d) for t in tensors], d)
 
 

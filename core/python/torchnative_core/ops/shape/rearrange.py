@@ -123,6 +123,8 @@ def repeat_interleave_indices(repeats, output_size=None):
 
 @impl("repeat_interleave.self_Tensor")
 def repeat_interleave_tensor(self, repeats, dim=None, output_size=None):
+    if len(repeats._tn_sizes) > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
     x = self if dim is not None else D("reshape", self, [-1])
     d = B.wrap_dim(dim if dim is not None else 0, len(x._tn_sizes))
     if len(repeats._tn_sizes) == 0 or (len(repeats._tn_sizes) == 1 and repeats._tn_sizes[0] == 1):

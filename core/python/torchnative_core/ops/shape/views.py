@@ -244,6 +244,19 @@ def slice_(self, dim=0, start=None, end=None, step=1):
     return _view(self, sizes, strides, offset)
 
 
+@impl("narrow_copy")
+def narrow_copy(self, dim, start, length):
+    """upstream's dense narrow_copy checks a non-negative dim itself (a RuntimeError, where a
+    negative one is wrapped with the usual IndexError)."""
+    nd = len(self._tn_sizes)
+    if not nd:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if dim >= nd:
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got false.  (Could "
+                           "this error message be improved?  If so, please report an enhancement request to PyTorch.)")
+    return D("clone", D("narrow", self, dim, start, length), CONTIGUOUS_FORMAT)
+
+
 @impl("narrow")
 def narrow(self, dim, start, length):
     nd = len(self._tn_sizes)
@@ -418,9 +431,11 @@ def flatten(self, start_dim=0, end_dim=-1):
 
 @impl("unflatten.int")
 def unflatten(self, dim, sizes):
-    d = B.wrap_dim(dim, len(self._tn_sizes))
     if not len(sizes):
         raise RuntimeError("unflatten: sizes must be non-empty")
+    if not self._tn_sizes:  # upstream's error comes from the size lookup, re-raised as RuntimeError
+        raise RuntimeError("unflatten got an unexpected error:\nDimension specified as 0 but tensor has no dimensions")
+    d = B.wrap_dim(dim, len(self._tn_sizes))
     cur = list(self._tn_sizes)
     inferred = infer_size(sizes, cur[d])
     return D("view", self, cur[:d] + inferred + cur[d + 1 :])
