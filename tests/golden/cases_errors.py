@@ -543,3 +543,38 @@ def avg_pool3d_of_a_matrix():
 @case
 def stack_dim_wrapped_before_sizes_compared():
     return torch.stack([torch.ones(2), torch.ones(3)], 4)
+
+
+@case
+def softmax_of_integers():
+    return torch.softmax(torch.ones(2, 3, dtype=torch.long), 0)
+
+
+@case
+def squeeze_scalar_dim_out_of_range():
+    return torch.squeeze(torch.tensor(2.0), 1)
+
+
+@case
+def rot90_dim_out_of_range():
+    return torch.rot90(torch.ones(2, 2, 1), 2, [1, 5])
+
+
+@case
+def fftshift_dim_out_of_range():
+    return torch.fft.fftshift(torch.ones(4, 2, 1), [5])
+
+
+@case
+def slice_with_a_negative_step():
+    return torch.ops.aten.slice_copy.Tensor(torch.ones(4, 4), 0, None, 2, 0)
+
+
+@case
+def binary_cross_entropy_target_of_another_dtype():
+    return torch.ops.aten.binary_cross_entropy(torch.full((2,), 0.3), torch.full((2,), 0.5).double())
+
+
+@case
+def rms_norm_with_an_empty_normalized_shape():
+    return torch.ops.aten.rms_norm(torch.ones(2, 3), [])

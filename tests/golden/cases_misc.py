@@ -320,3 +320,12 @@ def special_functions_on_meta_tensors():
 def nuclear_norm_of_a_batch_and_cosine_similarity_of_mixed_dtypes():
     return (torch.nuclear_norm(torch.arange(24.0).reshape(2, 3, 4) % 5), F.cosine_similarity(
         torch.tensor([[1, 2, 3]]), torch.tensor([[1.0, 0.5, 2.0]]), 1), torch.ops.aten.narrow_copy(torch.ones(2, 3), 1, 1, 2))
+
+
+@case
+def binary_cross_entropy_broadcasts_squeezed_operands():
+    A = torch.ops.aten
+    return (A.binary_cross_entropy(torch.full((2, 1), 0.3), torch.tensor([0.2, 0.9])),
+            A.binary_cross_entropy(torch.full((2, 3), 0.3), torch.tensor([0.2, 0.9, 0.1]), None, 0),
+            torch.softmax(torch.ones(0, 3, dtype=torch.long), 1), torch.softmax(torch.tensor(2.0), -1),
+            F.softmax(torch.ones(2, dtype=torch.long), 0, dtype=torch.float64))

@@ -164,7 +164,7 @@ def renorm(self, p, dim, maxnorm):
     nd = self.dim()
     if nd <= 1:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {nd} dimensions")
-    d = dim % nd
+    d = B.wrap_dim(dim, nd)
     reduce_dims = [i for i in range(nd) if i != d]
     acc = torch.float32 if self.dtype in (torch.bfloat16, torch.float16) else self.dtype
     norm = torch.linalg.vector_norm(self, p, reduce_dims, keepdim=True, dtype=acc)

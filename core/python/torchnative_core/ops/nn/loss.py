@@ -269,9 +269,22 @@ def _cross_entropy_probs(self, logp, target, weight, reduction, label_smoothing,
 @impl("binary_cross_entropy")
 def binary_cross_entropy(self, target, weight=None, reduction=MEAN):
     """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 as upstream does."""
-    if list(self.shape) != list(target.shape):
-        raise ValueError(f"Using a target size ({list(target.shape)}) that is different to the input size "
-                         f"({list(self.shape)}) is deprecated. Please ensure they have the same size.")
+    # upstream's kernel: a TensorIterator over the squeezed loss, input and target (the size
+    # warning is torch.nn.functional's, not the operator's): the target broadcasts to the input's
+    # squeezed shape, with the input's dtype
+    x_shape = [s for s in self.shape if s != 1]
+    shape = list(B.broadcast_shapes(x_shape, [s for s in target.shape if s != 1]))
+    if target.dtype != self.dtype:
+        raise RuntimeError(f"Found dtype {B.scalar_type_name(B.dtype_of(target))} but expected "
+                           f"{B.scalar_type_name(B.dtype_of(self))}")
+    if shape != x_shape:  # the loss (empty_like(input)) is resized to the broadcast shape, with a warning
+        import warnings
+
+        warnings.warn(f"An output with one or more elements was resized since it had shape {x_shape}, which does not "
+                      f"match the required output shape {shape}.", UserWarning, stacklevel=2)
+        self, target = self.squeeze().expand(shape), target.squeeze().expand(shape)
+    elif list(target.shape) != list(self.shape):
+        target = target.squeeze().expand(x_shape).reshape(self.shape)
     B.floating_kernel_only(self, "binary_cross_entropy")
     if self.numel() and bool(((self < 0) | (self > 1)).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")

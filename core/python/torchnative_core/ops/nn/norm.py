@@ -72,11 +72,17 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     import torch
 
     k = len(normalized_shape)
+    if not k:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           f"element, but got normalized_shape = {list(normalized_shape)}")
+    if not input.dim():  # (upstream's composite raises a ValueError here)
+        raise ValueError("Input tensor must have at least 1 dimensions, but got 0")
     if list(input.shape[input.dim() - k:]) != list(normalized_shape):
         raise RuntimeError(
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape [*, "
             + ", ".join(str(s) for s in normalized_shape) + f"], but got input of size{list(input.shape)}"
         )
+    B.floating_kernel_only(input, "rms_norm", complex_ok=True)
     half = input.dtype in (torch.float16, torch.bfloat16)
     x = input.float() if half else input
     if eps is None:

@@ -26,9 +26,10 @@ def _cast(t, dtype):
 @impl("_softmax")
 def _softmax(self, dim, half_to_float):
     nd = len(self._tn_sizes)
-    d = B.wrap_dim(dim, nd) if nd else 0
+    d = B.wrap_dim(dim, max(nd, 1))  # a scalar takes dims -1 and 0
     out = B.empty(self._tn_sizes, B.dtype_of(self), B.device_of(self))
     if B.numel(self._tn_sizes):
+        _softmax_dtype_check("softmax", self, d, nd)
         B.launch("_softmax", (self, d, half_to_float), (out,))
     return out
 
@@ -36,18 +37,22 @@ def _softmax(self, dim, half_to_float):
 @impl("_log_softmax")
 def _log_softmax(self, dim, half_to_float):
     nd = len(self._tn_sizes)
-    d = B.wrap_dim(dim, nd) if nd else 0
+    d = B.wrap_dim(dim, max(nd, 1))  # a scalar takes dims -1 and 0
     out = B.empty(self._tn_sizes, B.dtype_of(self), B.device_of(self))
     if B.numel(self._tn_sizes):
+        _softmax_dtype_check("log_softmax", self, d, nd)
         B.launch("_log_softmax", (self, d, half_to_float), (out,))
     return out
 
 
+def _softmax_dtype_check(name, self, d, nd):
+    """upstream's kernels take floating dtypes only (no promotion of integers: softmax.int casts
+    only to an explicit dtype), named by whether the dim is the last."""
+    B.floating_kernel_only(self, f"{name}_lastdim_kernel_impl" if d == nd - 1 or not nd else f"{name}_kernel_impl")
+
+
 def _float_input(self, dtype):
-    if dtype is not None:
-        return _cast(self, dtype)
-    d = B.dtype_of(self)
-    return self if (d.is_floating_point or d.is_complex) else _cast(self, B.default_dtype())
+    return self if dtype is None else _cast(self, dtype)
 
 
 @impl("softmax.int")

@@ -192,7 +192,7 @@ def rot90(self, k=1, dims=(0, 1)):
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
     if self.dim() < 2:
         raise RuntimeError(f"expected total dims >= 2, but got total dims = {self.dim()}")
-    d0, d1 = dims[0] % self.dim(), dims[1] % self.dim()
+    d0, d1 = B.wrap_dim(dims[0], self.dim()), B.wrap_dim(dims[1], self.dim())
     if d0 == d1:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
     k = k % 4

@@ -227,7 +227,7 @@ def slice_(self, dim=0, start=None, end=None, step=1):
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     d = B.wrap_dim(dim, nd)
     if step <= 0:
-        raise ValueError("slice step must be positive")
+        raise RuntimeError("slice step must be positive")
     size = sizes[d]
     start = 0 if start is None else start
     end = size if end is None else end
@@ -289,7 +289,8 @@ def squeeze(self):
 @impl("squeeze.dim")
 def squeeze_dim(self, dim):
     nd = len(self._tn_sizes)
-    return _squeeze_dims(self, {B.wrap_dim(dim, nd)} if nd else set())
+    w = B.wrap_dim(dim, max(nd, 1))  # a scalar takes dims -1 and 0, as upstream's maybe_wrap_dim
+    return _squeeze_dims(self, {w} if nd else set())
 
 
 @impl("squeeze.dims")
@@ -418,9 +419,9 @@ def unbind(self, dim=0):
 @impl("flatten.using_ints")
 def flatten(self, start_dim=0, end_dim=-1):
     sizes = list(self._tn_sizes)
+    s, e = B.wrap_dim(start_dim, max(len(sizes), 1)), B.wrap_dim(end_dim, max(len(sizes), 1))
     if not sizes:
         return D("reshape", self, [1])
-    s, e = B.wrap_dim(start_dim, len(sizes)), B.wrap_dim(end_dim, len(sizes))
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:

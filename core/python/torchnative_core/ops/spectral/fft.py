@@ -311,9 +311,14 @@ def _fft_c2r(self, dim, normalization, last_dim_size):
 
 
 def _shift(x, dim, half):
-    dims = list(range(x.dim())) if dim is None else [d % max(x.dim(), 1) for d in dim]
+    """roll by half of each dim (upstream's fftshift/ifftshift: dims wrapped, then roll, which
+    wants at least one shift)."""
+    nd = x.dim()
+    dims = list(range(nd)) if dim is None else [B.wrap_dim(d, max(nd, 1)) for d in dim]
     if not dims:
-        return x.clone()
+        raise RuntimeError("`shifts` required")
+    if not nd:
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
     return x.roll([half(x.shape[d]) for d in dims], dims)
 
 
