@@ -320,3 +320,24 @@ def where_with_a_uint8_condition_and_addcmul_of_integers():
             torch.addcmul(a, a, a, value=2.7), a.clone().addcmul_(a, a, value=0.5),
             torch.any(torch.tensor([[True, False]]), 1, out=torch.empty(1, dtype=torch.uint8)),
             torch.cumsum(torch.ones(3), 0, out=torch.empty(3, dtype=torch.float64)))
+
+
+@case(exact=True)
+def frexp_and_ldexp_through_subnormals():
+    v = torch.tensor([0.0, -0.0, 1.0, 3.0, 1e-310, -5e-324, 2.0**-1022, 1.7976931348623157e308, float("inf"),
+                      float("nan"), -0.1], dtype=torch.float64)
+    out = [torch.frexp(v.to(d)) for d in (torch.float64, torch.float32, torch.float16, torch.bfloat16)]
+    x = torch.tensor([1.5, 3.0, 5e-324, 1e-310, 1.5], dtype=torch.float64)
+    return out, torch.ldexp(x, torch.tensor([-1075, -1076, 1074, -5, -1074]))
+
+
+@case(exact=True)
+def inplace_forms_with_their_own_argument_order():
+    # float_power_ (a float64 base), polygamma_ (self first), floor_divide_ by a wrapped number
+    # (cast unchecked), copysign by a number beyond float32
+    A = torch.ops.aten
+    return (A.float_power_.Scalar(torch.tensor([2.0, 0.5], dtype=torch.float64), float("inf")),
+            A.polygamma_.default(torch.tensor([[0.5], [1.5]]), 2),
+            A.floor_divide_.Scalar(torch.tensor([3, -4], dtype=torch.int16), 2147483647),
+            A.copysign.Scalar(torch.tensor([1.0, -2.0]), 1e308),
+            torch.ops.aten._adaptive_avg_pool2d(torch.ones(2, 4, 3, dtype=torch.float64), [0, 1]))

@@ -578,3 +578,13 @@ def binary_cross_entropy_target_of_another_dtype():
 @case
 def rms_norm_with_an_empty_normalized_shape():
     return torch.ops.aten.rms_norm(torch.ones(2, 3), [])
+
+
+@case
+def float_power_inplace_of_a_float32_base():
+    return torch.ones(2).float_power_(2)
+
+
+@case
+def adaptive_avg_pool2d_of_a_vector():
+    return torch.ops.aten._adaptive_avg_pool2d(torch.ones(3), [2, 1])

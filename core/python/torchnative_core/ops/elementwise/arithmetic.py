@@ -371,6 +371,21 @@ def floor_divide(self, other):
     return binary("div.Tensor_mode", self, other, "floor")
 
 
+@impl("floor_divide.Scalar")
+def floor_divide_scalar(self, other):
+    return floor_divide(self, B.C._tn_scalar_to_tensor(other))  # a wrapped number, cast unchecked
+
+
+@impl("floor_divide_.Tensor")
+def floor_divide_(self, other):
+    return binary_("div.Tensor_mode", self, other, "floor")
+
+
+@impl("floor_divide_.Scalar")
+def floor_divide_scalar_(self, other):
+    return floor_divide_(self, B.C._tn_scalar_to_tensor(other))
+
+
 @impl("div.Scalar_mode")
 def div_scalar_mode(self, other, rounding_mode=None):
     # upstream wraps the number as a tensor and calls div.Tensor_mode (BinaryOps.cpp)

@@ -10,7 +10,6 @@ import math
 from .. import base as B
 from .. import impl
 from ..forms.inplace import copy_into_self
-from ..special.functions import _map
 
 
 def _num(x):
@@ -220,8 +219,8 @@ def _ldexp_exact(x, e):
     with pow(2, e) overflows or underflows first)."""
     torch = _torch()
     f64 = torch.float64
-    m, k = torch.frexp(x.to(f64))  # x = m * 2**k, 0.5 <= |m| < 1
-    n = (k.to(torch.int64) + e.to(torch.int32).to(torch.int64)).clamp(-1130, 1030) - 1
+    m, k = _frexp64(x.to(f64))  # x = m * 2**k, 0.5 <= |m| < 1
+    n = (k + e.to(torch.int32).to(torch.int64)).clamp(-1130, 1030) - 1
     # 2m * 2**n: exact while the result is normal; a subnormal result goes through 2m * 2**-52
     # (exact) so that only the last product rounds
     s = torch.where(n < -1022, 52, 0)
@@ -250,6 +249,18 @@ def float_power_ts(self, exponent):
     return self.to(d).pow(complex(exponent) if d == _torch().complex128 else float(exponent))
 
 
+def _float_power_(self, exponent, functional):
+    d = _float_power_dtype(self, exponent)
+    if self.dtype != d:
+        raise RuntimeError(f"the base given to float_power_ has dtype {B.scalar_type_name(B.dtype_of(self))} but the "
+                           f"operation's result requires dtype {B.scalar_type_name(d)}")
+    return copy_into_self(self, functional(self, exponent))
+
+
+for _name, _fn in (("float_power_.Tensor", float_power_tt), ("float_power_.Scalar", float_power_ts)):
+    impl(_name)(lambda self, exponent, _fn=_fn: _float_power_(self, exponent, _fn))
+
+
 @impl("float_power.Scalar")
 def float_power_st(self, exponent):
     torch = _torch()
@@ -264,9 +275,21 @@ def frexp(self):
     torch = _torch()
     if not self.is_floating_point():
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
-    mant = _map(lambda x: math.frexp(x)[0] if math.isfinite(x) else x, self, dtype=self.dtype)
-    expo = _map(lambda x: float(math.frexp(x)[1]) if math.isfinite(x) else 0.0, self, dtype=torch.float64).to(torch.int32)
-    return ret((mant, expo))
+    m, k = _frexp64(self.to(torch.float64))  # exact in float64 for every floating dtype
+    return ret((m.to(self.dtype), k.to(torch.int32)))
+
+
+def _frexp64(x):
+    """x = m * 2**k with 0.5 <= |m| < 1, from the exponent bits (float64 x; zeros, infinities and
+    NaN give (x, 0)). Subnormals are first scaled into the normal range by 2**64, exactly."""
+    torch = _torch()
+    tiny = x.abs() < 2.0 ** -1022
+    xs = torch.where(tiny, x * 2.0 ** 64, x).contiguous()
+    biased = (xs.view(torch.int64) >> 52) & 0x7FF
+    m = xs * torch.tensor(2.0, dtype=torch.float64).pow(1022 - biased)  # a power of two: exact
+    k = biased - 1022 - torch.where(tiny, 64, 0)
+    special = (x == 0) | ~torch.isfinite(x)
+    return torch.where(special, x, m), torch.where(special, 0, k)
 
 
 @impl("fill.Scalar")
@@ -347,9 +370,7 @@ def copysign(self, other):
 
 @impl("copysign.Scalar")
 def copysign_scalar(self, other):
-    import torch
-
-    return copysign(self, torch.scalar_tensor(float(other)))
+    return copysign(self, _num(other))  # a wrapped number (double), as upstream wraps it
 
 
 @impl("sinc")

@@ -70,15 +70,31 @@ def avg_pool2d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, coun
 @impl("adaptive_avg_pool2d")
 def adaptive_avg_pool2d_composite(self, output_size):
     # upstream (AdaptiveAveragePooling.cpp): a global pool is a mean, anything else the kernel
-    if list(output_size) in ([1, 1], [1]):
+    if len(output_size) != 2:
+        raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
+    if list(output_size) == [1, 1]:
         return D("mean.dim", self, [-1, -2], True, None)
     return D("_adaptive_avg_pool2d", self, list(output_size))
 
 
 @impl("_adaptive_avg_pool2d")
 def adaptive_avg_pool2d(self, output_size):
-    oh, ow = (list(output_size) * 2)[:2] if len(output_size) == 1 else list(output_size)
-    h, w = self._tn_sizes[-2:]
+    # upstream's adaptive_avg_pool2d_out_cpu_template checks, in its order
+    if len(output_size) != 2:
+        raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
+    sizes = list(self._tn_sizes)
+    if len(sizes) not in (3, 4):
+        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {sizes}")
+    for i in (-2, -1):
+        if sizes[i] <= 0:
+            raise RuntimeError("adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions, "
+                               f"but input has sizes {sizes} with dimension {i + len(sizes)} being empty")
+    oh, ow = list(output_size)
+    if oh < 0 or ow < 0:
+        raise RuntimeError("numel: integer multiplication overflow")  # resize_ of the output, as upstream's
+    if not oh or not ow:
+        return B.empty(sizes[:-2] + [oh, ow], B.dtype_of(self), B.device_of(self))
+    h, w = sizes[-2:]
     if h % oh or w % ow:
         return adaptive_avg_pool2d_any(self, [oh, ow])
     return avg_pool2d(self, [h // oh, w // ow], [h // oh, w // ow], [0, 0])

@@ -339,6 +339,13 @@ def special_polygamma(n, self):
     return D("polygamma", n, self)
 
 
+@impl("polygamma_")
+def polygamma_(self, n):  # the in-place form takes self first, the functional n first
+    from ..forms.inplace import copy_into_self
+
+    return copy_into_self(self, D("polygamma", n, self))
+
+
 @impl("special_ndtr")
 def special_ndtr(self):
     x_sqrt_2 = self * (1.0 / math.sqrt(2.0))
