@@ -7,7 +7,7 @@ other operator to compose on its device. Generated from the code, two ways that 
           samples) and the golden and conformance cases run on cpu, in a subprocess of
           .venv/bin/python, with the native fast paths off (they mirror Python implementations
           and decline when a kernel is missing: the Python ones say what is launched or asked);
-  static  every `launch("name", ...)`, `_tn_launch("name", ...)` and `_tn_has_kernel("name", ...)`
+  static  every `launch("name", ...)` (and the `_launch` helpers), `_tn_launch("name", ...)` and `_tn_has_kernel("name", ...)`
           with a literal name in the core's Python, and `_tn_launch(py, "name"` /
           `registry::kernel("name"` in its Rust. Launch sites whose name is a variable (a table of
           unary operators, a reduction helper) are only found by the trace.
@@ -41,7 +41,7 @@ RECORD = DATA.relative_to(REPO).as_posix()  # the figures' record, named in the 
 DOC = REPO / "docs" / "plugins.md"
 BEGIN, END = "<!-- primitives:begin (tools/primitives.py writes this table) -->", "<!-- primitives:end -->"
 VENV_PY = REPO / ".venv" / "bin" / "python"
-LAUNCHERS = {"launch": "launch", "_tn_launch": "launch", "_tn_has_kernel": "probe"}
+LAUNCHERS = {"launch": "launch", "_launch": "launch", "_tn_launch": "launch", "_tn_has_kernel": "probe"}
 RUST_LITERAL = re.compile(r'(?:_tn_launch\(\s*py,\s*|registry::kernel\(\s*)"([^"]+)"')
 
 

@@ -329,3 +329,12 @@ def binary_cross_entropy_broadcasts_squeezed_operands():
             A.binary_cross_entropy(torch.full((2, 3), 0.3), torch.tensor([0.2, 0.9, 0.1]), None, 0),
             torch.softmax(torch.ones(0, 3, dtype=torch.long), 1), torch.softmax(torch.tensor(2.0), -1),
             F.softmax(torch.ones(2, dtype=torch.long), 0, dtype=torch.float64))
+
+
+@case
+def batch_norm_update_stats_updates_the_running_statistics():
+    x = torch.arange(24.0).reshape(2, 3, 4) % 7
+    rm, rv = torch.zeros(3), torch.ones(3)
+    out = torch.ops.aten.batch_norm_update_stats(x, rm, rv, 0.1)
+    half = torch.ops.aten.batch_norm_update_stats(x.half(), torch.zeros(3), torch.ones(3), 0.1)
+    return out, rm, rv, half, torch.ops.aten.batch_norm_update_stats(x, None, None, 0.1)

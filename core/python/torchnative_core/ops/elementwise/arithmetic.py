@@ -676,7 +676,7 @@ def unary(kernel, self, *extra, float_only=False, lead=()):
 def unary_(kernel, self, *extra, float_only=False):
     d = B.dtype_of(self)
     if float_only and not (d.is_floating_point or d.is_complex):
-        raise RuntimeError(f"result type Float can't be cast to the desired output type {_type_name(d)}")
+        B.check_safe_cast(B.default_dtype(), d)  # an integer self cannot hold the float result
     _launch(kernel, (self, *extra), self, self._tn_sizes)
     self._tn_bump_version()
     return self

@@ -150,6 +150,32 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
     return _door("native_batch_norm", input, weight, bias, running_mean, running_var, training, momentum, eps)[0]
 
 
+@impl("batch_norm_update_stats")
+def batch_norm_update_stats(input, running_mean, running_var, momentum):
+    """Each channel's mean and biased variance; the running statistics (when given) updated as
+    native_batch_norm's training updates them (the unbiased variance)."""
+    B.floating_kernel_only(input, "batch_norm_update_stats_cpu")
+    params = [t for t in (running_mean, running_var) if t is not None]
+    for t in params:
+        if len(t._tn_sizes) != 1:
+            raise RuntimeError(f"TensorAccessor expected 1 dims but tensor has {len(t._tn_sizes)}")
+    x = input
+    if any(B.dtype_of(t) is not B.dtype_of(input) for t in params):
+        # upstream's mixed type: a float16/bfloat16 input with float32 statistics, in float32
+        if B.dtype_of(input)._tn_name not in ("float16", "bfloat16") or any(B.dtype_of(t) is not B.F32 for t in params):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        x = B.call("_to_copy", input, B.F32)
+    sizes = list(x._tn_sizes)
+    n = B.numel(sizes) // max(sizes[1], 1)
+    var, mean = _door("var_mean.correction", x, [0] + list(range(2, len(sizes))), 0, False)
+    if running_mean is not None:
+        _door("add_.Tensor", _door("mul_.Scalar", running_mean, 1 - momentum), mean, momentum)
+    if running_var is not None:
+        _door("add_.Tensor", _door("mul_.Scalar", running_var, 1 - momentum), _door("mul.Scalar", var, n / (n - 1)),
+              momentum)
+    return mean, var
+
+
 @impl("native_batch_norm")
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     """Inference uses the backend's kernel; training computes batch statistics by composition
