@@ -588,3 +588,9 @@ def float_power_inplace_of_a_float32_base():
 @case
 def adaptive_avg_pool2d_of_a_vector():
     return torch.ops.aten._adaptive_avg_pool2d(torch.ones(3), [2, 1])
+
+
+@case
+def rrelu_with_noise_out_of_another_dtype():
+    return torch.ops.aten.rrelu_with_noise.out(torch.tensor([-1.0, 2.0]), torch.zeros(2), 0.1, 0.3, False,
+                                               out=torch.empty(2, dtype=torch.float64))

@@ -338,3 +338,10 @@ def batch_norm_update_stats_updates_the_running_statistics():
     out = torch.ops.aten.batch_norm_update_stats(x, rm, rv, 0.1)
     half = torch.ops.aten.batch_norm_update_stats(x.half(), torch.zeros(3), torch.ones(3), 0.1)
     return out, rm, rv, half, torch.ops.aten.batch_norm_update_stats(x, None, None, 0.1)
+
+
+@case
+def rrelu_with_noise_out_in_evaluation():
+    A = torch.ops.aten
+    return (A.rrelu_with_noise.out(torch.tensor([-1.0, 2.0]), torch.zeros(2), 0.1, 0.3, False, out=torch.empty(2)),
+            A.rrelu_with_noise.default(torch.tensor([-1.0, 2.0]), torch.zeros(2), 0.3, 0.1, False))

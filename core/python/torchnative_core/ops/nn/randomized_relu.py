@@ -39,8 +39,6 @@ def rrelu_with_noise(self, noise, lower=0.125, upper=1.0 / 3.0, training=False, 
     import torch
 
     _check(self, noise, lower, upper, training)
-    if float(lower) > float(upper):
-        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
         return torch.nn.functional.leaky_relu(self, (float(lower) + float(upper)) / 2)
     dt = B.dtype_of(self)
@@ -60,6 +58,19 @@ def rrelu_with_noise(self, noise, lower=0.125, upper=1.0 / 3.0, training=False, 
     return (self.to(r.dtype) * slopes.reshape(self.shape)).to(self.dtype)
 
 
+@impl("rrelu_with_noise.out")
+def rrelu_with_noise_out(self, noise, lower=0.125, upper=1.0 / 3.0, training=False, generator=None, out=None):
+    """The functional result written into out, which must hold self's dtype (upstream's eval path
+    is leaky_relu_out, a TensorIterator of one dtype; its training path writes self's scalar_t)."""
+    from ..forms.out_variants import write_out
+
+    result = rrelu_with_noise(self, noise, lower, upper, training, generator)
+    if B.dtype_of(out) is not B.dtype_of(self):
+        raise RuntimeError(f"Found dtype {B.scalar_type_name(B.dtype_of(out))} but expected "
+                           f"{B.scalar_type_name(B.dtype_of(self))}")
+    return write_out(out, result)
+
+
 @impl("rrelu_with_noise_backward")
 def rrelu_with_noise_backward(grad_output, self, noise, lower, upper, training, self_is_result):
     import torch
@@ -73,6 +84,9 @@ def rrelu_with_noise_backward(grad_output, self, noise, lower, upper, training, 
 @impl("rrelu")
 def rrelu(self, lower=0.125, upper=1.0 / 3.0, training=False, generator=None):
     import torch
+
+    if float(lower) > float(upper):  # rrelu's own check; rrelu_with_noise has only the draw's
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
 
     return torch.ops.aten.rrelu_with_noise(self, torch.empty_like(self), lower, upper, training, generator)
 
