@@ -123,9 +123,9 @@ for _p in tomllib.loads((Path(__file__).parent / "torchnative" / "plugins.toml")
 @nox.session
 def fuzz(session):
     """The long differential fuzz campaign (tools/fuzz_ops.py; CI runs tests/test_fuzz_ops.py):
-    100,000 calls on ours and on upstream, differing cases appended to the corpus. Pass a seed
-    and a count after `--`: `nox -s fuzz -- 9 20000`."""
+    100,000 calls on ours and on upstream, every dtype (complex ones included), differing cases
+    appended to the corpus. Pass a seed and a count after `--`: `nox -s fuzz -- 9 20000`."""
     seed, calls = (list(session.posargs) + ["1", "100000"][len(session.posargs):])[:2]
     session.run("python3", "tools/fuzz_ops.py", "run", "--calls", calls, "--seed", seed, "--per-class", "1",
-                "--corpus", "tests/data/fuzz_corpus.jsonl", "--progress", "5000", external=True)
+                "--complex", "--corpus", "tests/data/fuzz_corpus.jsonl", "--progress", "5000", external=True)
     session.run("python3", "tools/fuzz_ops.py", "replay", "tests/data/fuzz_corpus.jsonl", external=True)

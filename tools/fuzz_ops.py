@@ -37,7 +37,8 @@ OPS_JSON = ROOT / "core/python/torchnative_core/generated/ops.json"
 OURS = ROOT / ".venv/bin/python"
 
 DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8",
-          "uint8", "bool"]  # complex dtypes: not generated yet (docs/RELIABILITY.md, what is left)
+          "uint8", "bool"]  # `run --complex` adds complex64 and complex128
+COMPLEX_DTYPES = ["complex64", "complex128"]
 HOSTILE_INTS = [-1, -2, 0, 1, 2, 3, 7, 2**31, 2**31 - 1, 2**62, 2**63 - 1, -2**63, -(2**31)]
 HOSTILE_FLOATS = [0.0, -0.0, 1.0, -1.5, 0.5, 1e308, -1e308, 1e-310, math.inf, -math.inf, math.nan]
 # Names with random results still compare: both sides seed torch's generator (bit-identical).
@@ -214,9 +215,14 @@ def worker():
             build[0] = 1
         n = math.prod(build)
         dt = getattr(torch, t["dtype"])
+        if dt.is_complex and "fill" not in t:
+            # real and imaginary parts drawn alike
+            parts = torch.tensor([round(g.uniform(-3, 3), 2) for _ in range(2 * n)], dtype=torch.float64)
+            x = torch.view_as_complex(parts.reshape(build + [2])).to(dt)
+            return _layout(x, t)
         if "fill" in t:
             vals = [t["fill"]] * n
-        elif dt.is_floating_point or dt.is_complex:
+        elif dt.is_floating_point:
             vals = [round(g.uniform(-3, 3), 2) for _ in range(n)]
         elif dt == torch.bool:
             vals = [g.random() < 0.5 for _ in range(n)]
@@ -225,6 +231,10 @@ def worker():
         x = torch.tensor(vals, dtype=torch.float64 if not isinstance(vals[0] if vals else 0.0, bool) else torch.bool)
         with warnings.catch_warnings():
             x = x.to(dt).reshape(build)
+        return _layout(x, t)
+
+    def _layout(x, t):
+        layout, shape = t.get("layout"), t["shape"]
         if layout == "transposed":
             x = x.transpose(-1, -2)
         elif layout == "strided":
@@ -400,6 +410,8 @@ def load_corpus(path):
 
 
 def run(args):
+    if args.complex:
+        DTYPES.extend(COMPLEX_DTYPES)  # the generator's dtype choices (cases stay replayable: JSON)
     schemas = load_schemas()
     r = random.Random(args.seed)
     ours = Side(OURS, args.timeout)
@@ -491,6 +503,7 @@ def main():
     pr.add_argument("--per-class", type=int, default=2,
                     help="corpus cases kept per (operator, our outcome, upstream's outcome)")
     pr.add_argument("--progress", type=int, default=0)
+    pr.add_argument("--complex", action="store_true", help="generate complex64/complex128 tensors and dtypes too")
     pr.add_argument("-v", "--verbose", action="store_true")
     pp = sub.add_parser("replay")
     pp.add_argument("corpus")

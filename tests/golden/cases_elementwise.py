@@ -341,3 +341,9 @@ def inplace_forms_with_their_own_argument_order():
             A.floor_divide_.Scalar(torch.tensor([3, -4], dtype=torch.int16), 2147483647),
             A.copysign.Scalar(torch.tensor([1.0, -2.0]), 1e308),
             torch.ops.aten._adaptive_avg_pool2d(torch.ones(2, 4, 3, dtype=torch.float64), [0, 1]))
+
+
+@case(exact=True)
+def threshold_of_integers_compares_in_their_dtype():
+    x = torch.tensor([-2, -1, 0, 1], dtype=torch.int16)
+    return torch.threshold(x, -1.34, 2), torch.threshold(x.half(), 70000.0, 2), torch.threshold(x.float(), -1.34, 2)

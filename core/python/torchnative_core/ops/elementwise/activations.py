@@ -132,7 +132,10 @@ def threshold(self, threshold, value):
     # upstream's kernel: x <= threshold ? value : x, so a NaN input stays NaN; every type but bool
     if B.dtype_of(self) is B.BOOL:
         raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
-    return torch.where(self <= threshold, torch.full((), value, dtype=self.dtype), self)
+    # an integer tensor compares against the threshold in its own dtype (Scalar::to<scalar_t>:
+    # truncated, and refused beyond the dtype); floating ones against it in opmath
+    t = threshold if self.is_floating_point() else torch.full((), threshold, dtype=self.dtype)
+    return torch.where(self <= t, torch.full((), value, dtype=self.dtype), self)
 
 
 @impl("threshold_backward")
