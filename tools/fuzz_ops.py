@@ -12,6 +12,7 @@ result's shape, dtype and values.
     python3 tools/fuzz_ops.py run --calls 100000 --seed 1      # campaign; summary as JSON
     python3 tools/fuzz_ops.py run --calls 300 --corpus tests/data/fuzz_corpus.jsonl
     python3 tools/fuzz_ops.py replay tests/data/fuzz_corpus.jsonl
+    python3 tools/fuzz_ops.py probe-out --only linalg          # out= of another dtype, both sides
 
 Every case whose outcomes differ is appended to the corpus (at most a few per operator and
 outcome pair), with upstream's outcome, so tests/test_fuzz_ops.py replays it without the oracle.
@@ -491,6 +492,59 @@ def replay(path, timeout=20):
     return res, differing
 
 
+# Another dtype of the same kind, for an out= of the wrong dtype.
+_OTHER_DTYPE = {"float32": "float64", "float64": "float32", "float16": "float32", "bfloat16": "float32",
+                "int64": "int32", "int32": "int64", "int16": "int64", "int8": "int64", "uint8": "int64", "bool": "uint8",
+                "complex64": "complex128", "complex128": "complex64"}
+
+
+def probe_out(args):
+    """Each out= overload (whose name contains `args.only`, if given) with an out of another dtype:
+    a generated case that upstream runs with out's dtype equal to its result's, then each out
+    given another dtype, on both sides. Prints the overloads where the outcomes differ (how
+    out_variants.py's `_EXACT_OUT` was found)."""
+    schemas = [s for s in load_schemas() if any(a["write"] and a["kw"] for a in s["args"])
+               and (not args.only or args.only in s["op"])]
+    r = random.Random(args.seed)
+    ours = Side(OURS, args.timeout)
+    ref = Side(Path(ROOT / "build/ref-python").read_text().strip(), args.timeout)
+    differ = probed = 0
+    try:
+        for sch in schemas:
+            outs = [a["name"] for a in sch["args"] if a["write"] and a["kw"]]
+            for _ in range(args.tries):
+                c = gen_case(r, sch)
+                vals = [c["kwargs"].get(n) for n in outs]
+                if not all(isinstance(v, dict) and "T" in v and not set(v["T"]) & {"fill", "device", "layout"}
+                           for v in vals):
+                    continue
+                res = ref.call(c)
+                if "ok" not in res:
+                    continue
+                got = res["ok"] if isinstance(res["ok"], list) else [res["ok"]]
+                for v, o in zip(vals, got):
+                    if isinstance(o, dict):
+                        v["T"]["dtype"] = o["dtype"]
+                if "ok" in ref.call(c):
+                    break
+            else:
+                continue
+            probed += 1
+            for v in vals:
+                was = v["T"]["dtype"]
+                v["T"]["dtype"] = _OTHER_DTYPE[was]
+                a, b = ref.call(c), ours.call(c)
+                if kind(a) != kind(b):
+                    differ += 1
+                    print(f"{sch['op']}: out {was} -> {v['T']['dtype']}: upstream {kind(a)}, ours {kind(b)}")
+                v["T"]["dtype"] = was
+    finally:
+        ours.close()
+        ref.close()
+    print(f"{len(schemas)} out= overloads, {probed} with a case upstream runs, {differ} outcomes differ")
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -507,11 +561,18 @@ def main():
     pr.add_argument("-v", "--verbose", action="store_true")
     pp = sub.add_parser("replay")
     pp.add_argument("corpus")
+    po = sub.add_parser("probe-out", help="out= overloads given an out of another dtype, both sides")
+    po.add_argument("--only", default="", help="overloads whose name contains this")
+    po.add_argument("--seed", type=int, default=5)
+    po.add_argument("--tries", type=int, default=300, help="generated cases per overload to find one upstream runs")
+    po.add_argument("--timeout", type=float, default=20.0)
     a = p.parse_args()
     if a.cmd == "worker":
         return worker()
     if a.cmd == "run":
         return run(a)
+    if a.cmd == "probe-out":
+        return probe_out(a)
     res, differing = replay(a.corpus)
     print(json.dumps({"counts": dict(res), "differing": collections.Counter(
         f"{o}: ours {k} vs upstream {u}" for o, k, u in differing).most_common(40)}, indent=1))

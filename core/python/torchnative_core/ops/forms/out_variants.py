@@ -193,7 +193,7 @@ _STRUCTURED_TAKING_OUT_DTYPE = {"cat", "cumsum", "cumprod", "sum", "mean", "prod
 
 # Unstructured out= overloads that take only the dtype of their result, as upstream's kernels
 # check it (resize_output plus a dtype check, check_all_same_dtype, or their own message): found
-# by calling each with an out of another dtype on upstream (the fuzzer's argument generator).
+# by calling each with an out of another dtype on both sides (`tools/fuzz_ops.py probe-out`).
 _EXACT_OUT = {
     "adaptive_avg_pool2d.out", "binary_cross_entropy.out", "block_diag.out", "bucketize.Tensor_out", "clip.out",
     "conj_physical.out", "cross.out", "diag.out", "dot.out", "frobenius_norm.out", "heaviside.out", "histc.out",
