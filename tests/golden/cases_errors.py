@@ -594,3 +594,28 @@ def adaptive_avg_pool2d_of_a_vector():
 def rrelu_with_noise_out_of_another_dtype():
     return torch.ops.aten.rrelu_with_noise.out(torch.tensor([-1.0, 2.0]), torch.zeros(2), 0.1, 0.3, False,
                                                out=torch.empty(2, dtype=torch.float64))
+
+
+@case
+def cholesky_of_integers():
+    return torch.cholesky(torch.tensor([[2, 1], [1, 2]]))
+
+
+@case
+def median_of_bools():
+    return torch.median(torch.tensor([True, False]), 0)
+
+
+@case
+def cumsum_into_bool():
+    return torch.cumsum(torch.ones(3, dtype=torch.bool), 0, dtype=torch.bool)
+
+
+@case
+def addcdiv_of_integer_tensors():
+    return torch.addcdiv(torch.ones(2), torch.tensor([1, 2]), torch.tensor([3, 4]))
+
+
+@case
+def diagonal_scatter_src_of_another_size():
+    return torch.diagonal_scatter(torch.ones(3, 3), torch.ones(2), 0, 0, 1)

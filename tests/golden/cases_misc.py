@@ -345,3 +345,9 @@ def rrelu_with_noise_out_in_evaluation():
     A = torch.ops.aten
     return (A.rrelu_with_noise.out(torch.tensor([-1.0, 2.0]), torch.zeros(2), 0.1, 0.3, False, out=torch.empty(2)),
             A.rrelu_with_noise.default(torch.tensor([-1.0, 2.0]), torch.zeros(2), 0.3, 0.1, False))
+
+
+@case
+def diff_of_order_zero_ignores_the_dim():
+    return torch.diff(torch.ones(1, 4), 0, 2), torch.diff(torch.arange(6.0).reshape(2, 3), 1, 1,
+                                                           prepend=torch.zeros(2, 1))

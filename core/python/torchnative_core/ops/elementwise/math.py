@@ -143,6 +143,14 @@ def addcmul(self, tensor1, tensor2, value=1):
 
 @impl("addcdiv")
 def addcdiv(self, tensor1, tensor2, value=1):
+    if not (B.dtype_of(tensor1).is_floating_point or B.dtype_of(tensor1).is_complex) and \
+            not (B.dtype_of(tensor2).is_floating_point or B.dtype_of(tensor2).is_complex):
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a true "
+            "division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * "
+            "torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) "
+            "for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / "
+            "tensor2), for all dtypes.")
     out = _fused("addcdiv", (self, tensor1, tensor2), value)
     if out is not None:
         return out

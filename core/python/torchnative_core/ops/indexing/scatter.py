@@ -434,25 +434,29 @@ def index_copy_(self, dim, index, source):
 @impl("diagonal_scatter")
 def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
     out = self.clone()
-    out.diagonal(offset, dim1, dim2).copy_(src)
+    _copy_exact(out.diagonal(offset, dim1, dim2), src)
     return out
 
 
 @impl("select_scatter")
 def select_scatter(self, src, dim, index):
     out = self.clone()
-    out.select(dim, index).copy_(src)
+    _copy_exact(out.select(dim, index), src)
     return out
+
+
+def _copy_exact(view, src):
+    """The *_scatter operators' copy: src has the slice's size (no broadcast), as upstream checks."""
+    if list(view._tn_sizes) != list(src._tn_sizes):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src._tn_sizes)}, "
+                           f"slice size = {list(view._tn_sizes)}")
+    D("copy_", view, src, False)
 
 
 @impl("slice_scatter")
 def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
     out = self.clone()
-    view = D("slice.Tensor", out, dim, start, end, step)
-    if list(view._tn_sizes) != list(src._tn_sizes):  # no broadcast of src, as upstream's slice_scatter
-        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src._tn_sizes)}, "
-                           f"slice size = {list(view._tn_sizes)}")
-    D("copy_", view, src, False)
+    _copy_exact(D("slice.Tensor", out, dim, start, end, step), src)
     return out
 
 

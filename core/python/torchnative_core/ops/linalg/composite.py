@@ -652,6 +652,8 @@ def linalg_cross(self, other, dim=-1):
     a, b = torch.broadcast_tensors(self, other)
     if a.shape[dim] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {self.shape[dim]} and {other.shape[dim]}")
+    if self.dtype == other.dtype == _torch().bool:
+        raise NotImplementedError("\"cross\" not implemented for 'Bool'")
     if self.dtype != other.dtype:  # the kernel's TensorIterator takes one dtype, no promotion
         raise RuntimeError(f"expected scalar type {B.scalar_type_name(B.dtype_of(self))} but found "
                            f"{B.scalar_type_name(B.dtype_of(other))}")

@@ -273,7 +273,7 @@ def linalg_cholesky(self, upper=False):
 
 @impl("cholesky")
 def cholesky(self, upper=False):
-    _check_float(self, "cholesky")
+    B.floating_kernel_only(self, "cholesky_cpu", complex_ok=True)  # (linalg.cholesky checks by name instead)
     _check_matrix(self, "cholesky", square=True)
     L, info = _cholesky(self, upper)
     _raise_cholesky(info.reshape(-1).tolist(), "cholesky")
@@ -599,7 +599,7 @@ def linalg_solve_triangular(self, B, upper, left=True, unitriangular=False):
 def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
     from torch.return_types import triangular_solve as ret
 
-    _check_float(self, "triangular_solve")
+    B.floating_kernel_only(self, "triangular_solve_cpu", complex_ok=True)
     if self.dim() < 2 or A.dim() < 2:
         raise RuntimeError(f"torch.triangular_solve: Expected b to have at least 2 dimensions, but it has {self.dim()} dimensions instead")
     B_, A_, batch = _batch_broadcast(self, A)

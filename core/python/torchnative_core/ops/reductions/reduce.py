@@ -309,6 +309,8 @@ def any_all(self):
 def _scan(kernel, self, dim, dtype):
     d = B.dtype_of(self)
     out_dtype = _sum_dtype(d, dtype)
+    if out_dtype is B.BOOL and B.numel(self._tn_sizes):
+        raise NotImplementedError(f"\"{kernel}_out_cpu\" not implemented for 'Bool'")
     x = self if d is out_dtype else B.call("_to_copy", self, out_dtype)
     wd = B.wrap_dim(dim, len(self._tn_sizes))
     out = B.empty(self._tn_sizes, out_dtype, B.device_of(self))

@@ -157,8 +157,14 @@ def _register_nanmedian():
 _register_nanmedian()
 
 
+def _no_bool_median(self, kernel):
+    if B.dtype_of(self) is B.BOOL and B.numel(self._tn_sizes):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
 @impl("median")
 def median(self):
+    _no_bool_median(self, "median_cpu")
     flat = D("reshape", self, [-1])
     n = B.numel(flat._tn_sizes)
     s = D("sort", flat, 0, False)[0]
@@ -172,6 +178,7 @@ def median(self):
 def median_dim(self, dim, keepdim=False):
     from torch.return_types import median as t
 
+    _no_bool_median(self, "median_out")
     if not self._tn_sizes:  # a 0-dim tensor is its own median, at index 0
         B.wrap_dim(dim, 0)
         return t((D("clone", self, CONTIGUOUS_FORMAT), B.call("zeros", [], B.I64, device=B.device_of(self))))
