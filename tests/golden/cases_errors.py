@@ -619,3 +619,13 @@ def addcdiv_of_integer_tensors():
 @case
 def diagonal_scatter_src_of_another_size():
     return torch.diagonal_scatter(torch.ones(3, 3), torch.ones(2), 0, 0, 1)
+
+
+@case
+def cat_out_cast_checked_before_shapes():
+    return torch.cat([torch.ones(2), torch.ones(2, 2)], out=torch.empty(4, dtype=torch.int8))
+
+
+@case
+def column_stack_out_cast_checked_before_shapes():
+    return torch.column_stack([torch.ones(2, 3), torch.ones(2, 3, 4)], out=torch.empty(4, dtype=torch.int8))

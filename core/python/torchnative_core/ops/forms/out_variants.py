@@ -171,8 +171,22 @@ def _nonzero_result(ins, outs):
 OUT_DTYPE_CHECKS.update({"argsort": _exact_result("int64"), "float_power": _float_power_result})
 
 
+def _cat_result(ins, outs):
+    """cat's meta function: the inputs' promoted dtype castable to out's, before any shape check
+    (a TypeError, TORCH_CHECK_TYPE)."""
+    tensors = list(ins[0]) if ins and isinstance(ins[0], (list, tuple)) else []
+    common = None
+    for t in tensors:
+        common = B.promote_types(common, B.dtype_of(t))
+    if common is not None and not B.can_cast(common, B.dtype_of(outs[0])):
+        raise TypeError(f"torch.cat(): input types can't be cast to the desired output type "
+                        f"{B.scalar_type_name(B.dtype_of(outs[0]))}")
+
+
 # Checks upstream makes on out before it looks at the other arguments, by operator name.
 EARLY_OUT_CHECKS = {
+    **{name: _cat_result for name in ("cat", "concat", "concatenate", "column_stack", "hstack", "vstack", "dstack",
+                                      "row_stack")},
     **{name: OUT_DTYPE_CHECKS.pop(name) for name in ("signbit", "isneginf", "isposinf", "any", "all", "nan_to_num",
                                                       "nonzero_static")},
     **{f"fft_{k}": _fft_out(k, k in ("fft", "ifft", "rfft", "ihfft"))
