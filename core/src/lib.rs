@@ -31,6 +31,7 @@ pub mod rng_ops;
 pub mod saved;
 pub mod storage;
 pub mod tensor;
+pub mod torch_function;
 
 use tensor::TensorBase;
 
@@ -258,6 +259,18 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fastpath::_tn_fast_paths_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_count_ops, m)?)?;
     m.add_function(wrap_pyfunction!(door::_tn_op_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(torch_function::_tn_tf_mode_active, m)?)?;
+    m.add_function(wrap_pyfunction!(torch_function::_tn_tf_state, m)?)?;
+    m.add_function(wrap_pyfunction!(torch_function::_tn_tf_set_state, m)?)?;
+    m.add_function(wrap_pyfunction!(torch_function::_tn_tf_set_refs, m)?)?;
+    m.add_function(wrap_pyfunction!(torch_function::_tn_tf_set_parameter_class, m)?)?;
+    m.add_function(wrap_pyfunction!(torch_function::_push_on_torch_function_stack, m)?)?;
+    m.add_function(wrap_pyfunction!(torch_function::_pop_torch_function_stack, m)?)?;
+    m.add_function(wrap_pyfunction!(torch_function::_len_torch_function_stack, m)?)?;
+    m.add_function(wrap_pyfunction!(torch_function::_get_function_stack_at, m)?)?;
+    m.add_function(wrap_pyfunction!(torch_function::_has_torch_function, m)?)?;
+    m.add_function(wrap_pyfunction!(torch_function::_has_torch_function_unary, m)?)?;
+    m.add_function(wrap_pyfunction!(torch_function::_has_torch_function_variadic, m)?)?;
     m.add_function(wrap_pyfunction!(door::_push_on_torch_dispatch_stack, m)?)?;
     m.add_function(wrap_pyfunction!(door::_pop_torch_dispatch_stack, m)?)?;
     m.add_function(wrap_pyfunction!(door::_len_torch_dispatch_stack, m)?)?;

@@ -59,3 +59,74 @@ def torch_function_mode_sees_to():
 @exact
 def meta_tensor_copy_out_refused():
     return torch.empty(2, device="meta").to("cpu")
+
+
+@exact
+def has_torch_function_probes():
+    # torch._C's probes as every torch.nn.functional call uses them: plain tensors, Parameter and
+    # Python values are not overrides; subclasses (inheriting the default or their own) and
+    # tensor-likes are; the disable guards and a pushed mode change the answer
+    from torch.overrides import TorchFunctionMode, has_torch_function, has_torch_function_unary, has_torch_function_variadic
+
+    class Sub(torch.Tensor):
+        pass
+
+    class Own(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return super().__torch_function__(func, types, args, kwargs)
+
+    class Like:
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return 0
+
+    class Off(torch.Tensor):
+        __torch_function__ = torch._C._disabled_torch_function_impl
+
+    t = torch.ones(2)
+    values = [t, torch.nn.Parameter(t.clone()), t.as_subclass(Sub), t.as_subclass(Own), Like(), t.as_subclass(Off),
+              None, 1, 2.0, True, "s", [t], (t,), {}, torch.nn.parameter.Buffer(t) if hasattr(torch.nn.parameter, "Buffer") else 0]
+
+    def probe():
+        return ([has_torch_function_unary(v) for v in values], has_torch_function_variadic(t, None, 3),
+                has_torch_function_variadic(t, values[2]), has_torch_function(tuple(values[:2])),
+                has_torch_function([values[4]]))
+
+    plain = probe()
+    with torch._C.DisableTorchFunctionSubclass():
+        sub_off = probe()
+        state_sub = torch._C._is_torch_function_enabled()
+    with torch._C.DisableTorchFunction():
+        all_off = probe()
+        state_all = torch._C._is_torch_function_all_disabled()
+
+    class Mode(TorchFunctionMode):
+        pass
+
+    with Mode():
+        moded = probe()
+        depth = torch._C._len_torch_function_stack()
+        inner = type(torch._C._get_function_stack_at(0)).__name__
+        with torch._C.DisableTorchFunctionSubclass():
+            moded_sub_off = probe()
+            mode_on = torch._C._is_torch_function_mode_enabled()
+    return plain, sub_off, state_sub, all_off, state_all, moded, depth, inner, moded_sub_off, mode_on, torch._C._len_torch_function_stack()
+
+
+@exact
+def torch_function_stack_errors():
+    from torch.overrides import TorchFunctionMode
+
+    out = []
+    with TorchFunctionMode():
+        for f in (lambda: torch._C._get_function_stack_at(1), torch._C._pop_torch_function_stack):
+            try:
+                out.append(type(f()).__name__)
+            except RuntimeError as e:
+                out.append(str(e))
+        torch._C._push_on_torch_function_stack(TorchFunctionMode())  # what the pop took
+    try:
+        torch._C._pop_torch_function_stack()
+    except RuntimeError as e:
+        out.append(str(e))
+    return out

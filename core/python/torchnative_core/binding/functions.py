@@ -278,14 +278,12 @@ def _to_foreign(public, args, kwargs):
     return handle_torch_function(public, relevant, *args, **kwargs)
 
 
-# The mode check is inlined (not a with_modes wrapper): one lookup in the thread's dict (getattr
-# with a default costs an AttributeError on threads that never pushed a mode), no extra frame.
-_TLS = _TF._tls
+# The mode check is inlined (not a with_modes wrapper): one native call, no extra frame.
 def _make_function(name: str, ov: _Overloads):
     plans = ov.plans
 
     def fn(*args, **kwargs):
-        if _TLS.__dict__.get("stack") and _TF._state() != 2:
+        if _TF.mode_active():
             return _to_modes(fn, args, kwargs)
         if _PLANS_ON[0]:  # a recorded plan, found and run natively (core/src/plans.rs)
             r = _planned(plans, None, args, kwargs)
@@ -304,7 +302,7 @@ def _make_method(name: str, ov: _Overloads):
     plans = ov.plans
 
     def method(self, *args, **kwargs):
-        if _TLS.__dict__.get("stack") and _TF._state() != 2:
+        if _TF.mode_active():
             return _to_modes(method, (self, *args), kwargs)
         if _PLANS_ON[0]:
             r = _planned(plans, self, args, kwargs)
@@ -330,7 +328,7 @@ def _make_binary_dunder(target: str, ov: _Overloads):
     plans = ov.plans
 
     def dunder(self, other):
-        if _TLS.__dict__.get("stack") and _TF._state() != 2:
+        if _TF.mode_active():
             return _to_modes(dunder, (self, other), {})
         try:
             if _PLANS_ON[0]:

@@ -196,7 +196,7 @@ def install(C_) -> None:
         # upstream's THPVariable_to: nothing asked, no call; a dtype alone is to.dtype, a device
         # and a dtype to.device, anything else to.dtype_layout with self's options filled in
         # (so a traced graph records the same overload and arguments)
-        if _TF._tls.__dict__.get("stack") and _TF._state() != 2:  # a TorchFunctionMode sees the call
+        if _TF.mode_active():  # a TorchFunctionMode sees the call
             from torch.overrides import handle_torch_function
 
             return handle_torch_function(to, _TF._relevant_args((self, *args), kwargs), self, *args, **kwargs)

@@ -207,39 +207,50 @@ class _SchemaArgument:
 
 # --- calling through the door -----------------------------------------------------------------
 
+_BINDERS: dict = {}
+
+
+def _binder(schema):
+    """What binding a call needs from a schema, computed once per schema: the names for error
+    messages, the positional count, and per argument its name, flags and converter."""
+    b = _BINDERS.get(schema.qualified)
+    if b is None:
+        full = schema.qualified if "::" in schema.qualified else f"aten::{schema.qualified}"
+        tail = schema.text[len(schema.qualified):]
+        per_arg = [(a, a.name, a.kwarg_only, a.has_default, a.base_type == "Tensor", conv)
+                   for a, conv in zip(schema.args, _converters(schema))]
+        b = _BINDERS[schema.qualified] = (full, full.split(".")[0], f"Declaration: {full}{tail}", tail,
+                                          sum(not a.kwarg_only for a in schema.args), per_arg)
+    return b
+
+
 def bind_schema(schema, args, kwargs):
     """Binds Python args/kwargs to a schema (JIT rules, simplified): positional first, then by
     name, then defaults. Returns the values in schema order or raises upstream's RuntimeError
     (the JIT's schema matching raises RuntimeError, with these messages)."""
     from ..binding.functions import _schema_default
 
-    full = schema.qualified if "::" in schema.qualified else f"aten::{schema.qualified}"
-    name = full.split(".")[0]
-    decl = f"Declaration: {full}{schema.text[len(schema.qualified):]}"
-    positional = sum(not a.kwarg_only for a in schema.args)
-    if len(args) > len(schema.args):
-        raise RuntimeError(f"{name}() expected at most {len(schema.args)} argument(s) but received {len(args)} argument(s). {decl}")
+    full, name, decl, tail, positional, per_arg = _binder(schema)
+    if len(args) > len(per_arg):
+        raise RuntimeError(f"{name}() expected at most {len(per_arg)} argument(s) but received {len(args)} argument(s). {decl}")
     if len(args) > positional:
         raise RuntimeError(f"{name}() takes {positional} positional argument(s) but {len(args)} was/were given.  {decl}")
-    values = []
+    values = list(args)
     used = 0
-    pos = list(args)
-    for a in schema.args:
-        if pos and not a.kwarg_only:
-            values.append(pos.pop(0))
-        elif a.name in kwargs:
-            values.append(kwargs[a.name])
+    for a, aname, kwarg_only, has_default, _, _ in per_arg[len(args):]:
+        if aname in kwargs:
+            values.append(kwargs[aname])
             used += 1
-        elif a.has_default:
+        elif has_default:
             values.append(_schema_default(a))
         else:
-            raise RuntimeError(f"{name}() is missing value for argument '{a.name}'. {decl}")
+            raise RuntimeError(f"{name}() is missing value for argument '{aname}'. {decl}")
     if used != len(kwargs):
-        unknown = [k for k in kwargs if k not in {a.name for a in schema.args}]
-        raise RuntimeError(f"Unknown keyword argument '{unknown[0]}' for operator '{name}'. Schema: {full}{schema.text[len(schema.qualified):]}")
+        unknown = [k for k in kwargs if k not in {p[1] for p in per_arg}]
+        raise RuntimeError(f"Unknown keyword argument '{unknown[0]}' for operator '{name}'. Schema: {full}{tail}")
     numbers_ok = None
-    for i, (a, v, convert) in enumerate(zip(schema.args, values, _converters(schema))):
-        if isinstance(v, (bool, int, float, complex)) and a.base_type == "Tensor":
+    for i, (v, (a, aname, _, _, is_tensor, convert)) in enumerate(zip(values, per_arg)):
+        if is_tensor and isinstance(v, (bool, int, float, complex)):
             # A number for a Tensor argument becomes a wrapped-number tensor for the operators
             # upstream's IValue conversion allows (mul.Tensor(x, 2), as a mode calls it back).
             if numbers_ok is None:
@@ -251,16 +262,16 @@ def bind_schema(schema, args, kwargs):
 
                 values[i] = wrapped_number(v)
                 continue
-        if v is None and a.base_type == "Tensor":
+        if v is None and is_tensor:
             raise RuntimeError(f"Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument "
-                               f"#{i} '{a.name}'")
+                               f"#{i} '{aname}'")
         if convert is None:
             continue
         try:
             values[i] = convert(v)
         except Mismatch:
             raise RuntimeError(f"{name}() Expected a value of type '{jit_type_name(a.base_type)}' for argument "
-                               f"'{a.name}' but instead found type '{type(v).__name__}'.\nPosition: {i}\n"
+                               f"'{aname}' but instead found type '{type(v).__name__}'.\nPosition: {i}\n"
                                f"Value: {v!r}\n{decl}") from None
     return values
 
@@ -662,18 +673,45 @@ def _wants_meta(args, kwargs) -> bool:
     return _meta_in_tls_dispatch_include() or any(meta(a) for a in (*args, *kwargs.values()))
 
 
+_PLAIN_VALUES = frozenset({str, int, float, bool, type(None)})
+
+
+def _plain_call(args, kwargs) -> bool:
+    """Whether only the kernel can take this call: no TorchDispatchMode, nothing in the thread's
+    local dispatch key sets, and arguments that are Python values or plain non-meta tensors.
+    (The profiler's record_function ops run twice in every optimizer step and zero_grad.)"""
+    if C._len_torch_dispatch_stack():
+        return False
+    from . import dispatch_keys as DK
+
+    d = DK._tls.__dict__
+    if d and (d.get("include", DK._EMPTY)._keys or d.get("exclude", DK._EMPTY)._keys):
+        return False
+    base = C._tn_tensor_class_ref[0]
+    for a in (*args, *kwargs.values()) if kwargs else args:
+        t = type(a)
+        if t not in _PLAIN_VALUES and not (t is base and a._tn_device_key != "meta"):
+            return False
+    return True
+
+
 def _library_overload(full):
     schema = LIB_SCHEMAS[full]
+    short = full.split(".")[0] if schema.overload else full
 
     def op(*args, **kwargs):
-        from ..ops.door import modes
+        if _plain_call(args, kwargs):
+            order = _IMPL_ORDER
+        else:
+            from ..ops.door import modes
 
-        # a torch.library operator meets modes and subclasses as an aten one does at the door
-        out = modes.handle_library(full, args, kwargs)
-        if out is not NotImplemented:
-            return out
-        for key in (_META_ORDER if _wants_meta(args, kwargs) else _IMPL_ORDER):
-            fn = LIB_IMPLS.get((full, key)) or LIB_IMPLS.get((full.split(".")[0] if schema.overload else full, key))
+            # a torch.library operator meets modes and subclasses as an aten one does at the door
+            out = modes.handle_library(full, args, kwargs)
+            if out is not NotImplemented:
+                return out
+            order = _META_ORDER if _wants_meta(args, kwargs) else _IMPL_ORDER
+        for key in order:
+            fn = LIB_IMPLS.get((full, key)) or LIB_IMPLS.get((short, key))
             if fn is not None:
                 return fn(*args, **kwargs)
         raise NotImplementedError(f"{full.replace('::', '.')} has no kernel for device 'cpu' (no implementation registered)")

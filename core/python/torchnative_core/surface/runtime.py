@@ -225,8 +225,12 @@ def install(C) -> None:
 
     @export
     def _autograd_init():
-        # torch._C._autograd is built at _C import (torchnative_core.autograd); upstream's init
-        # only reports success.
+        # torch._C._autograd is built at _C import (torchnative_core.autograd); as upstream's
+        # THPAutograd_initExtension, this learns torch.nn.Parameter, which `has_torch_function`
+        # treats as a plain tensor.
+        from torch.nn.parameter import Parameter
+
+        C._tn_tf_set_parameter_class(Parameter)
         return True
 
     _opaque_types = {}

@@ -4,21 +4,11 @@ torch/csrc/autograd/python_torch_functions_manual.cpp, torch/csrc/utils/disable_
 
 from __future__ import annotations
 
-import threading
-
-_tls = threading.local()
-
-
-def _stack():
-    s = getattr(_tls, "stack", None)
-    if s is None:
-        s = _tls.stack = []
-    return s
-
-
-def _state():
-    # 0 = enabled, 1 = subclasses disabled, 2 = all disabled (upstream's TorchFunctionDisabledState)
-    return getattr(_tls, "disabled", 0)
+# The state and the mode stack live in core/src/torch_function.rs (per thread, read on every
+# call); these names are bound to its functions by `install`.
+mode_active = None  # () -> bool: a TorchFunctionMode sees calls now
+_state = None  # () -> 0 enabled, 1 subclasses disabled, 2 all disabled
+_set_state = None
 
 
 def _relevant_args(args, kwargs):
@@ -63,7 +53,7 @@ def with_modes(fn):
 
     @functools.wraps(fn)
     def public(*args, **kwargs):
-        if _tls.__dict__.get("stack") and _state() != 2:  # getattr's default would raise inside
+        if mode_active():
             from torch.overrides import handle_torch_function
 
             return handle_torch_function(public, _relevant_args(args, kwargs), *args, **kwargs)
@@ -99,37 +89,9 @@ def install(C) -> None:
     def _disabled_torch_dispatch_impl(func, types, args=(), kwargs=None):
         raise NotImplementedError("__torch_dispatch__ is disabled for this tensor")
 
-    def _has_torch_function(args):
-        if _state() == 2:
-            return False
-        if _stack() and _state() == 0:
-            return True
-        if _state() != 0:
-            return False
-        return any(_overridden(a) for a in args)
-
-    def _overridden(a):
-        t = type(a)
-        base = C._tn_tensor_class_ref[0]
-        if t is base or t is TB:
-            return False
-        tf = getattr(t, "__torch_function__", None)
-        if tf is None:
-            return False
-        f = getattr(tf, "__func__", tf)
-        if f is _disabled_torch_function_impl:
-            return False
-        if base is not None and f is getattr(base.__torch_function__, "__func__", None):
-            # Plain subclasses (Parameter, ...) inherit Tensor's default: upstream treats an
-            # instance whose type only inherits the default as overriding too, except Parameter.
-            return t.__name__ != "Parameter" and isinstance(a, TB)
-        return True
-
-    def _has_torch_function_unary(a):
-        return _has_torch_function((a,))
-
-    def _has_torch_function_variadic(*args):
-        return _has_torch_function(args)
+    global mode_active, _state, _set_state
+    mode_active, _state, _set_state = C._tn_tf_mode_active, C._tn_tf_state, C._tn_tf_set_state
+    C._tn_tf_set_refs(_disabled_torch_function_impl)
 
     def _is_torch_function_enabled():
         return _state() == 0
@@ -138,44 +100,32 @@ def install(C) -> None:
         return _state() == 2
 
     def _is_torch_function_mode_enabled():
-        return bool(_stack()) and _state() != 2
-
-    def _push_on_torch_function_stack(mode):
-        _stack().append(mode)
-
-    def _pop_torch_function_stack():
-        return _stack().pop()
-
-    def _len_torch_function_stack():
-        return len(_stack())
-
-    def _get_function_stack_at(i):
-        return _stack()[i]
+        return mode_active()
 
     class DisableTorchFunctionSubclass:
         def __enter__(self):
             self._old = _state()
             if self._old == 0:
-                _tls.disabled = 1
+                _set_state(1)
 
         def __exit__(self, *exc):
-            _tls.disabled = self._old
+            _set_state(self._old)
 
     class DisableTorchFunction:
         def __enter__(self):
             self._old = _state()
-            _tls.disabled = 2
+            _set_state(2)
 
         def __exit__(self, *exc):
-            _tls.disabled = self._old
+            _set_state(self._old)
 
     class _EnableTorchFunction:
         def __enter__(self):
             self._old = _state()
-            _tls.disabled = 0
+            _set_state(0)
 
         def __exit__(self, *exc):
-            _tls.disabled = self._old
+            _set_state(self._old)
 
     import enum
 
@@ -187,7 +137,7 @@ def install(C) -> None:
         return _TorchFunctionState(_state())
 
     def _set_torch_function_state(state):
-        _tls.disabled = int(state)
+        _set_state(int(state))
 
     C._get_torch_function_state = _get_torch_function_state
     C._set_torch_function_state = _set_torch_function_state
@@ -204,9 +154,7 @@ def install(C) -> None:
             C._tn_enable_python_dispatch(cls)
 
     TB.__init_subclass__ = classmethod(__init_subclass__)
-    for fn in (_disabled_torch_function_impl, _disabled_torch_dispatch_impl, _has_torch_function,
-               _has_torch_function_unary, _has_torch_function_variadic, _is_torch_function_enabled,
-               _is_torch_function_all_disabled, _is_torch_function_mode_enabled, _push_on_torch_function_stack,
-               _pop_torch_function_stack, _len_torch_function_stack, _get_function_stack_at):
+    for fn in (_disabled_torch_function_impl, _disabled_torch_dispatch_impl, _is_torch_function_enabled,
+               _is_torch_function_all_disabled, _is_torch_function_mode_enabled):
         fn.__module__ = "torch._C"
         setattr(C, fn.__name__, fn)
