@@ -18,6 +18,8 @@
 //!   ops/elementwise/arithmetic.binary_) take the same cases where the broadcast shape is `self`'s: the
 //!   kernel writes into `self`, whose version is bumped. `pow.Tensor_Scalar` with exponent 2 on
 //!   a floating tensor is the mul kernel on `(self, self)`, as ops/elementwise/arithmetic.pow_ts launches it.
+//!   `threshold_backward` (relu's derivative) is the same binary launch with its threshold after
+//!   the two tensors, as ops/elementwise/activations.py launches it.
 //! * `cat` of tensors of one dtype and place and one rank (at least 1), equal outside the
 //!   joined dimension, into a non-empty result: ops/shape/join.cat's output (promotion and the
 //!   legacy empty-tensor rule change nothing there) and its kernel launch.
@@ -59,6 +61,9 @@ enum Fast {
     },
     /// `pow.Tensor_Scalar` with exponent 2 on a floating tensor: `self * self`.
     Square,
+    /// `threshold_backward(grad_output, self, threshold)`: a binary kernel with a number after
+    /// its two tensors (relu's derivative, once per relu in every backward).
+    ThresholdBackward,
     View,
     T,
     Transpose,
@@ -114,6 +119,11 @@ pub fn _tn_set_fast_paths(py: Python<'_>, impls: &Bound<'_, PyDict>) -> PyResult
             "mul_.Tensor" => (binary_entry(false, true), "elementwise.arithmetic", "mul_"),
             "div_.Tensor" => (binary_entry(true, true), "elementwise.arithmetic", "div_"),
             "pow.Tensor_Scalar" => (Fast::Square, "elementwise.arithmetic", "pow_ts"),
+            "threshold_backward" => (
+                Fast::ThresholdBackward,
+                "elementwise.activations",
+                "threshold_backward",
+            ),
             "cat" => (Fast::Cat, "shape.join", "cat"),
             "sum.dim_IntList" => (Fast::SumDim, "reductions.reduce", "sum_dim"),
             "mean.dim" => (Fast::MeanDim, "reductions.reduce", "mean_dim"),
@@ -261,6 +271,7 @@ pub fn try_call(
             inplace,
         } => binary(py, op, args, floats_only, inplace),
         Fast::Square => square(py, args),
+        Fast::ThresholdBackward => threshold_backward(py, args),
         Fast::Cat => cat(py, args),
         Fast::SumDim => sum_dim(py, args),
         Fast::MeanDim => mean_dim(py, args),
@@ -439,6 +450,21 @@ fn square(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject
         return Ok(None);
     }
     launch_binary(py, "mul.Tensor", &a, &a, None, false, false)
+}
+
+/// ops/elementwise/activations.py `threshold_backward` where the device has the kernel: its
+/// `binary(kernel, grad_output, self, threshold)`, the threshold a Python number.
+fn threshold_backward(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
+    if args.len() != 3 {
+        return Ok(None);
+    }
+    let (Some(g), Some(x)) = (tensor_arg(args, 0), tensor_arg(args, 1)) else {
+        return Ok(None);
+    };
+    let Some(th) = number_arg(&args.get_item(2)?) else {
+        return Ok(None);
+    };
+    launch_binary(py, "threshold_backward", &g, &x, Some(th), false, false)
 }
 
 /// ops/elementwise/arithmetic.py `binary` (or `binary_` where `inplace`: `a` is the output, its shape must
