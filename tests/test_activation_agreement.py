@@ -1,4 +1,4 @@
-"""float32 `gelu` (approximate='none') and `silu` compute upstream's values bit for bit on
+"""float32 `gelu` (approximate='none'), `silu` and `sigmoid` compute upstream's values bit for bit on
 machines with AVX2+FMA: whole pairs of vectors (8 lanes under AVX2, 16 under AVX512) through
 `Vectorized<float>::erf` / `::exp` (Sleef), the tail through the C library's `erff` / `expf`,
 and with several threads one range per thread (gelu above 16384 elements, silu from 32768:
@@ -39,6 +39,10 @@ for k, v in inp.items():
     if x.dim() == 2:
         out["silu/" + k + "/t"] = F.silu(x.t()).contiguous().numpy().copy()
     out["silu/" + k + "/inplace"] = F.silu(x.clone(), inplace=True).numpy().copy()
+    out["sigmoid/" + k] = torch.sigmoid(x).numpy().copy()
+    if x.dim() == 2:
+        out["sigmoid/" + k + "/t"] = torch.sigmoid(x.t()).contiguous().numpy().copy()
+    out["sigmoid/" + k + "/inplace"] = x.clone().sigmoid_().numpy().copy()
 np.savez(sys.argv[2], **out)
 print(torch.backends.cpu.get_cpu_capability())
 """
@@ -74,14 +78,14 @@ def results(request, tmp_path_factory):
     return dict(np.load(tmp / "ours.npz")), dict(np.load(tmp / "ref.npz")), cap
 
 
-def test_gelu_and_silu_agree_bit_for_bit(results):
+def test_gelu_silu_sigmoid_agree_bit_for_bit(results):
     ours, ref, cap = results
     if cap not in ("AVX2", "AVX512"):
         pytest.skip(f"upstream runs its {cap} kernels here; bit agreement is claimed for AVX2/AVX512")
     # A transposed input: upstream's output keeps the input's layout and runs the vector op in
     # memory order; the core allocates it row-major, so ours takes the strided scalar path
     # (libm's erff everywhere). Values agree to the erf approximations' difference only.
-    assert any(k.startswith("silu/") for k in ref)
+    assert any(k.startswith("silu/") for k in ref) and any(k.startswith("sigmoid/") for k in ref)
     dense = {k: v for k, v in ref.items() if not k.endswith("/t")}
     bad = compare({k: ours[k] for k in dense}, dense)
     assert not bad, f"{len(bad)} of {len(dense)} outputs differ (elements, max ulp): {bad}"

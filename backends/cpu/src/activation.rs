@@ -71,6 +71,21 @@ impl Act for Gelu {
     }
 }
 
+struct Sigmoid;
+
+impl Act for Sigmoid {
+    // upstream's sigmoid_kernel: vector op `(0 - a).exp()`, `+ 1`, `.reciprocal()` (a division)
+    #[inline(always)]
+    fn vector(x: f32) -> f32 {
+        1.0 / (1.0 + sleef_expf(-x))
+    }
+    #[inline(always)]
+    fn scalar(x: f32) -> f32 {
+        // SAFETY: the C library's expf has no preconditions.
+        1.0 / (1.0 + unsafe { expf(-x) })
+    }
+}
+
 struct Silu;
 
 impl Act for Silu {
@@ -142,6 +157,15 @@ pub unsafe fn silu_contiguous(src: *const f32, dst: *mut f32, n: usize) -> bool 
     // TensorIterator::for_each: serial below GRAIN_SIZE (32768) elements or on one thread
     let parallel = n >= 32768 && crate::threads::threads() > 1;
     contiguous::<Silu>(src, dst, n, parallel.then_some(32768))
+}
+
+/// `dst = sigmoid(src)` (`sigmoid_kernel` in UnaryOpsKernel.cpp), as [`silu_contiguous`].
+///
+/// # Safety
+/// As [`gelu_contiguous`].
+pub unsafe fn sigmoid_contiguous(src: *const f32, dst: *mut f32, n: usize) -> bool {
+    let parallel = n >= 32768 && crate::threads::threads() > 1;
+    contiguous::<Sigmoid>(src, dst, n, parallel.then_some(32768))
 }
 
 /// Runs `F` over `n` elements: one range, or `at::parallel_for(0, n, grain)`'s chunks.

@@ -42,8 +42,8 @@ kernels! {
     k_asinh = "aten::asinh" => |c| float_unary::<Asinh>(c);
     k_acosh = "aten::acosh" => |c| float_unary::<Acosh>(c);
     k_atanh = "aten::atanh" => |c| float_unary::<Atanh>(c);
-    k_sigmoid = "aten::sigmoid" => |c| float_unary::<Sigmoid>(c);
-    k_sigmoid_ = "aten::sigmoid_" => |c| float_unary::<Sigmoid>(c);
+    k_sigmoid = "aten::sigmoid" => |c| sigmoid(c);
+    k_sigmoid_ = "aten::sigmoid_" => |c| sigmoid(c);
     k_erf = "aten::erf" => |c| float_unary::<Erf>(c);
     k_erfc = "aten::erfc" => |c| float_unary::<Erfc>(c);
     k_erfinv = "aten::erfinv" => |c| float_unary::<Erfinv>(c);
@@ -213,6 +213,15 @@ fn silu(c: &mut Call) -> KResult {
         return Ok(());
     }
     float_unary::<Silu>(c)
+}
+
+/// `sigmoid`: contiguous float32 as upstream's vectorised kernel, as [`silu`].
+fn sigmoid(c: &mut Call) -> KResult {
+    let (out, a) = io(c, Sigmoid::NAME)?;
+    if contiguous_f32(&out, &a, crate::activation::sigmoid_contiguous) {
+        return Ok(());
+    }
+    float_unary::<Sigmoid>(c)
 }
 
 /// Runs `f(src, dst, n)` (an `activation` kernel) where `out` and `a` are contiguous float32
