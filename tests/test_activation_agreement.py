@@ -1,4 +1,5 @@
-"""float32 `gelu` (approximate='none'), `silu` and `sigmoid` compute upstream's values bit for bit on
+"""float32 `gelu` (approximate='none'), `silu`, `sigmoid` and `silu_backward` (what autograd
+runs for silu) compute upstream's values bit for bit on
 machines with AVX2+FMA: whole pairs of vectors (8 lanes under AVX2, 16 under AVX512) through
 `Vectorized<float>::erf` / `::exp` (Sleef), the tail through the C library's `erff` / `expf`,
 and with several threads one range per thread (gelu above 16384 elements, silu from 32768:
@@ -43,6 +44,13 @@ for k, v in inp.items():
     if x.dim() == 2:
         out["sigmoid/" + k + "/t"] = torch.sigmoid(x.t()).contiguous().numpy().copy()
     out["sigmoid/" + k + "/inplace"] = x.clone().sigmoid_().numpy().copy()
+    g = x.flip(-1) * 0.7
+    out["silu_backward/" + k] = torch.ops.aten.silu_backward(g, x).numpy().copy()
+    if x.dim() == 2:
+        out["silu_backward/" + k + "/t"] = torch.ops.aten.silu_backward(g.t(), x.t()).contiguous().numpy().copy()
+    xg = x.clone().requires_grad_()
+    F.silu(xg).backward(g)
+    out["silu_backward/" + k + "/autograd"] = xg.grad.numpy().copy()
 np.savez(sys.argv[2], **out)
 print(torch.backends.cpu.get_cpu_capability())
 """
@@ -86,6 +94,7 @@ def test_gelu_silu_sigmoid_agree_bit_for_bit(results):
     # memory order; the core allocates it row-major, so ours takes the strided scalar path
     # (libm's erff everywhere). Values agree to the erf approximations' difference only.
     assert any(k.startswith("silu/") for k in ref) and any(k.startswith("sigmoid/") for k in ref)
+    assert any(k.startswith("silu_backward/") for k in ref)
     dense = {k: v for k, v in ref.items() if not k.endswith("/t")}
     bad = compare({k: ours[k] for k in dense}, dense)
     assert not bad, f"{len(bad)} of {len(dense)} outputs differ (elements, max ulp): {bad}"

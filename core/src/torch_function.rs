@@ -89,13 +89,18 @@ pub fn _get_function_stack_at(py: Python<'_>, i: i64) -> PyResult<Py<PyAny>> {
         let s = s.borrow();
         match usize::try_from(i).ok().and_then(|j| s.get(j)) {
             Some(m) => Ok(m.clone_ref(py)),
-            None => Err(PyRuntimeError::new_err("Tried to get stack at idx that's too big")),
+            None => Err(PyRuntimeError::new_err(
+                "Tried to get stack at idx that's too big",
+            )),
         }
     })
 }
 
 /// `getattr(obj, name, None)`: only an AttributeError means absent.
-fn attr_opt<'py>(obj: &Bound<'py, PyAny>, name: &Bound<'py, pyo3::types::PyString>) -> PyResult<Option<Bound<'py, PyAny>>> {
+fn attr_opt<'py>(
+    obj: &Bound<'py, PyAny>,
+    name: &Bound<'py, pyo3::types::PyString>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
     match obj.getattr(name) {
         Ok(v) => Ok(Some(v)),
         Err(e) if e.is_instance_of::<PyAttributeError>(obj.py()) => Ok(None),
@@ -149,7 +154,10 @@ fn overridden(py: Python<'_>, a: &Bound<'_, PyAny>) -> PyResult<bool> {
     Ok(true)
 }
 
-fn any_overridden<'py>(py: Python<'py>, args: impl Iterator<Item = Bound<'py, PyAny>>) -> PyResult<bool> {
+fn any_overridden<'py>(
+    py: Python<'py>,
+    args: impl Iterator<Item = Bound<'py, PyAny>>,
+) -> PyResult<bool> {
     // upstream's order: a mode sees everything unless all is disabled; else only while enabled
     match STATE.with(Cell::get) {
         2 => return Ok(false),

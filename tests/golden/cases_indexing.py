@@ -218,3 +218,45 @@ def masked_scatter_source_dtype_mismatch():
 @case
 def masked_scatter_too_few_source_elements():
     return torch.ones(2, 2).masked_scatter(torch.ones(2, 2, dtype=torch.bool), torch.ones(3))
+
+
+@case(exact=True)
+def index_add_repeated_rows_in_order():
+    # the native kernel adds the slices in index order (upstream's index_add_cpu_ loop), so
+    # float32 sums over repeated indices round as upstream's; alpha fused into each add
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(6, 5, generator=g)
+    src = torch.randn(40, 5, generator=g) * 1e3
+    idx = torch.randint(0, 6, (40,), generator=g)
+    src3 = torch.randn(2, 9, 3, generator=g, dtype=torch.float64)
+    x3 = torch.randn(2, 4, 3, generator=g, dtype=torch.float64)
+    i3 = torch.tensor([3, 0, 3, 1, 3, 2, 0, 0, 1], dtype=torch.int32)
+    return (x.index_add(0, idx, src), x.index_add(0, idx, src, alpha=0.37), x3.index_add(1, i3, src3, alpha=-2.5),
+            x.t().index_add(1, idx, src.t()), torch.zeros(6).index_add_(0, idx, src[:, 0]))
+
+
+@case
+def index_add_out_of_range():
+    out = []
+    for f in (lambda: torch.zeros(3, 2).index_add_(1, torch.tensor([0, -3]), torch.ones(3, 2)),
+              lambda: torch.zeros(3, 2).index_add(0, torch.tensor([0, 4, -9]), torch.ones(3, 2)),
+              lambda: torch.zeros(3, 2, dtype=torch.int64).index_add(0, torch.tensor([-1]), torch.ones(1, 2, dtype=torch.int64)),
+              lambda: torch.zeros(3).index_add_(0, torch.tensor([0, -1]), torch.ones(2))):
+        try:
+            out.append(f())
+        except (RuntimeError, IndexError) as e:
+            out.append((type(e).__name__, str(e)))
+    return out
+
+
+@case(exact=True)
+def embedding_backward_accumulates_rows():
+    g = torch.Generator().manual_seed(9)
+    emb = torch.nn.Embedding(11, 6)
+    with torch.no_grad():
+        emb.weight.copy_(torch.randn(11, 6, generator=g))
+    ids = torch.randint(0, 11, (4, 25), generator=g)
+    (emb(ids) * torch.randn(4, 25, 6, generator=g)).sum().backward()
+    pad = torch.nn.Embedding(11, 6, padding_idx=2)
+    (pad(ids) ** 2).sum().backward()
+    return emb.weight.grad, pad.weight.grad

@@ -175,6 +175,27 @@ unsafe fn contiguous<F: Act>(
     n: usize,
     grain: Option<usize>,
 ) -> bool {
+    let (s0, d0) = (src as usize, dst as usize);
+    split(n, grain, move |off, len, wide, pair| {
+        // SAFETY: in bounds by the caller's contract; each element is read before written.
+        let (src, dst) = ((s0 as *const f32).add(off), (d0 as *mut f32).add(off));
+        #[cfg(target_arch = "x86_64")]
+        if wide {
+            run_range_avx512::<F>(src, dst, len, pair)
+        } else {
+            run_range_avx2::<F>(src, dst, len, pair)
+        }
+    })
+}
+
+/// `at::parallel_for(0, n, grain)`'s chunks (one range without a grain), each given to
+/// `run(offset, len, wide, pair)`: `wide` under the AVX512 capability, `pair` the elements of
+/// two vectors. `false` (nothing run) without an AVX2+FMA path.
+unsafe fn split(
+    n: usize,
+    grain: Option<usize>,
+    run: impl Fn(usize, usize, bool, usize) + Sync,
+) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         if crate::vecmath::capability() == crate::vecmath::Cap::Default {
@@ -191,27 +212,108 @@ unsafe fn contiguous<F: Act>(
             }
             None => n.max(1),
         };
-        let (s0, d0) = (src as usize, dst as usize);
-        let run = move |off: usize| {
-            let len = chunk.min(n - off);
-            // SAFETY: in bounds by the caller's contract; each element is read before written.
-            let (src, dst) = ((s0 as *const f32).add(off), (d0 as *mut f32).add(off));
-            if wide {
-                run_range_avx512::<F>(src, dst, len, pair)
-            } else {
-                run_range_avx2::<F>(src, dst, len, pair)
-            }
-        };
         if chunk < n {
-            crate::threads::parallel_for(n.div_ceil(chunk), || (), |_, c| run(c * chunk));
+            crate::threads::parallel_for(
+                n.div_ceil(chunk),
+                || (),
+                |_, c| run(c * chunk, chunk.min(n - c * chunk), wide, pair),
+            );
         } else if n > 0 {
-            run(0);
+            run(0, n, wide, pair);
         }
         true
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (src, dst, n, grain);
+        let _ = (n, grain, run);
         false
     }
+}
+
+/// `silu_backward(grad_output, self)` on one element, as upstream's `silu_backward_kernel`
+/// computes it (its build contracts `1 + x * (1 - s)` into a fused multiply-add, in the vector
+/// and the scalar op alike); `e` is `exp(-x)`.
+#[inline(always)]
+fn silu_backward_with(dy: f32, x: f32, e: f32) -> f32 {
+    let s = 1.0 / (1.0 + e);
+    dy * s * x.mul_add(1.0 - s, 1.0)
+}
+
+/// The scalar op of `silu_backward` (libm's `expf`): strided operands take it everywhere.
+pub fn silu_backward_scalar(dy: f32, x: f32) -> f32 {
+    // SAFETY: the C library's expf has no preconditions.
+    silu_backward_with(dy, x, unsafe { expf(-x) })
+}
+
+#[inline(always)]
+unsafe fn silu_backward_range(
+    g: *const f32,
+    x: *const f32,
+    dst: *mut f32,
+    len: usize,
+    pair: usize,
+) {
+    let body = len / pair * pair;
+    let (mut bg, mut bx) = ([0f32; 64], [0f32; 64]);
+    let mut i = 0;
+    while i < len {
+        let m = (len - i).min(64);
+        std::ptr::copy_nonoverlapping(g.add(i), bg.as_mut_ptr(), m);
+        std::ptr::copy_nonoverlapping(x.add(i), bx.as_mut_ptr(), m);
+        let vec_end = body.saturating_sub(i).min(m);
+        for (d, &v) in bg[..vec_end].iter_mut().zip(&bx[..vec_end]) {
+            *d = silu_backward_with(*d, v, sleef_expf(-v));
+        }
+        for (d, &v) in bg[vec_end..m].iter_mut().zip(&bx[vec_end..m]) {
+            *d = silu_backward_scalar(*d, v);
+        }
+        std::ptr::copy_nonoverlapping(bg.as_ptr(), dst.add(i), m);
+        i += m;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn silu_backward_avx2(g: *const f32, x: *const f32, dst: *mut f32, len: usize, pair: usize) {
+    silu_backward_range(g, x, dst, len, pair)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
+unsafe fn silu_backward_avx512(
+    g: *const f32,
+    x: *const f32,
+    dst: *mut f32,
+    len: usize,
+    pair: usize,
+) {
+    silu_backward_range(g, x, dst, len, pair)
+}
+
+/// `dst = silu_backward(g, x)` for `n` contiguous floats (`dst` may be `g` or `x`), with
+/// TensorIterator's grain as [`silu_contiguous`]; `false` (nothing written) without AVX2+FMA.
+///
+/// # Safety
+/// `g`, `x` and `dst` must be valid for `n` floats; `dst` equal to or apart from each input.
+pub unsafe fn silu_backward_contiguous(
+    g: *const f32,
+    x: *const f32,
+    dst: *mut f32,
+    n: usize,
+) -> bool {
+    let parallel = n >= 32768 && crate::threads::threads() > 1;
+    let (g0, x0, d0) = (g as usize, x as usize, dst as usize);
+    split(n, parallel.then_some(32768), move |off, len, wide, pair| {
+        let (g, x, d) = (
+            (g0 as *const f32).add(off),
+            (x0 as *const f32).add(off),
+            (d0 as *mut f32).add(off),
+        );
+        #[cfg(target_arch = "x86_64")]
+        if wide {
+            silu_backward_avx512(g, x, d, len, pair)
+        } else {
+            silu_backward_avx2(g, x, d, len, pair)
+        }
+    })
 }

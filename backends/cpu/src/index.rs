@@ -16,6 +16,7 @@ use crate::{bail, dispatch_all, kernels};
 kernels! {
     k_embedding = "aten::embedding" => |c| embedding(c);
     k_index_select = "aten::index_select" => |c| index_select(c);
+    k_index_add = "aten::index_add" => |c| index_add(c);
     k_gather = "aten::gather" => |c| gather(c);
     k_cat = "aten::cat" => |c| cat(c);
     k_arange = "aten::arange.start_out" => |c| arange(c);
@@ -117,6 +118,109 @@ fn index_select(c: &mut Call) -> KResult {
         }
         let (dv, sv) = (select(&out, d, j), select(&a, d, i as usize));
         unsafe { copy_bits(&dv.view(), &sv.view())? };
+    }
+    Ok(())
+}
+
+/// `index_add(self, dim, index, source, alpha)` for float32/float64 (the core checks shapes and
+/// dtypes first): a copy of `self`, then for each `i` in index order the slice `index[i]` of it
+/// plus `alpha` times the slice `i` of `source` — upstream's index_add_cpu_ loop (one add kernel
+/// per index, `fma(source, alpha, self)` in its vector lanes), so repeated indices accumulate in
+/// the same order. The embedding's backward is this on rows.
+fn index_add(c: &mut Call) -> KResult {
+    let out = c.out(0)?;
+    let a = c.tensor(0)?;
+    let index = c.tensor(2)?;
+    let src = c.tensor(3)?;
+    let alpha = c.scalar(4)?;
+    if a.dtype != out.dtype || src.dtype != out.dtype || a.ndim() == 0 || src.ndim() != a.ndim() {
+        bail!(
+            runtime,
+            "index_add: self, source and out must be of one dtype and rank (at least 1)"
+        );
+    }
+    let d = normalize_dims(&[c.int(1)?], a.ndim())?[0];
+    let idx = unsafe { read_indices(&index, "index_add")? };
+    if idx.len() != src.size(d) {
+        bail!(
+            runtime,
+            "index_add: {} indices for a source of size {} in dim {d}",
+            idx.len(),
+            src.size(d)
+        );
+    }
+    let n = out.size(d);
+    if a.ndim() > 1 {
+        // upstream checks every index before adding (1-d: each as it comes, below)
+        if let Some(&k) = idx.iter().find(|&&k| k < 0 || k as usize >= n) {
+            bail!(
+                runtime,
+                "index {k} is out of bounds for dimension {d} with size {n}"
+            );
+        }
+    }
+    unsafe {
+        if out.data != a.data {
+            copy_cast(&out, &a)?;
+        }
+        let (outer, inner) = (
+            out.sizes[..d].iter().product::<i64>() as usize,
+            out.sizes[d + 1..].iter().product::<i64>() as usize,
+        );
+        let dense = out.is_contiguous()
+            && src.is_contiguous()
+            && src.sizes[..d] == out.sizes[..d]
+            && src.sizes[d + 1..] == out.sizes[d + 1..];
+        macro_rules! run {
+            ($T:ty) => {{
+                let al: $T = alpha.to();
+                let m = src.size(d);
+                for (i, &k) in idx.iter().enumerate() {
+                    if dense {
+                        if k < 0 || k as usize >= n {
+                            bail!(index_error, "index out of range in self");
+                        }
+                        // contiguous slices: rows of `inner` elements, no plan per index
+                        let (o, s) = (out.data as *mut $T, src.data as *const $T);
+                        for q in 0..outer {
+                            let dst = o.add((q * n + k as usize) * inner);
+                            let from = s.add((q * m + i) * inner);
+                            let (dst, from) = (
+                                std::slice::from_raw_parts_mut(dst, inner),
+                                std::slice::from_raw_parts(from, inner),
+                            );
+                            if al == 1.0 {
+                                // fma(y, 1, x) is x + y rounded once: the plain add, vectorised
+                                for (x, &y) in dst.iter_mut().zip(from) {
+                                    *x += y;
+                                }
+                            } else {
+                                for (x, &y) in dst.iter_mut().zip(from) {
+                                    *x = y.mul_add(al, *x);
+                                }
+                            }
+                        }
+                        continue;
+                    }
+                    if k < 0 || k as usize >= n {
+                        bail!(index_error, "index out of range in self");
+                    }
+                    let (dv, sv) = (select(&out, d, k as usize), select(&src, d, i));
+                    let dv = dv.view();
+                    crate::strided::map2(&dv, &dv, &sv.view(), move |x: $T, y: $T| {
+                        y.mul_add(al, x)
+                    })?;
+                }
+            }};
+        }
+        match out.dtype {
+            TnDtype::Float32 => run!(f32),
+            TnDtype::Float64 => run!(f64),
+            dt => bail!(
+                not_implemented,
+                "\"index_add_cpu_\" not implemented for '{dt:?}' in the native kernel"
+            ),
+        }
     }
     Ok(())
 }

@@ -9,7 +9,7 @@ use torchnative_backend::abi::TnDtype;
 use crate::dtype::{is_int, Bool, Elem, FloatElem, Real};
 use crate::kernel::ScalarElem;
 use crate::kernel::{Call, KResult, Tensor};
-use crate::strided::map1;
+use crate::strided::{map1, map2};
 use crate::{bail, dispatch_all, dispatch_float, dispatch_int, kernels};
 
 kernels! {
@@ -43,6 +43,7 @@ kernels! {
     k_acosh = "aten::acosh" => |c| float_unary::<Acosh>(c);
     k_atanh = "aten::atanh" => |c| float_unary::<Atanh>(c);
     k_sigmoid = "aten::sigmoid" => |c| sigmoid(c);
+    k_silu_backward = "aten::silu_backward" => |c| silu_backward(c);
     k_sigmoid_ = "aten::sigmoid_" => |c| sigmoid(c);
     k_erf = "aten::erf" => |c| float_unary::<Erf>(c);
     k_erfc = "aten::erfc" => |c| float_unary::<Erfc>(c);
@@ -222,6 +223,44 @@ fn sigmoid(c: &mut Call) -> KResult {
         return Ok(());
     }
     float_unary::<Sigmoid>(c)
+}
+
+/// `silu_backward(grad_output, self)` of float32 (the core sends other dtypes to its composition):
+/// contiguous operands as upstream's vectorised kernel, strided ones by its scalar op.
+fn silu_backward(c: &mut Call) -> KResult {
+    let out = c.out(0)?;
+    let (g, x) = (c.tensor(0)?, c.tensor(1)?);
+    if [out.dtype, g.dtype, x.dtype] != [TnDtype::Float32; 3] {
+        bail!(
+            not_implemented,
+            "\"silu_backward\" is native for float32 only, got {:?}",
+            out.dtype
+        );
+    }
+    let n = out.numel();
+    let dense = out.sizes == g.sizes
+        && out.sizes == x.sizes
+        && [&out, &g, &x].iter().all(|t| t.is_contiguous());
+    let apart = |t: &Tensor| {
+        let (s, d) = (t.data as usize, out.data as usize);
+        s == d || s + 4 * n <= d || d + 4 * n <= s
+    };
+    // SAFETY: contiguous float32 views of n elements, each input equal to or apart from out.
+    if dense
+        && apart(&g)
+        && apart(&x)
+        && unsafe {
+            crate::activation::silu_backward_contiguous(
+                g.data as *const f32,
+                x.data as *const f32,
+                out.data as *mut f32,
+                n,
+            )
+        }
+    {
+        return Ok(());
+    }
+    unsafe { map2(&out, &g, &x, crate::activation::silu_backward_scalar) }
 }
 
 /// Runs `f(src, dst, n)` (an `activation` kernel) where `out` and `a` are contiguous float32

@@ -227,6 +227,8 @@ def _(s, g):
 @formula("silu", "silu_", save=("self",))
 def _(s, g):
     x = s.self
+    if not torch.is_grad_enabled():  # upstream: silu_backward, unless a graph of it is recorded
+        return torch._C._aten_dispatch("silu_backward", g, x)
     sig = x.sigmoid()
     return g * sig * (1 + x * (1 - sig))
 

@@ -5,7 +5,7 @@ differentiable through its parts.
 
 from __future__ import annotations
 
-from .. import impl
+from .. import OWN_KERNEL, impl
 from .. import base as B
 from .math import _num
 
@@ -150,6 +150,24 @@ def threshold_backward(grad_output, self, threshold):
     import torch
 
     return torch.where(self <= threshold, torch.zeros((), dtype=grad_output.dtype), grad_output)
+
+
+@impl("silu_backward")
+def silu_backward(grad_output, self):
+    """Upstream's silu_backward kernel: float32 natively, bit for bit (its fused multiply-add
+    included); other dtypes composed in its order, `dy * s * (1 + x * (1 - s))`."""
+    from .arithmetic import binary
+
+    if (B.dtype_of(grad_output) is B.F32 and B.dtype_of(self) is B.F32
+            and B.C._tn_has_kernel("silu_backward", B.device_of(self).type)):
+        return binary("silu_backward", grad_output, self)
+    sig = D("sigmoid", self)
+    one = B.C._tn_scalar_to_tensor(1)
+    inner = D("add.Tensor", one, D("mul.Tensor", self, D("sub.Tensor", one, sig)))
+    return D("mul.Tensor", D("mul.Tensor", grad_output, sig), inner)
+
+
+OWN_KERNEL.add("silu_backward")  # launches the cpu kernel itself (no composite router in front)
 
 
 @impl("mish")

@@ -364,6 +364,19 @@ def index_add(self, dim, index, source, alpha=1):
         x, src = _as_1d(self, source)
         return D("reshape", D("index_add", x, dim, index, src, alpha), [])
     d = B.wrap_dim(dim, len(self._tn_sizes))
+    if (B.dtype_of(self) in (B.F32, B.F64) and len(source._tn_sizes) == len(self._tn_sizes)
+            and B.C._tn_has_kernel("index_add", B.device_of(self).type)):
+        # upstream's index_add_cpu_ loop natively: the slices added in index order
+        out = B.empty(list(self._tn_sizes), B.dtype_of(self), B.device_of(self))
+        B.launch("index_add", (self, d, index, source, alpha), (out,))
+        return out
+    if len(self._tn_sizes) > 1 and B.numel(index._tn_sizes):
+        # upstream checks every index first (index_put_ below would wrap negative ones)
+        n = self._tn_sizes[d]
+        bad = D("nonzero", D("bitwise_or.Tensor", D("lt.Scalar", index, 0), D("ge.Scalar", index, n)))
+        if B.numel(bad._tn_sizes):
+            k = int(D("select.int", D("index.Tensor", index, [D("reshape", bad, [-1])]), 0, 0).item())
+            raise RuntimeError(f"index {k} is out of bounds for dimension {d} with size {n}")
     moved = D("movedim.int", D("clone", self, CONTIGUOUS_FORMAT), d, 0)
     src = D("movedim.int", source if alpha == 1 else D("mul.Tensor", source, _num(alpha)), d, 0)
     out = D("index_put_", D("clone", moved, CONTIGUOUS_FORMAT), [index], src, True)
