@@ -1108,6 +1108,31 @@ def gen_training():
         fam.case("threshold_backward_%s" % dn(dt), "threshold_backward", [g, x, 0])
         fam.case("threshold_backward_nc_%s" % dn(dt), "threshold_backward", [nc(g), x.t().contiguous().t(), 1])
         fam.case("threshold_backward_bcast_%s" % dn(dt), "threshold_backward", [bcast(vals(dt, (1, 4), 179), (3, 4)), x, 0])
+    # silu_backward (float32, the kernel's domain): contiguous (vector lanes and tail, as upstream's
+    # capability splits them: 2 ulp across capabilities), non-contiguous and broadcast operands.
+    for n in (5, 37, 100):
+        g, x = vals(f32, (n,), 190, "finite"), vals(f32, (n,), 191, "finite") * 4
+        fam.case("silu_backward_%d" % n, "silu_backward", [g, x], tol=("ulp", 2))
+    g, x = vals(f32, (3, 4), 192, "finite"), vals(f32, (3, 4), 193, "finite")
+    fam.case("silu_backward_nc", "silu_backward", [nc(g), x.t().contiguous().t()], tol=("ulp", 2))
+    fam.case("silu_backward_bcast", "silu_backward", [bcast(vals(f32, (1, 4), 194, "finite"), (3, 4)), x], tol=("ulp", 2))
+    fam.case("silu_backward_edge", "silu_backward",
+             [torch.ones(10), torch.tensor([0.0, -0.0, math.inf, -math.inf, math.nan, 1e30, -1e30, 88.7, -88.7, 1e-40])],
+             tol=("ulp", 2))
+    # index_add (the embedding's backward): slices added in index order, repeated indices, alpha,
+    # int32 indices, a non-leading dim; out-of-range indices as upstream refuses them.
+    for dt in (f32, f64):
+        x, src = vals(dt, (6, 5), 195, "finite"), vals(dt, (9, 5), 196, "finite") * 100
+        idx = torch.tensor([3, 0, 3, 5, 3, 1, 0, 0, 2])
+        fam.case("index_add_%s" % dn(dt), "index_add", [x, 0, idx, src, 1])
+        fam.case("index_add_alpha_%s" % dn(dt), "index_add", [x, 0, idx.to(i32), src, 0.37])
+        x3, s3 = vals(dt, (2, 4, 3), 197, "finite"), vals(dt, (2, 7, 3), 198, "finite")
+        fam.case("index_add_d1_%s" % dn(dt), "index_add", [x3, 1, torch.tensor([3, 0, 3, 1, 2, 0, 0]), s3, -2.5])
+        fam.case("index_add_nc_%s" % dn(dt), "index_add", [nc(x), 1, torch.tensor([4, 4, 0]), vals(dt, (6, 3), 199, "finite"), 1])
+    x = vals(f32, (3, 2), 200, "finite")
+    fam.case("index_add_oob", "index_add", [x, 0, torch.tensor([0, 4, -9]), vals(f32, (3, 2), 201, "finite"), 1])
+    fam.case("index_add_neg", "index_add", [x, 1, torch.tensor([-1]), vals(f32, (3, 1), 202, "finite"), 1])
+    fam.case("index_add_1d_oob", "index_add", [vals(f32, (3,), 203, "finite"), 0, torch.tensor([0, -1]), vals(f32, (2,), 204, "finite"), 1])
     # _log_softmax_backward_data on contiguous float32 rows (the kernel's domain; the core composes
     # the rest). The row sum follows the machine's vector width, as upstream's does: a close tolerance.
     for shape in [(3, 5), (2, 40), (4, 1), (2, 3, 33)]:
