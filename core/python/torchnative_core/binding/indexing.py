@@ -188,6 +188,10 @@ def getitem(self, index):
         if step <= 0:
             raise ValueError("step must be greater than zero")
         return _door("slice.Tensor", self, 0, *_slice_bounds(start, stop), step)
+    if type(index) is tuple:
+        r = _basic_tuple(self, index)
+        if r is not None:
+            return r
     if index is None:
         return _door("unsqueeze", self, 0)
     if index is Ellipsis:
@@ -199,6 +203,48 @@ def getitem(self, index):
             return _door("alias", self)
         return result
     return _door("index.Tensor", result, _index_list(result, advanced))
+
+
+_INT64_MAX = (1 << 63) - 1
+
+
+def _basic_tuple(self, index):
+    """`x[..., :16]`, `x[:, 0]`: a tuple of Python ints, int-bounded slices and at most one
+    Ellipsis, in range — the views `_apply_slicing` makes, without its general loop (the
+    commonest indexing in transformer code). None where anything else is in the tuple, or an
+    index is out of range or a step not positive (the general path then raises)."""
+    ndim = len(self._tn_sizes)
+    ell = False
+    for it in index:
+        t = type(it)
+        if t is slice:
+            if not ((it.start is None or type(it.start) is int) and (it.stop is None or type(it.stop) is int)
+                    and (it.step is None or (type(it.step) is int and it.step > 0))):
+                return None
+        elif t is not int:
+            if it is not Ellipsis or ell:
+                return None
+            ell = True
+    specified = len(index) - ell
+    if specified > ndim:
+        return None
+    result, dim = self, 0
+    for it in index:
+        t = type(it)
+        if t is int:
+            size = result._tn_sizes[dim]
+            if it < -size or it >= size:
+                return None
+            result = _dispatch("select.int", result, dim, it)
+        elif t is slice:
+            start, stop, step = it.start, it.stop, it.step or 1
+            # upstream's applySlice skips a slice that keeps the whole dimension
+            if not (step == 1 and not start and (stop is None or stop >= result._tn_sizes[dim])):
+                result = _dispatch("slice.Tensor", result, dim, start or 0, _INT64_MAX if stop is None else stop, step)
+            dim += 1
+        else:
+            dim += ndim - specified
+    return _dispatch("alias", self) if result is self else result
 
 
 def setitem(self, index, value):
