@@ -176,10 +176,10 @@ fn index_add(c: &mut Call) -> KResult {
                 let al: $T = alpha.to();
                 let m = src.size(d);
                 for (i, &k) in idx.iter().enumerate() {
+                    if k < 0 || k as usize >= n {
+                        bail!(index_error, "index out of range in self");
+                    }
                     if dense {
-                        if k < 0 || k as usize >= n {
-                            bail!(index_error, "index out of range in self");
-                        }
                         // contiguous slices: rows of `inner` elements, no plan per index
                         let (o, s) = (out.data as *mut $T, src.data as *const $T);
                         for q in 0..outer {
@@ -201,9 +201,6 @@ fn index_add(c: &mut Call) -> KResult {
                             }
                         }
                         continue;
-                    }
-                    if k < 0 || k as usize >= n {
-                        bail!(index_error, "index out of range in self");
                     }
                     let (dv, sv) = (select(&out, d, k as usize), select(&src, d, i));
                     let dv = dv.view();

@@ -241,14 +241,10 @@ fn silu_backward(c: &mut Call) -> KResult {
     let dense = out.sizes == g.sizes
         && out.sizes == x.sizes
         && [&out, &g, &x].iter().all(|t| t.is_contiguous());
-    let apart = |t: &Tensor| {
-        let (s, d) = (t.data as usize, out.data as usize);
-        s == d || s + 4 * n <= d || d + 4 * n <= s
-    };
     // SAFETY: contiguous float32 views of n elements, each input equal to or apart from out.
     if dense
-        && apart(&g)
-        && apart(&x)
+        && equal_or_apart(&g, &out, n)
+        && equal_or_apart(&x, &out, n)
         && unsafe {
             crate::activation::silu_backward_contiguous(
                 g.data as *const f32,
@@ -277,10 +273,16 @@ fn contiguous_f32(
     {
         return false;
     }
-    let (n, (s, d)) = (a.numel(), (a.data as usize, out.data as usize));
-    let apart = s == d || s + 4 * n <= d || d + 4 * n <= s;
+    let n = a.numel();
     // SAFETY: both views are contiguous float32 of n elements, equal or disjoint.
-    apart && unsafe { f(a.data as *const f32, out.data as *mut f32, n) }
+    equal_or_apart(a, out, n) && unsafe { f(a.data as *const f32, out.data as *mut f32, n) }
+}
+
+/// Whether the `n` floats at `a` and at `out` are the same memory or do not overlap (the
+/// `activation` kernels read each element before writing it, nothing else).
+fn equal_or_apart(a: &Tensor, out: &Tensor, n: usize) -> bool {
+    let (s, d) = (a.data as usize, out.data as usize);
+    s == d || s + 4 * n <= d || d + 4 * n <= s
 }
 
 /// floor/ceil/trunc/round: the identity on integers.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..binding.schema import Arg, all_schemas, overloads_by_name
 from ..binding.schema import parse_schema as parse_schema_text
+from . import dispatch_keys as DK
 from .jit_arguments import Mismatch, converter, jit_type_name
 
 C = None
@@ -682,8 +683,6 @@ def _plain_call(args, kwargs) -> bool:
     (The profiler's record_function ops run twice in every optimizer step and zero_grad.)"""
     if C._len_torch_dispatch_stack():
         return False
-    from . import dispatch_keys as DK
-
     d = DK._tls.__dict__
     if d and (d.get("include", DK._EMPTY)._keys or d.get("exclude", DK._EMPTY)._keys):
         return False
