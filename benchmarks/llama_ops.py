@@ -55,6 +55,19 @@ if "small" in groups:
         q = torch.randn(1, NH, 1 if L == 16 else 128, HD)
         k, v = torch.randn(1, NH, L, HD), torch.randn(1, NH, L, HD)
         cases.append((f"sdpa q{q.shape[2]} kv{L}", lambda q=q, k=k, v=v: F.scaled_dot_product_attention(q, k, v, is_causal=q.shape[2] > 1)))
+if "train" in groups:
+    # the training benchmark's tiny Llama (benchmarks/training_step.py: batch 4, 32 tokens, 4 heads of
+    # 16, MLP 128, vocabulary 96): its attention kernels and the backward kernels of silu and the
+    # embedding, called as autograd calls them
+    q, k, v = (torch.randn(4, 4, 32, 16) for _ in range(3))
+    o, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, True)
+    go = torch.randn_like(o)
+    cases.append(("train sdpa forward 4x4x32x16", lambda: torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, True)))
+    cases.append(("train sdpa backward 4x4x32x16", lambda: torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(go, q, k, v, o, lse, 0.0, True)))
+    xs, gs = torch.randn(4, 32, 128), torch.randn(4, 32, 128)
+    cases.append(("train silu_backward 4x32x128", lambda: torch.ops.aten.silu_backward(gs, xs)))
+    rows, ids = torch.randn(128, 64), torch.randint(0, 96, (128,))
+    cases.append(("train embedding backward 128 rows of 64", lambda: torch.zeros(96, 64).index_add_(0, ids, rows)))
 out = {}
 with torch.no_grad():
     for name, f in cases:
@@ -74,7 +87,7 @@ with torch.no_grad():
 print(json.dumps(out))
 """
 
-GROUPS = ("linear", "small")
+GROUPS = ("linear", "small", "train")
 
 
 def main(argv=None) -> int:
