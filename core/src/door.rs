@@ -339,10 +339,13 @@ pub fn _aten_dispatch(
         if GRAD_ENABLED.with(|g| g.get()) && any_requires_grad(args) {
             if kwargs.is_none_or(|k| k.is_empty()) {
                 if let Some(plan) = record_plans(py).get_item(op)? {
-                    if let Ok(kind) = plan.extract::<i64>() {
-                        return crate::graph::run_composed(py, kind == 2, op, args);
+                    // a RecordPlan, or an int for an operator whose parts record themselves
+                    // (downcast first: a failed int extraction builds a TypeError's message)
+                    if let Ok(plan) = plan.downcast::<crate::graph::RecordPlan>() {
+                        return crate::graph::_tn_record(py, plan, op, args);
                     }
-                    return crate::graph::_tn_record(py, plan.downcast()?, op, args);
+                    let kind = plan.extract::<i64>()?;
+                    return crate::graph::run_composed(py, kind == 2, op, args);
                 }
             }
             return h.call(py, (op, args.clone()), kwargs);

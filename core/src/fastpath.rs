@@ -19,7 +19,8 @@
 //!   kernel writes into `self`, whose version is bumped. `pow.Tensor_Scalar` with exponent 2 on
 //!   a floating tensor is the mul kernel on `(self, self)`, as ops/elementwise/arithmetic.pow_ts launches it.
 //!   `threshold_backward` (relu's derivative) is the same binary launch with its threshold after
-//!   the two tensors, as ops/elementwise/activations.py launches it.
+//!   the two tensors, and `silu_backward` on float32 the same launch of its kernel, as
+//!   ops/elementwise/activations.py launches them.
 //! * `cat` of tensors of one dtype and place and one rank (at least 1), equal outside the
 //!   joined dimension, into a non-empty result: ops/shape/join.cat's output (promotion and the
 //!   legacy empty-tensor rule change nothing there) and its kernel launch.
@@ -64,6 +65,9 @@ enum Fast {
     /// `threshold_backward(grad_output, self, threshold)`: a binary kernel with a number after
     /// its two tensors (relu's derivative, once per relu in every backward).
     ThresholdBackward,
+    /// `silu_backward(grad_output, self)` on two float32 tensors: the binary launch of its
+    /// kernel (silu's derivative, once per MLP block in every backward).
+    SiluBackward,
     View,
     T,
     Transpose,
@@ -123,6 +127,11 @@ pub fn _tn_set_fast_paths(py: Python<'_>, impls: &Bound<'_, PyDict>) -> PyResult
                 Fast::ThresholdBackward,
                 "elementwise.activations",
                 "threshold_backward",
+            ),
+            "silu_backward" => (
+                Fast::SiluBackward,
+                "elementwise.activations",
+                "silu_backward",
             ),
             "cat" => (Fast::Cat, "shape.join", "cat"),
             "sum.dim_IntList" => (Fast::SumDim, "reductions.reduce", "sum_dim"),
@@ -272,6 +281,7 @@ pub fn try_call(
         } => binary(py, op, args, floats_only, inplace),
         Fast::Square => square(py, args),
         Fast::ThresholdBackward => threshold_backward(py, args),
+        Fast::SiluBackward => silu_backward(py, args),
         Fast::Cat => cat(py, args),
         Fast::SumDim => sum_dim(py, args),
         Fast::MeanDim => mean_dim(py, args),
@@ -465,6 +475,25 @@ fn threshold_backward(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Opt
         return Ok(None);
     };
     launch_binary(py, "threshold_backward", &g, &x, Some(th), false, false)
+}
+
+/// ops/elementwise/activations.py `silu_backward` on float32 operands where the device has the
+/// kernel: its `binary("silu_backward", grad_output, self)`. Other dtypes compose in Python.
+fn silu_backward(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
+    if args.len() != 2 {
+        return Ok(None);
+    }
+    let (Some(g), Some(x)) = (tensor_arg(args, 0), tensor_arg(args, 1)) else {
+        return Ok(None);
+    };
+    let f32_tensor = |t: &Bound<'_, TensorBase>| {
+        let r = t.borrow();
+        r.meta.dtype == TnDtype::Float32 && !r.wrapped_number
+    };
+    if !f32_tensor(&g) || !f32_tensor(&x) {
+        return Ok(None);
+    }
+    launch_binary(py, "silu_backward", &g, &x, None, false, false)
 }
 
 /// ops/elementwise/arithmetic.py `binary` (or `binary_` where `inplace`: `a` is the output, its shape must

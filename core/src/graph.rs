@@ -653,17 +653,50 @@ fn edge_of(
     Ok((None, 0))
 }
 
+thread_local! {
+    /// `graph._DEVICE_CODE` as read so far, by place (None: a meta tensor, whose device Python
+    /// decides). Codes are only ever added to that dict, never changed, so a code once read stays
+    /// valid; the lookup otherwise built a (name, index) tuple and a string per tensor argument.
+    static DEVICE_CODES: std::cell::RefCell<Vec<(crate::registry::Place, Option<i64>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The code `graph._DEVICE_CODE` gives a place, None for meta storage or a place not yet coded.
+fn device_code(
+    py: Python<'_>,
+    hooks: &Hooks,
+    place: crate::registry::Place,
+) -> PyResult<Option<i64>> {
+    if let Some(c) = DEVICE_CODES.with(|c| {
+        c.borrow()
+            .iter()
+            .find(|(p, _)| *p == place)
+            .map(|(_, c)| *c)
+    }) {
+        return Ok(c);
+    }
+    let name = crate::registry::device_name(place.0);
+    if name == "meta" {
+        DEVICE_CODES.with(|c| c.borrow_mut().push((place, None)));
+        return Ok(None);
+    }
+    let code = hooks
+        .device_codes
+        .bind(py)
+        .get_item((name, place.1 as i64))?
+        .map(|c| c.extract::<i64>())
+        .transpose()?;
+    if code.is_some() {
+        DEVICE_CODES.with(|c| c.borrow_mut().push((place, code)));
+    }
+    Ok(code)
+}
+
 /// `graph.tensor_meta(t)`: natively where the device's code is known, else through Python.
 fn meta_of(py: Python<'_>, hooks: &Hooks, t: &Bound<'_, TensorBase>) -> PyResult<TensorMeta> {
     let r = t.borrow();
-    let (key, index) = r.place();
-    let name = crate::registry::device_name(key);
-    let code = if name == "meta" {
-        None
-    } else {
-        hooks.device_codes.bind(py).get_item((name, index as i64))?
-    };
-    match code.map(|c| c.extract::<i64>()).transpose()? {
+    let code = device_code(py, hooks, r.place())?;
+    match code {
         Some(device) => Ok(TensorMeta::Native {
             dtype: r.meta.dtype as i64,
             device,

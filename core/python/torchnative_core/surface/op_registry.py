@@ -328,31 +328,62 @@ def _aten_op_dk(schema, fn):
     return op_dk
 
 
+def _required_keywords(schema):
+    """The keyword-only arguments without a default (an out= overload's `out`): a call that names
+    none of them cannot bind to the schema."""
+    return tuple(a.name for a in schema.args if a.kwarg_only and not a.has_default)
+
+
 def _aten_packet_fn(name):
+    # per overload, in the order they are tried: (schema, required keyword names, argument
+    # types for _types_plausible, whether it returns a ScalarType), computed at the first call
+    overloads = []
+
     def op(*args, **kwargs):
+        if not overloads:
+            for ov in overloads_by_name()[name]:
+                schema = all_schemas()[name + ("." + ov if ov else "")]
+                types = tuple(a.base_type.rstrip("?") for a in schema.args)
+                overloads.append((schema, _required_keywords(schema), types, _returns_scalar_type(schema)))
         errors = []
-        for ov in overloads_by_name()[name]:
-            schema = all_schemas()[name + ("." + ov if ov else "")]
+        for schema, required, types, scalar_type in overloads:
             try:
+                if any(k not in kwargs for k in required):
+                    # it fails to bind: skip the message unless every overload fails (an
+                    # exception with upstream's message per overload costs microseconds)
+                    errors.append(schema)
+                    continue
                 values = bind_schema(schema, args, kwargs)
             except RuntimeError as e:
                 errors.append(str(e))
                 continue
-            if not _types_plausible(schema, values):
+            if not _types_plausible(types, values):
                 continue
             out = C._aten_dispatch(schema.qualified, *values)
-            return out._tn_code if _returns_scalar_type(schema) else out
+            return out._tn_code if scalar_type else out
         # upstream's message: every overload's reason, one after another
         raise RuntimeError("Overloaded torch operator invoked from Python failed to match any schema:\n"
-                           + "\n\n".join(errors or [f"aten::{name}: no overload matches"]))
+                           + "\n\n".join([_bind_error(e, args, kwargs) for e in errors]
+                                           or [f"aten::{name}: no overload matches"]))
 
     op.__name__ = name
     return op
 
 
-def _types_plausible(schema, values):
-    for a, v in zip(schema.args, values):
-        t = a.base_type.rstrip("?")
+def _bind_error(error, args, kwargs):
+    """A skipped overload's binding error (its message), or the message already recorded."""
+    if isinstance(error, str):
+        return error
+    try:
+        bind_schema(error, args, kwargs)
+    except RuntimeError as e:
+        return str(e)
+    return f"{error.qualified}: a required keyword argument is missing"
+
+
+def _types_plausible(types, values):
+    """Whether no value is a tensor where the schema wants a number, or the reverse."""
+    for t, v in zip(types, values):
         if v is None:
             continue
         if t == "Tensor" and not isinstance(v, C.TensorBase):
