@@ -32,6 +32,9 @@ for key, a in inp.items():
     out[f"{tag}/chol_info"] = torch.linalg.cholesky_ex(-spd).info.numpy()
     LU, piv = torch.linalg.lu_factor(A)
     out[f"{tag}/lu"], out[f"{tag}/piv"] = LU.numpy(), piv.numpy()
+    out[f"{tag}/lu_solve"] = torch.linalg.lu_solve(LU, piv, rhs).numpy()
+    out[f"{tag}/lu_solve_adjoint"] = torch.linalg.lu_solve(LU, piv, rhs, adjoint=True).numpy()
+    out[f"{tag}/lu_solve_t"] = torch.linalg.lu_solve(LU.mT.contiguous().mT, piv, rhs.mT.contiguous().mT).numpy()
     out[f"{tag}/solve"] = torch.linalg.solve(A, rhs).numpy()
     out[f"{tag}/solve_right"] = torch.linalg.solve(A, rhs.mT, left=False).numpy()
     out[f"{tag}/inv"] = torch.linalg.inv(A).numpy()
@@ -91,7 +94,8 @@ def _tolerance(name, ref):
     # LAPACK's backward-error bounds grow with n; solves and inverses also with the condition
     # number, and eigen/singular vectors with the inverse gap between neighbouring values, which
     # for these random matrices stay under 1e4
-    scale = 1e4 if name in ("solve", "solve_right", "inv", "lstsq", "lu") + VECTORS_UP_TO_SIGN else 50
+    scale = 1e4 if name in ("solve", "solve_right", "lu_solve", "lu_solve_adjoint", "lu_solve_t", "inv", "lstsq",
+                            "lu") + VECTORS_UP_TO_SIGN else 50
     return eps * n * scale
 
 

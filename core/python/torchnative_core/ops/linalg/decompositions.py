@@ -420,11 +420,18 @@ def _is_vector_rhs(A, Bt):
     return Bt.dim() == 1 or (A.dim() - 1 == Bt.dim() and list(Bt.shape) == list(A.shape[:-1]))
 
 
+def _lu_solve_kernel(LU, piv, Bm):
+    """X with A X = B from A's LU factors (batch shapes equal): the device's kernel."""
+    X = B.empty(list(Bm._tn_sizes), B.dtype_of(LU), B.device_of(LU))
+    if B.numel(X._tn_sizes):
+        B.launch("linalg_lu_solve", (LU, piv, Bm, True, False), (X,))
+    return X
+
+
 def _lu_solve_left(LU, piv, Bm, info):
     """X with A X = B from A's LU factors (batch shapes equal); NaN where A is singular."""
     torch = _torch()
-    X = B.empty(list(Bm.shape), LU.dtype, B.device_of(LU))
-    B.launch("linalg_lu_solve", (LU, piv, Bm, True, False), (X,))
+    X = _lu_solve_kernel(LU, piv, Bm)
     if info.numel() and bool((info != 0).any()):
         X = torch.where((info != 0)[..., None, None], torch.full((), math.nan, dtype=X.dtype, device=X.device), X)
     return X
@@ -607,9 +614,27 @@ def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
     return ret((_tri_solve(Ause, B_, upper != transpose, unitriangular, batch), A_.clone()))
 
 
+def _lu_solve_direct(LU, pivots, Bm):
+    """Whether `linalg_lu_solve(LU, pivots, B)` (left, no adjoint) can go straight to the device's
+    kernel: nothing to record (the composite below records its parts for autograd), one batch
+    shape already (no broadcast), square float factors, int32 pivots of their shape, one dtype
+    and device; anything else takes the composite, which raises upstream's errors."""
+    C = B.C
+    if C.is_grad_enabled() and (LU.requires_grad or Bm.requires_grad):
+        return False
+    ls, bs, ps = LU._tn_sizes, Bm._tn_sizes, pivots._tn_sizes
+    return (len(ls) >= 2 and ls[-1] == ls[-2] and len(bs) == len(ls) and bs[:-1] == ls[:-1]
+            and list(ps) == list(ls[:-1]) and B.dtype_of(pivots)._tn_name == "int32"
+            and B.dtype_of(LU) is B.dtype_of(Bm) and B.dtype_of(LU)._tn_name in ("float32", "float64")
+            and B.device_of(LU) == B.device_of(Bm) == B.device_of(pivots)
+            and C._tn_has_kernel("linalg_lu_solve", B.device_of(LU).type))
+
+
 @impl("linalg_lu_solve")
 def linalg_lu_solve(LU, pivots, B, left=True, adjoint=False):
     _check_float(LU, "linalg.lu_solve")
+    if left and not adjoint and _lu_solve_direct(LU, pivots, B):
+        return _lu_solve_kernel(LU, pivots, B)
     # A = P L U; solve with the unpacked factors
     # composed of operators that record themselves: the gradient flows through lu_unpack's
     # triangles as upstream's LinalgLuSolveBackward0 treats LU
