@@ -20,7 +20,9 @@
 //!   a floating tensor is the mul kernel on `(self, self)`, as ops/elementwise/arithmetic.pow_ts launches it.
 //!   `threshold_backward` (relu's derivative) is the same binary launch with its threshold after
 //!   the two tensors, and `silu_backward` on float32 the same launch of its kernel, as
-//!   ops/elementwise/activations.py launches them.
+//!   ops/elementwise/activations.py launches them. The comparisons (`eq`, `ne`, `lt`, `le`,
+//!   `gt`, `ge`; `.Tensor`, and `.Scalar` with the number wrapped) are the same launch into a
+//!   bool result, as ops/elementwise/arithmetic.py `_mk_cmp` makes it.
 //! * `cat` of tensors of one dtype and place and one rank (at least 1), equal outside the
 //!   joined dimension, into a non-empty result: ops/shape/join.cat's output (promotion and the
 //!   legacy empty-tensor rule change nothing there) and its kernel launch.
@@ -68,6 +70,11 @@ enum Fast {
     /// `silu_backward(grad_output, self)` on two float32 tensors: the binary launch of its
     /// kernel (silu's derivative, once per MLP block in every backward).
     SiluBackward,
+    /// `eq`/`ne`/`lt`/`le`/`gt`/`ge`, `.Tensor` or (`scalar`) `.Scalar`: the binary launch of the
+    /// comparison's kernel into a bool result.
+    Compare {
+        scalar: bool,
+    },
     View,
     T,
     Transpose,
@@ -133,6 +140,15 @@ pub fn _tn_set_fast_paths(py: Python<'_>, impls: &Bound<'_, PyDict>) -> PyResult
                 "elementwise.activations",
                 "silu_backward",
             ),
+            n if comparison(n).is_some() => {
+                let scalar = comparison(n) == Some(true);
+                let qualname = if scalar {
+                    "_mk_cmp.<locals>.scalar_fn"
+                } else {
+                    "_mk_cmp.<locals>.tensor_fn"
+                };
+                (Fast::Compare { scalar }, "elementwise.arithmetic", qualname)
+            }
             "cat" => (Fast::Cat, "shape.join", "cat"),
             "sum.dim_IntList" => (Fast::SumDim, "reductions.reduce", "sum_dim"),
             "mean.dim" => (Fast::MeanDim, "reductions.reduce", "mean_dim"),
@@ -282,6 +298,7 @@ pub fn try_call(
         Fast::Square => square(py, args),
         Fast::ThresholdBackward => threshold_backward(py, args),
         Fast::SiluBackward => silu_backward(py, args),
+        Fast::Compare { scalar } => compare(py, op, args, scalar),
         Fast::Cat => cat(py, args),
         Fast::SumDim => sum_dim(py, args),
         Fast::MeanDim => mean_dim(py, args),
@@ -430,7 +447,7 @@ fn binary(
         op.to_string()
     };
     let alpha = with_alpha.then_some(alpha);
-    launch_binary(py, &kernel, &a, &b, alpha, floats_only, inplace)
+    launch_binary(py, &kernel, &a, &b, alpha, floats_only, inplace, None)
 }
 
 /// `pow(self, 2)` on a floating tensor: ops/elementwise/arithmetic.py `pow_ts` launches the mul kernel on
@@ -459,7 +476,7 @@ fn square(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject
     if !two || !floating || a.borrow().wrapped_number {
         return Ok(None);
     }
-    launch_binary(py, "mul.Tensor", &a, &a, None, false, false)
+    launch_binary(py, "mul.Tensor", &a, &a, None, false, false, None)
 }
 
 /// ops/elementwise/activations.py `threshold_backward` where the device has the kernel: its
@@ -474,7 +491,16 @@ fn threshold_backward(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Opt
     let Some(th) = number_arg(&args.get_item(2)?) else {
         return Ok(None);
     };
-    launch_binary(py, "threshold_backward", &g, &x, Some(th), false, false)
+    launch_binary(
+        py,
+        "threshold_backward",
+        &g,
+        &x,
+        Some(th),
+        false,
+        false,
+        None,
+    )
 }
 
 /// ops/elementwise/activations.py `silu_backward` on float32 operands where the device has the
@@ -493,11 +519,57 @@ fn silu_backward(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<P
     if !f32_tensor(&g) || !f32_tensor(&x) {
         return Ok(None);
     }
-    launch_binary(py, "silu_backward", &g, &x, None, false, false)
+    launch_binary(py, "silu_backward", &g, &x, None, false, false, None)
+}
+
+/// Whether `op` is a comparison (ops/elementwise/arithmetic.py `_mk_cmp`): Some(true) for its
+/// `.Scalar` overload, Some(false) for `.Tensor`.
+fn comparison(op: &str) -> Option<bool> {
+    let (name, overload) = op.split_once('.')?;
+    if !["eq", "ne", "lt", "le", "gt", "ge"].contains(&name) {
+        return None;
+    }
+    match overload {
+        "Scalar" => Some(true),
+        "Tensor" => Some(false),
+        _ => None,
+    }
+}
+
+/// ops/elementwise/arithmetic.py `_mk_cmp`'s `tensor_fn` and `scalar_fn`: `binary(name.Tensor,
+/// self, other, out_dtype=bool)`, a Python number `other` (`.Scalar`) wrapped first.
+fn compare(
+    py: Python<'_>,
+    op: &str,
+    args: &Bound<'_, PyTuple>,
+    scalar: bool,
+) -> PyResult<Option<PyObject>> {
+    if args.len() != 2 {
+        return Ok(None);
+    }
+    let Some(a) = tensor_arg(args, 0) else {
+        return Ok(None);
+    };
+    let b = if scalar {
+        let w = _tn_wrapped_number(py, &args.get_item(1)?)?.into_bound(py);
+        match w.downcast_into::<TensorBase>() {
+            Ok(t) => t,
+            Err(_) => return Ok(None),
+        }
+    } else {
+        match tensor_arg(args, 1) {
+            Some(t) => t,
+            None => return Ok(None),
+        }
+    };
+    let kernel = op.replacen(".Scalar", ".Tensor", 1);
+    launch_binary(py, &kernel, &a, &b, None, false, false, Some(TnDtype::Bool))
 }
 
 /// ops/elementwise/arithmetic.py `binary` (or `binary_` where `inplace`: `a` is the output, its shape must
 /// be the broadcast shape, and its version is bumped) for the cases described at the top.
+/// The result is in `out_dtype` where given (a comparison's bool), else in the operands' dtype.
+#[allow(clippy::too_many_arguments)]
 fn launch_binary(
     py: Python<'_>,
     op: &str,
@@ -506,6 +578,7 @@ fn launch_binary(
     alpha: Option<torchnative_abi::TnArg>,
     floats_only: bool,
     inplace: bool,
+    out_dtype: Option<TnDtype>,
 ) -> PyResult<Option<PyObject>> {
     let (ra, rb) = (a.borrow(), b.borrow());
     if inplace && ra.wrapped_number {
@@ -588,7 +661,7 @@ fn launch_binary(
     let out = if inplace {
         None
     } else {
-        let mut o = TensorBase::new_empty(device, index, shape.clone(), dt)?;
+        let mut o = TensorBase::new_empty(device, index, shape.clone(), out_dtype.unwrap_or(dt))?;
         // the layout upstream's TensorIterator gives the result (a dense permutation of
         // contiguous: the storage size is the same)
         let inputs: Vec<(&[i64], &[i64])> = [(&ra, wa), (&rb, wb)]
