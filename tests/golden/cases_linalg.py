@@ -116,3 +116,64 @@ def eigvals_without_vectors():
     # (as real pairs: the golden encoding has no complex numbers)
     return (torch.view_as_real(torch.linalg.eigvals(a)),
             torch.view_as_real(torch.linalg.eigvals(torch.triu(_a(4, 4).double()))))
+
+
+def _spd_and_rhs():
+    a = torch.tensor([[4.0, 1.0, 0.5, 0.0], [1.0, 3.0, 0.25, 0.5], [0.5, 0.25, 5.0, 1.0], [0.0, 0.5, 1.0, 2.0]],
+                     dtype=torch.float64)
+    return torch.stack([a, a.mT + torch.eye(4, dtype=torch.float64)]), (torch.arange(16, dtype=torch.float64) % 5).view(2, 4, 2)
+
+
+@case
+def lapack_results_are_column_major():
+    """Upstream's LU, solves and inverses come back as batches of column-major matrices (LAPACK's
+    layout: the last two strides (1, rows), not contiguous); a right-hand solve transposed back
+    is row-major, a vector result column-major for its own shape."""
+    A, B = _spd_and_rhs()
+    LU, piv = torch.linalg.lu_factor(A)
+    results = {
+        "lu_factor": LU, "lu_factor_2d": torch.linalg.lu_factor(A[0])[0],
+        "lu_factor_wide": torch.linalg.lu_factor(A[:, :3])[0], "lu_factor_ex": torch.linalg.lu_factor_ex(A).LU,
+        "solve": torch.linalg.solve(A, B), "solve_2d": torch.linalg.solve(A[0], B[0]),
+        "solve_vector": torch.linalg.solve(A[0], B[0, :, 0]), "solve_batch_vector": torch.linalg.solve(A, B[:, :, 0]),
+        "solve_right": torch.linalg.solve(A, B.mT, left=False), "solve_broadcast": torch.linalg.solve(A, B[0]),
+        "solve_ex": torch.linalg.solve_ex(A, B).result, "lu_solve": torch.linalg.lu_solve(LU, piv, B),
+        "lu_solve_adjoint": torch.linalg.lu_solve(LU, piv, B, adjoint=True),
+        "lu_solve_right": torch.linalg.lu_solve(LU, piv, B.mT, left=False),
+        "lu_solve_broadcast": torch.linalg.lu_solve(LU, piv, B[0]), "inv": torch.linalg.inv(A),
+        "inv_ex": torch.linalg.inv_ex(A).inverse,
+    }
+    return [[k, list(t.stride()), t.is_contiguous(), t] for k, t in results.items()]
+
+
+@case
+def decomposition_results_are_column_major():
+    """The same for QR, SVD, eigh, Cholesky and the solves built on them, and lstsq's solution
+    (the first n rows of LAPACK's max(m, n)-row buffer, in its strides)."""
+    A, B = _spd_and_rhs()
+    W = A[:, :, :3]
+    L = torch.linalg.cholesky(A)
+    h, tau = torch.geqrf(W)
+    results = {
+        "qr_Q": torch.linalg.qr(W).Q, "qr_R": torch.linalg.qr(W).R, "qr_complete_Q": torch.linalg.qr(W, "complete").Q,
+        "qr_r": torch.linalg.qr(W, "r").R, "geqrf": h, "householder": torch.linalg.householder_product(h, tau),
+        "ormqr": torch.ormqr(h, tau, B), "svd_U": torch.linalg.svd(W, full_matrices=False).U,
+        "svd_Vh": torch.linalg.svd(W).Vh, "eigh_V": torch.linalg.eigh(A).eigenvectors, "cholesky": L,
+        "cholesky_upper": torch.linalg.cholesky(A, upper=True), "cholesky_solve": torch.cholesky_solve(B, L),
+        "cholesky_inverse": torch.cholesky_inverse(L), "solve_triangular": torch.linalg.solve_triangular(L, B, upper=False),
+        "lstsq": torch.linalg.lstsq(A, B).solution, "lstsq_tall": torch.linalg.lstsq(torch.cat([A, A], -2), torch.cat([B, B], -2)).solution,
+        "lstsq_tall_vector": torch.linalg.lstsq(torch.cat([A, A], -2), torch.cat([B, B], -2)[..., 0]).solution,
+        "ldl_factor": torch.linalg.ldl_factor(A).LD,
+    }
+    free_signs = ("svd_U", "svd_Vh", "eigh_V")  # LAPACK fixes no sign of a singular or eigenvector
+    return [[k, list(t.stride()), t.is_contiguous(), t.abs() if k in free_signs else t] for k, t in results.items()]
+
+
+@case
+def structseq_results():
+    """torch.return_types for ldl_factor(_ex) and histogramdd (the comparison checks the type)."""
+    A, _ = _spd_and_rhs()
+    torch.manual_seed(0)
+    return (torch.linalg.ldl_factor(A[0]), torch.linalg.ldl_factor_ex(A[0]),
+            torch.histogramdd(torch.tensor([[0.0, 1.0], [0.5, 0.25], [1.0, 0.0]]), bins=2),
+            torch.histogramdd(torch.tensor([[0.0, 1.0], [0.5, 0.25]]), bins=[torch.tensor([0.0, 0.5, 1.0])] * 2))

@@ -16,7 +16,8 @@
 //!   of largest magnitude in each column of the eigenvectors (of `U` for SVD, `V` following) is
 //!   positive — the convention the core's tests compare by.
 
-use faer::{Mat, MatRef, Side};
+use faer::reborrow::{IntoConst, ReborrowMut};
+use faer::{Mat, MatMut, MatRef, Side};
 use torchnative_backend::abi::TnDtype;
 
 use crate::kernel::{Call, KResult, Tensor};
@@ -79,36 +80,84 @@ impl<'t> Batch<'t> {
         self.offsets.len()
     }
 
-    fn at(&self, b: usize, i: usize, j: usize) -> isize {
-        let nd = self.t.ndim();
-        self.offsets[b] + i as isize * self.t.stride(nd - 2) + j as isize * self.t.stride(nd - 1)
+    /// Matrix `b` of a float64 tensor as a view of the tensor's own memory (None for float32).
+    fn view_f64(&self, b: usize) -> Option<MatRef<'_, f64>> {
+        // read only: the writable view's pointer and strides, never written through
+        self.view_f64_mut(b).map(IntoConst::into_const)
     }
 
-    /// Matrix `b` widened to float64.
-    fn read(&self, b: usize) -> Mat<f64> {
-        // SAFETY: offsets come from the view's own sizes and strides.
-        Mat::from_fn(self.rows, self.cols, |i, j| unsafe {
-            match self.t.dtype {
-                TnDtype::Float32 => self.t.read::<f32>(self.at(b, i, j)) as f64,
-                _ => self.t.read::<f64>(self.at(b, i, j)),
+    /// [`view_f64`](Self::view_f64), writable: for outputs, which the core allocated for this
+    /// call and no other view of the call aliases.
+    #[allow(clippy::mut_from_ref)]
+    fn view_f64_mut(&self, b: usize) -> Option<MatMut<'_, f64>> {
+        let nd = self.t.ndim();
+        (self.t.dtype == TnDtype::Float64).then(|| {
+            // SAFETY: as `view_f64`; the caller writes only outputs.
+            unsafe {
+                MatMut::from_raw_parts_mut(
+                    (self.t.data as *mut f64).offset(self.offsets[b]),
+                    self.rows,
+                    self.cols,
+                    self.t.stride(nd - 2),
+                    self.t.stride(nd - 1),
+                )
             }
         })
     }
 
-    /// Writes `m` (rounded to the tensor's dtype) into matrix `b`.
-    fn write(&self, b: usize, m: MatRef<'_, f64>) {
-        for j in 0..self.cols {
-            for i in 0..self.rows {
-                let v = m[(i, j)];
-                // SAFETY: as `read`; outputs are tensors the core allocated for this call.
-                unsafe {
-                    match self.t.dtype {
-                        TnDtype::Float32 => self.t.write::<f32>(self.at(b, i, j), v as f32),
-                        _ => self.t.write::<f64>(self.at(b, i, j), v),
+    /// Calls `f(i, j, offset)` for every element of matrix `b`, in the order its memory is read
+    /// fastest: where the tensor's rows are contiguous, eight rows at a time (so a column-major
+    /// matrix on the other side fills a cache line per column), else column by column.
+    fn for_each(&self, b: usize, mut f: impl FnMut(usize, usize, isize)) {
+        let nd = self.t.ndim();
+        let (rs, cs) = (self.t.stride(nd - 2), self.t.stride(nd - 1));
+        let base = self.offsets[b];
+        if rs != 1 && cs == 1 {
+            for i0 in (0..self.rows).step_by(8) {
+                let i1 = (i0 + 8).min(self.rows);
+                for j in 0..self.cols {
+                    for i in i0..i1 {
+                        f(i, j, base + i as isize * rs + j as isize);
                     }
                 }
             }
+        } else {
+            for j in 0..self.cols {
+                for i in 0..self.rows {
+                    f(i, j, base + i as isize * rs + j as isize * cs);
+                }
+            }
         }
+    }
+
+    /// Matrix `b` widened to float64.
+    fn read(&self, b: usize) -> Mat<f64> {
+        let mut m = Mat::<f64>::zeros(self.rows, self.cols);
+        let f32s = self.t.dtype == TnDtype::Float32;
+        let mut out = m.as_mut();
+        // SAFETY: the offsets are the view's own elements.
+        self.for_each(b, |i, j, off| unsafe {
+            *out.rb_mut().get_mut_unchecked(i, j) = if f32s {
+                self.t.read::<f32>(off) as f64
+            } else {
+                self.t.read::<f64>(off)
+            };
+        });
+        m
+    }
+
+    /// Writes `m` (rounded to the tensor's dtype) into matrix `b`.
+    fn write(&self, b: usize, m: MatRef<'_, f64>) {
+        let f32s = self.t.dtype == TnDtype::Float32;
+        // SAFETY: as `read`; outputs are tensors the core allocated for this call.
+        self.for_each(b, |i, j, off| unsafe {
+            let v = *m.get_unchecked(i, j);
+            if f32s {
+                self.t.write::<f32>(off, v as f32)
+            } else {
+                self.t.write::<f64>(off, v)
+            }
+        });
     }
 }
 
@@ -204,22 +253,37 @@ fn unblocked_cholesky(a: &Mat<f64>) -> (Mat<f64>, i32) {
 
 // --- LU -----------------------------------------------------------------------------------------
 
-/// LAPACK's `ipiv` (1-based interchanges) from the row permutation of `P A = L U`, and the
-/// packed factors.
-fn lu_of(a: &Mat<f64>) -> (Mat<f64>, Vec<i32>, i32) {
-    let (m, n) = (a.nrows(), a.ncols());
+/// Factors `packed` in place into LAPACK's packed form (`P A = L U`, L's unit diagonal implied
+/// below U) and returns LAPACK's `ipiv` (1-based interchanges); None where a pivot is zero (or
+/// NaN): faer divides by it where getrf skips the column's scaling, so the caller factors the
+/// matrix again with [`unblocked_lu`].
+fn lu_in_place(mut packed: MatMut<'_, f64>) -> Option<Vec<i32>> {
+    use faer::dyn_stack::{MemBuffer, MemStack};
+    use faer::linalg::lu::partial_pivoting::factor as lu;
+    let (m, n) = (packed.nrows(), packed.ncols());
     let k = m.min(n);
     if k == 0 {
-        return (a.clone(), vec![], 0);
+        return Some(vec![]);
     }
-    let f = a.partial_piv_lu();
-    if (0..k).any(|i| !(f.U()[(i, i)] != 0.0)) {
-        // a zero (or NaN) pivot: faer divides by it, getrf skips the column's scaling
-        return unblocked_lu(a);
+    let par = faer::get_global_parallelism();
+    let (mut forward, mut inverse) = (vec![0usize; m], vec![0usize; m]);
+    let mut mem = MemBuffer::new(lu::lu_in_place_scratch::<usize, f64>(
+        m,
+        n,
+        par,
+        Default::default(),
+    ));
+    lu::lu_in_place(
+        packed.rb_mut(),
+        &mut forward,
+        &mut inverse,
+        par,
+        MemStack::new(&mut mem),
+        Default::default(),
+    );
+    if (0..k).any(|i| !(packed[(i, i)] != 0.0)) {
+        return None;
     }
-    let (l, u) = (f.L(), f.U());
-    let packed = Mat::from_fn(m, n, |i, j| if i > j { l[(i, j)] } else { u[(i, j)] });
-    let (forward, _) = f.P().arrays();
     // forward[i] = the original row now at position i; replay it as successive swaps
     let mut at: Vec<usize> = (0..m).collect(); // at[pos] = original row at pos
     let mut pos_of: Vec<usize> = (0..m).collect(); // pos_of[row] = its position
@@ -233,10 +297,7 @@ fn lu_of(a: &Mat<f64>) -> (Mat<f64>, Vec<i32>, i32) {
         pos_of[row] = i;
         pos_of[other] = p;
     }
-    let info = (0..k)
-        .find(|&i| packed[(i, i)] == 0.0)
-        .map_or(0, |i| i as i32 + 1);
-    (packed, ipiv, info)
+    Some(ipiv)
 }
 
 /// LAPACK's unblocked `getf2`: partial pivoting on the first row of largest magnitude, a zero
@@ -293,9 +354,31 @@ fn lu_factor_ex(c: &mut Call) -> KResult {
     let src = Batch::of(&a, "linalg.lu_factor")?;
     let dst = Batch::of(&lu, "linalg.lu_factor")?;
     let nb = piv.ndim() - 1;
+    let separate = a.data != lu.data;
     for b in 0..src.len() {
-        let (packed, ipiv, code) = lu_of(&src.read(b));
-        dst.write(b, packed.as_ref());
+        // float64: factored in the output's own memory (the core allocates it column-major,
+        // as upstream's LAPACK result); float32 in a float64 copy, rounded once
+        let fast = match dst.view_f64_mut(b).filter(|_| separate) {
+            Some(mut out) => {
+                match src.view_f64(b) {
+                    Some(v) => out.copy_from(v),
+                    None => out.copy_from(src.read(b)),
+                }
+                lu_in_place(out).map(|ipiv| (ipiv, 0))
+            }
+            None => {
+                let mut m = src.read(b);
+                lu_in_place(m.as_mut()).map(|ipiv| {
+                    dst.write(b, m.as_ref());
+                    (ipiv, 0)
+                })
+            }
+        };
+        let (ipiv, code) = fast.unwrap_or_else(|| {
+            let (packed, ipiv, code) = unblocked_lu(&src.read(b));
+            dst.write(b, packed.as_ref());
+            (ipiv, code)
+        });
         let off = batch_offset(&piv, nb, b);
         for (i, p) in ipiv.iter().enumerate() {
             // SAFETY: pivots is [..., min(m, n)] int32.
@@ -307,7 +390,7 @@ fn lu_factor_ex(c: &mut Call) -> KResult {
 }
 
 /// Solves `L U X = P^T B` in place for one matrix (LAPACK's `getrs`, no transpose).
-fn lu_solve_one(lu: &Mat<f64>, ipiv: &[i32], x: &mut Mat<f64>) {
+fn lu_solve_one(lu: MatRef<'_, f64>, ipiv: &[i32], mut x: MatMut<'_, f64>) {
     for (i, &p) in ipiv.iter().enumerate() {
         let p = p as usize - 1;
         if p != i {
@@ -318,20 +401,20 @@ fn lu_solve_one(lu: &Mat<f64>, ipiv: &[i32], x: &mut Mat<f64>) {
             }
         }
     }
-    triangular_in_place(lu, x, false, true);
+    triangular_in_place(lu, x.rb_mut(), false, true);
     triangular_in_place(lu, x, true, false);
 }
 
 /// Forward (lower) or back (upper) substitution on faer's blocked kernels, which read only that
 /// triangle of `a` (and not its diagonal when `unit`).
-fn triangular_in_place(a: &Mat<f64>, x: &mut Mat<f64>, upper: bool, unit: bool) {
+fn triangular_in_place(a: MatRef<'_, f64>, x: MatMut<'_, f64>, upper: bool, unit: bool) {
     use faer::linalg::triangular_solve as ts;
     let par = faer::get_global_parallelism();
     match (upper, unit) {
-        (false, false) => ts::solve_lower_triangular_in_place(a.as_ref(), x.as_mut(), par),
-        (false, true) => ts::solve_unit_lower_triangular_in_place(a.as_ref(), x.as_mut(), par),
-        (true, false) => ts::solve_upper_triangular_in_place(a.as_ref(), x.as_mut(), par),
-        (true, true) => ts::solve_unit_upper_triangular_in_place(a.as_ref(), x.as_mut(), par),
+        (false, false) => ts::solve_lower_triangular_in_place(a, x, par),
+        (false, true) => ts::solve_unit_lower_triangular_in_place(a, x, par),
+        (true, false) => ts::solve_upper_triangular_in_place(a, x, par),
+        (true, true) => ts::solve_unit_upper_triangular_in_place(a, x, par),
     }
 }
 
@@ -352,15 +435,37 @@ fn lu_solve(c: &mut Call) -> KResult {
         Batch::of(&out, "linalg.lu_solve")?,
     );
     let nb = piv.ndim() - 1;
+    // the output overwritten before LU and B are read through would corrupt them
+    let separate = out.data != lu_t.data && out.data != b_t.data;
     for b in 0..xs.len() {
         let off = batch_offset(&piv, nb, b);
         // SAFETY: pivots is [..., n] int32 with the same batch shape.
         let ipiv: Vec<i32> = (0..piv.size(nb))
             .map(|i| unsafe { piv.read::<i32>(off + i as isize * piv.stride(nb)) })
             .collect();
-        let mut x = bs.read(b);
-        lu_solve_one(&lus.read(b), &ipiv, &mut x);
-        xs.write(b, x.as_ref());
+        // float64: read in place, solved in the output's own memory
+        let lu_copy;
+        let lu = match lus.view_f64(b) {
+            Some(v) => v,
+            None => {
+                lu_copy = lus.read(b);
+                lu_copy.as_ref()
+            }
+        };
+        match xs.view_f64_mut(b).filter(|_| separate) {
+            Some(mut x) => {
+                match bs.view_f64(b) {
+                    Some(v) => x.copy_from(v),
+                    None => x.copy_from(bs.read(b)),
+                }
+                lu_solve_one(lu, &ipiv, x);
+            }
+            None => {
+                let mut x = bs.read(b);
+                lu_solve_one(lu, &ipiv, x.as_mut());
+                xs.write(b, x.as_ref());
+            }
+        }
     }
     Ok(())
 }
@@ -384,7 +489,7 @@ fn solve_triangular(c: &mut Call) -> KResult {
     );
     for b in 0..xs.len() {
         let mut x = bs.read(b);
-        triangular_in_place(&as_.read(b), &mut x, upper, unit);
+        triangular_in_place(as_.read(b).as_ref(), x.as_mut(), upper, unit);
         xs.write(b, x.as_ref());
     }
     Ok(())

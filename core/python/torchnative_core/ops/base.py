@@ -342,3 +342,18 @@ def concrete(s):
                 "torchnative's tensors have concrete sizes. Export with static shapes (no dynamic_shapes=, or "
                 "torch.export.Dim.STATIC) instead.")
     return int(s)
+
+
+_CORE_DIR = __file__.rsplit("/ops/", 1)[0] + "/"
+
+
+def warn(message, category=UserWarning):
+    """A warning attributed to the first frame outside the core, as upstream's TORCH_WARN is
+    attributed to the Python line that called into C++ (whatever bindings lie between)."""
+    import sys
+    import warnings
+
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_CORE_DIR):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)

@@ -295,11 +295,32 @@ def _returns_scalar_type(schema):
     return [r.type for r in schema.returns] == ["ScalarType"]
 
 
+def _plain_results(schema):
+    """How the JIT hands an operator's several results to Python: a plain tuple (an
+    implementation may give the torch.return_types structseq the public function returns), a
+    Tensor[] result as a list. None for a schema with a single result."""
+    if len(schema.returns) < 2:
+        return None
+    lists = tuple(r.type.startswith("Tensor") and r.type.endswith("[]") for r in schema.returns)
+
+    def plain(out):
+        if type(out) is tuple and not any(lists):
+            return out
+        return tuple(list(x) if is_list else x for x, is_list in zip(out, lists))
+
+    return plain
+
+
 def _aten_overload_fn(schema):
     qual = schema.qualified
+    plain = _plain_results(schema)
     if _returns_scalar_type(schema):
         def op(*args, **kwargs):
             return C._aten_dispatch(qual, *bind_schema(schema, args, kwargs))._tn_code
+
+    elif plain is not None:
+        def op(*args, **kwargs):
+            return plain(C._aten_dispatch(qual, *bind_schema(schema, args, kwargs)))
 
     else:
         def op(*args, **kwargs):
@@ -344,9 +365,10 @@ def _aten_packet_fn(name):
             for ov in overloads_by_name()[name]:
                 schema = all_schemas()[name + ("." + ov if ov else "")]
                 types = tuple(a.base_type.rstrip("?") for a in schema.args)
-                overloads.append((schema, _required_keywords(schema), types, _returns_scalar_type(schema)))
+                overloads.append((schema, _required_keywords(schema), types, _returns_scalar_type(schema),
+                                  _plain_results(schema)))
         errors = []
-        for schema, required, types, scalar_type in overloads:
+        for schema, required, types, scalar_type, plain in overloads:
             try:
                 if any(k not in kwargs for k in required):
                     # it fails to bind: skip the message unless every overload fails (an
@@ -360,6 +382,8 @@ def _aten_packet_fn(name):
             if not _types_plausible(types, values):
                 continue
             out = C._aten_dispatch(schema.qualified, *values)
+            if plain is not None:
+                return plain(out)
             return out._tn_code if scalar_type else out
         # upstream's message: every overload's reason, one after another
         raise RuntimeError("Overloaded torch operator invoked from Python failed to match any schema:\n"

@@ -285,6 +285,21 @@ def pinverse(self, rcond=1e-15):
 
 # --- least squares ------------------------------------------------------------------------------------
 
+def _full_rank_qr_solve(A, Bm, rcond):
+    """The least-squares solution from the QR of [A | B] (mode "r": no Q formed; the columns of
+    B come out as Q^T B, reflected as gels applies the reflectors to B) when R's diagonal shows
+    full column rank as in `_full_rank_qr`, else None. Nothing recorded: mode "r" has no
+    derivative, so inputs that need one take `_full_rank_qr`."""
+    torch = _torch()
+    n = A.shape[-1]
+    R = D("linalg_qr", torch.cat([A, Bm], -1), "r")[1]
+    R_A = R[..., :n, :n]
+    d = R_A.diagonal(0, -2, -1).abs()
+    if d.numel() and bool((d.amin(-1) > d.amax(-1) * (100 * rcond)).all()):
+        return D("linalg_solve_triangular", R_A, R[..., :n, n:], True, True, False)
+    return None
+
+
 def _full_rank_qr(A, rcond):
     """(Q, R) of A when its unpivoted R's diagonal shows full column rank with a wide margin
     (every |R_ii| above 100 * rcond * max |R_jj|, in every batch element), else None: near the
@@ -294,6 +309,21 @@ def _full_rank_qr(A, rcond):
     if d.numel() and bool((d.amin(-1) > d.amax(-1) * (100 * rcond)).all()):
         return Q, R
     return None
+
+
+def _lstsq_layout(X, batch, rows, vector):
+    """The solution in upstream's layout: LAPACK overwrites a column-major [..., max(m, n), k]
+    copy of B, and the solution is its first n rows (in that buffer's strides, not a view)."""
+    from .decompositions import _empty_fortran
+
+    n, k = X.shape[-2], X.shape[-1]
+    buf = _empty_fortran(batch + [rows, k], X.dtype, X.device)
+    strides = list(buf._tn_strides)
+    if vector:
+        buf._tn_set_geometry(batch + [n], strides[:-1], 0)
+        return buf.copy_(X.squeeze(-1))
+    buf._tn_set_geometry(batch + [n, k], strides, 0)
+    return buf.copy_(X)
 
 
 @impl("linalg_lstsq")
@@ -324,6 +354,9 @@ def linalg_lstsq(self, b, rcond=None, driver=None):
     if min(m, n) == 0:
         X = torch.zeros(batch + [n, k], dtype=self.dtype)
         ranks, S, full = torch.zeros(batch, dtype=torch.int64), torch.empty(batch + [0], dtype=self.dtype), False
+    elif (m >= n and drv in ("gels", "gelsy") and not (torch.is_grad_enabled() and (A_.requires_grad or B_.requires_grad))
+          and (X := _full_rank_qr_solve(A_, B_, r)) is not None):
+        ranks, S, full = torch.full(batch, n, dtype=torch.int64), None, True
     elif m >= n and drv in ("gels", "gelsy") and (qr := _full_rank_qr(A_, r)) is not None:
         # full column rank, clearly: least squares from the QR factors, as gels/gelsy solve it
         Q, R = qr
@@ -337,8 +370,7 @@ def linalg_lstsq(self, b, rcond=None, driver=None):
         inv = torch.where(keep, 1.0 / S, torch.zeros((), dtype=S.dtype))
         X = torch.matmul(Vh.mT, torch.matmul(U.mT, B_) * inv.unsqueeze(-1))
         full = bool((ranks == min(m, n)).all())
-    if vector:
-        X = X.squeeze(-1)
+    X = _lstsq_layout(X, batch, max(m, n), vector)
     rank_t = ranks.reshape(batch) if drv != "gels" else torch.empty([0], dtype=torch.int64)
     sv = S if drv in ("gelsd", "gelss") else torch.empty([0], dtype=self.dtype)
     if m > n and full and drv != "gelsy":

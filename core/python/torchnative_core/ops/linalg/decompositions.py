@@ -65,8 +65,8 @@ def linalg_qr(A, mode="reduced"):
     batch, (m, n) = list(A.shape[:-2]), A.shape[-2:]
     k = min(m, n)
     dt, dev = A.dtype, B.device_of(A)
-    R = B.empty(batch + [m if mode == "complete" else k, n], dt, dev)
-    Q = B.empty([0] if mode == "r" else batch + [m, m if mode == "complete" else k], dt, dev)
+    R = _empty_fortran(batch + [m if mode == "complete" else k, n], dt, dev)
+    Q = B.empty([0], dt, dev) if mode == "r" else _empty_fortran(batch + [m, m if mode == "complete" else k], dt, dev)
     B.launch("linalg_qr", (A, mode), (Q, R))
     return ret((Q, R))
 
@@ -87,7 +87,7 @@ def geqrf(self):
     _check_matrix(self, "geqrf")
     batch, (m, n) = list(self.shape[:-2]), self.shape[-2:]
     dev = B.device_of(self)
-    h, tau = B.empty(batch + [m, n], self.dtype, dev), B.empty(batch + [min(m, n)], self.dtype, dev)
+    h, tau = _empty_fortran(batch + [m, n], self.dtype, dev), B.empty(batch + [min(m, n)], self.dtype, dev)
     B.launch("geqrf", (self,), (h, tau))
     return ret((h, tau))
 
@@ -111,7 +111,7 @@ def householder_product(input, tau):
                            f"{list(tau.shape[:-1])}")
     if tau.dtype != input.dtype:
         raise RuntimeError(f"{name}: tau dtype {_tname(tau.dtype)} does not match input dtype {_tname(input.dtype)}")
-    out = B.empty(list(input.shape), input.dtype, B.device_of(input))
+    out = _empty_fortran(list(input.shape), input.dtype, B.device_of(input))
     B.launch("linalg_householder_product", (input, tau), (out,))
     return out
 
@@ -141,7 +141,8 @@ def ormqr(self, input2, input3, left=True, transpose=False):
     Q = D("linalg_householder_product", refl, tau)
     if transpose:
         Q = Q.mT
-    return torch.matmul(Q, input3) if left else torch.matmul(input3, Q)
+    X = torch.matmul(Q, input3) if left else torch.matmul(input3, Q)
+    return D("copy_", _empty_fortran(X._tn_sizes, X.dtype, X.device), X)  # upstream's LAPACK layout
 
 
 # --- SVD ------------------------------------------------------------------------------------------
@@ -161,7 +162,7 @@ def _linalg_svd(A, full_matrices=False, compute_uv=True, driver=None):
     S = B.empty(batch + [k], dt, dev)
     if compute_uv:
         ucols, vrows = (m, n) if full_matrices else (k, k)
-        U, Vh = B.empty(batch + [m, ucols], dt, dev), B.empty(batch + [vrows, n], dt, dev)
+        U, Vh = _empty_fortran(batch + [m, ucols], dt, dev), _empty_fortran(batch + [vrows, n], dt, dev)
     else:
         U, Vh = B.empty([0], dt, dev), B.empty([0], dt, dev)
     B.launch("_linalg_svd", (A, full_matrices, compute_uv, driver), (U, S, Vh))
@@ -215,7 +216,7 @@ def _linalg_eigh(A, UPLO="L", compute_v=True):
     batch, n = list(A.shape[:-2]), A.shape[-1]
     dt, dev = A.dtype, B.device_of(A)
     W = B.empty(batch + [n], dt, dev)
-    V = B.empty(batch + [n, n] if compute_v else [0], dt, dev)
+    V = _empty_fortran(batch + [n, n], dt, dev) if compute_v else B.empty([0], dt, dev)
     B.launch("_linalg_eigh", (A, UPLO.upper(), compute_v), (W, V))
     return ret((W, V))
 
@@ -237,7 +238,7 @@ def linalg_eigvalsh(A, UPLO="L"):
 def _cholesky(A, upper):
     batch, n = list(A.shape[:-2]), A.shape[-1]
     dev = B.device_of(A)
-    L, info = B.empty(batch + [n, n], A.dtype, dev), B.empty(batch, _torch().int32, dev)
+    L, info = _empty_fortran(batch + [n, n], A.dtype, dev), B.empty(batch, _torch().int32, dev)
     B.launch("linalg_cholesky_ex", (A, upper, False), (L, info))
     return L, info
 
@@ -312,12 +313,25 @@ def cholesky_inverse(self, upper=False):
 
 # --- LU, solve, inverse, determinants -------------------------------------------------------------
 
+def _empty_fortran(shape, dtype, device):
+    """An uninitialised result in upstream's LAPACK layout (`batched_matrix_contiguous_strides`
+    with f_contig): batches of column-major matrices, the last two strides (1, rows) — what its
+    LU, solves and inverses return (their `.stride()`, `.is_contiguous()` False)."""
+    shape = list(shape)
+    out = B.empty(shape, dtype, device)
+    if len(shape) >= 2:
+        strides = list(out._tn_strides)
+        strides[-1], strides[-2] = max(shape[-2], 1), 1
+        out._tn_set_geometry(shape, strides, 0)
+    return out
+
+
 def _lu_factor(A):
     """(LU, pivots, info) tensors of a stack of matrices: the device's LU kernel."""
     torch = _torch()
     batch, (m, n) = list(A.shape[:-2]), A.shape[-2:]
     dev = B.device_of(A)
-    LU = B.empty(batch + [m, n], A.dtype, dev)
+    LU = _empty_fortran(batch + [m, n], A.dtype, dev)
     piv, info = B.empty(batch + [min(m, n)], torch.int32, dev), B.empty(batch, torch.int32, dev)
     B.launch("linalg_lu_factor_ex", (A, True, False), (LU, piv, info))
     return LU, piv, info
@@ -420,18 +434,20 @@ def _is_vector_rhs(A, Bt):
     return Bt.dim() == 1 or (A.dim() - 1 == Bt.dim() and list(Bt.shape) == list(A.shape[:-1]))
 
 
-def _lu_solve_kernel(LU, piv, Bm):
-    """X with A X = B from A's LU factors (batch shapes equal): the device's kernel."""
-    X = B.empty(list(Bm._tn_sizes), B.dtype_of(LU), B.device_of(LU))
+def _lu_solve_kernel(LU, piv, Bm, X=None):
+    """X with A X = B from A's LU factors (batch shapes equal): the device's kernel, into `X`
+    (a column-major result unless given)."""
+    if X is None:
+        X = _empty_fortran(Bm._tn_sizes, B.dtype_of(LU), B.device_of(LU))
     if B.numel(X._tn_sizes):
         B.launch("linalg_lu_solve", (LU, piv, Bm, True, False), (X,))
     return X
 
 
-def _lu_solve_left(LU, piv, Bm, info):
+def _lu_solve_left(LU, piv, Bm, info, X=None):
     """X with A X = B from A's LU factors (batch shapes equal); NaN where A is singular."""
     torch = _torch()
-    X = _lu_solve_kernel(LU, piv, Bm)
+    X = _lu_solve_kernel(LU, piv, Bm, X)
     if info.numel() and bool((info != 0).any()):
         X = torch.where((info != 0)[..., None, None], torch.full((), math.nan, dtype=X.dtype, device=X.device), X)
     return X
@@ -453,14 +469,22 @@ def _linalg_solve_ex(A, Bm, left=True, check_errors=False):
     if not left:
         A_ = A_.mT
     LU, piv, info = _lu_factor(A_)
-    X = _lu_solve_left(LU, piv, B_, info)
-    if not left:
-        X = X.mT
-    if vector:
-        X = X.squeeze(-1)
+    # upstream's layout: the result column-major for its own shape (a vector result too), so
+    # `left=False` (solved transposed) gives a row-major one
+    if vector and left:
+        out = _empty_fortran(B_._tn_sizes[:-1], B.dtype_of(LU), B.device_of(LU))
+        into = D("unsqueeze", out, -1)
+        X = _lu_solve_left(LU, piv, B_, info, into)
+        X = out if X is into else X.squeeze(-1)  # (a singular A's NaN result is a new tensor)
+    else:
+        X = _lu_solve_left(LU, piv, B_, info)
+        if not left:
+            X = X.mT
+        if vector:
+            X = X.squeeze(-1)
     if check_errors:
         _raise_singular(info.reshape(-1).tolist(), "torch.linalg.solve_ex")
-    return ret((X.contiguous(), LU, piv, info))
+    return ret((X, LU, piv, info))
 
 
 @impl("linalg_solve_ex")
@@ -585,7 +609,7 @@ def logdet(self):
 
 def _tri_solve(A_, B_, upper, unit, batch):
     """X with A X = B, A triangular (batch shapes equal): the device's kernel."""
-    X = B.empty(batch + list(B_.shape[-2:]), B_.dtype, B.device_of(B_))
+    X = _empty_fortran(batch + list(B_.shape[-2:]), B_.dtype, B.device_of(B_))
     B.launch("linalg_solve_triangular", (A_, B_, upper, True, unit), (X,))
     return X
 
@@ -602,10 +626,21 @@ def linalg_solve_triangular(self, B, upper, left=True, unitriangular=False):
     return _tri_solve(A_, B_, upper, unitriangular, batch)
 
 
+_TRIANGULAR_SOLVE_WARNED = []
+
+
 @impl("triangular_solve")
 def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
     from torch.return_types import triangular_solve as ret
 
+    if not _TRIANGULAR_SOLVE_WARNED:  # upstream's TORCH_WARN_ONCE, word for word
+        _TRIANGULAR_SOLVE_WARNED.append(True)
+        B.warn(
+            "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be removed in a "
+            "future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed and does not return a "
+            "copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced with\n"
+            "X = torch.linalg.solve_triangular(A, B). (Triggered internally at "
+            "/__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:2273.)")
     B.floating_kernel_only(self, "triangular_solve_cpu", complex_ok=True)
     if self.dim() < 2 or A.dim() < 2:
         raise RuntimeError(f"torch.triangular_solve: Expected b to have at least 2 dimensions, but it has {self.dim()} dimensions instead")
@@ -642,9 +677,12 @@ def linalg_lu_solve(LU, pivots, B, left=True, adjoint=False):
     tri = lambda A, Bm, upper, unit: D("linalg_solve_triangular", A, Bm, upper, True, unit)  # noqa: E731
     if left:
         if not adjoint:
-            return tri(U, tri(L, D("matmul", D("transpose.int", P, -2, -1), B), False, True), True, False)
-        Z = tri(D("transpose.int", L, -2, -1), tri(D("transpose.int", U, -2, -1), B, False, False), True, True)
-        return D("matmul", P, Z)
+            X = tri(U, tri(L, D("matmul", D("transpose.int", P, -2, -1), B), False, True), True, False)
+        else:
+            Z = tri(D("transpose.int", L, -2, -1), tri(D("transpose.int", U, -2, -1), B, False, False), True, True)
+            X = D("matmul", P, Z)
+        out = _empty_fortran(X._tn_sizes, X.dtype, X.device)  # upstream's LAPACK layout
+        return X if tuple(X._tn_strides) == tuple(out._tn_strides) else D("copy_", out, X)
     # X A = B  <=>  A^T X^T = B^T (adjoint: A X^T ... )
     return linalg_lu_solve(LU, pivots, B.mT, True, not adjoint).mT.contiguous()
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .. import base as B
 from .. import impl
-from .decompositions import _tname
+from .decompositions import _empty_fortran, _tname
 from ..forms.out_variants import write_out
 
 
@@ -49,7 +49,7 @@ def _eig(A, vectors, name):
     if not vectors:
         B.launch("_linalg_eigvals", (A.detach(),), (W,))
         return W
-    V = B.empty(batch + [n, n], cdt, dev)
+    V = _empty_fortran(batch + [n, n], cdt, dev)  # LAPACK's column-major layout, as upstream
     B.launch("linalg_eig", (A.detach(),), (W, V))
     return W, V
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from .. import impl
-from .decompositions import _check_matrix, _tname
+from .decompositions import _check_matrix, _empty_fortran, _tname
 
 _ALPHA = (1.0 + math.sqrt(17.0)) / 8.0
 
@@ -162,6 +162,7 @@ def _ldl_factor(A, hermitian, name):
         piv.append(p)
         info.append(inf)
     LD = torch.tensor(LD, dtype=wide).reshape(batch + [n, n]).to(A.dtype)
+    LD = _empty_fortran(LD.shape, LD.dtype, LD.device).copy_(LD)  # LAPACK's column-major layout, as upstream
     piv = torch.tensor(piv, dtype=torch.int32).reshape(batch + [n])
     info = torch.tensor(info, dtype=torch.int32).reshape(batch)
     return LD, piv, info
@@ -189,17 +190,21 @@ def _no_grad(name, *ts):
 def linalg_ldl_factor_ex(self, hermitian=False, check_errors=False):
     _no_grad("linalg_ldl_factor_ex", self)
     LD, piv, info = _ldl_factor(self, hermitian, "torch.linalg.ldl_factor_ex")
+    from torch.return_types import linalg_ldl_factor_ex as ret
+
     if check_errors:
         _check_errors(info, "torch.linalg.ldl_factor_ex", self.dim() == 2)
-    return LD, piv, info
+    return ret((LD, piv, info))
 
 
 @impl("linalg_ldl_factor")
 def linalg_ldl_factor(self, hermitian=False):
     _no_grad("linalg_ldl_factor_ex", self)
     LD, piv, info = _ldl_factor(self, hermitian, "torch.linalg.ldl_factor_ex")
+    from torch.return_types import linalg_ldl_factor as ret
+
     _check_errors(info, "torch.linalg.ldl_factor", self.dim() == 2)
-    return LD, piv
+    return ret((LD, piv))
 
 
 def _solve(a, ipiv, b, n, nrhs, herm):

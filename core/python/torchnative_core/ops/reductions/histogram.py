@@ -247,8 +247,10 @@ def histogramdd_from_bin_tensors(self, bins, weight=None, density=False):
 
 @impl("histogramdd")
 def histogramdd(self, bins, range=None, weight=None, density=False):
+    from torch.return_types import histogramdd as ret
+
     edges = histogramdd_bin_edges(self, bins, range, weight, density)
-    return histogramdd_from_bin_cts(self, bins, range, weight, density), edges
+    return ret((histogramdd_from_bin_cts(self, bins, range, weight, density), tuple(edges)))
 
 
 @impl("histogramdd.int_bins")
@@ -258,5 +260,7 @@ def histogramdd_int_bins(self, bins, range=None, weight=None, density=False):
 
 @impl("histogramdd.TensorList_bins")
 def histogramdd_tensor_bins(self, bins, range=None, weight=None, density=False):
+    from torch.return_types import histogramdd as ret
+
     # upstream ignores `range` when the edges are given
-    return histogramdd_from_bin_tensors(self, bins, weight, density), list(bins)
+    return ret((histogramdd_from_bin_tensors(self, bins, weight, density), tuple(bins)))
