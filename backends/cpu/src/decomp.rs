@@ -148,10 +148,16 @@ impl<'t> Batch<'t> {
 
     /// Writes `m` (rounded to the tensor's dtype) into matrix `b`.
     fn write(&self, b: usize, m: MatRef<'_, f64>) {
+        // SAFETY: `m` has the batch's rows and columns.
+        self.write_fn(b, |i, j| unsafe { *m.get_unchecked(i, j) });
+    }
+
+    /// Writes element `(i, j)` of matrix `b` as `f(i, j)` (rounded to the tensor's dtype).
+    fn write_fn(&self, b: usize, f: impl Fn(usize, usize) -> f64) {
         let f32s = self.t.dtype == TnDtype::Float32;
         // SAFETY: as `read`; outputs are tensors the core allocated for this call.
         self.for_each(b, |i, j, off| unsafe {
-            let v = *m.get_unchecked(i, j);
+            let v = f(i, j);
             if f32s {
                 self.t.write::<f32>(off, v as f32)
             } else {
@@ -611,6 +617,9 @@ fn svd(c: &mut Call) -> KResult {
 
 /// `linalg_qr(A, mode) -> (Q, R)`; `mode` is "reduced", "complete" or "r" (Q empty).
 fn qr(c: &mut Call) -> KResult {
+    use faer::dyn_stack::{MemBuffer, MemStack};
+    use faer::linalg::householder;
+    use faer::linalg::qr::no_pivoting::factor as fqr;
     let a = c.tensor(0)?;
     let mode = c.str(1)?.to_string();
     let (q_out, r_out) = (c.out(0)?, c.out(1)?);
@@ -631,24 +640,49 @@ fn qr(c: &mut Call) -> KResult {
             }
             continue;
         }
-        let f = mat.qr();
-        // faer's R is min(m, n) x n; "complete" wants m x n, zero below
-        let r = f.thin_R();
-        dr.write(
-            b,
-            Mat::from_fn(
-                dr.rows,
+        // faer's blocked Householder QR in place: R on and above the diagonal, the reflectors'
+        // vectors below it, their block factors in `coeff` (no copies into a Qr's parts)
+        let mut f = mat;
+        let k = m.min(n);
+        let par = faer::get_global_parallelism();
+        let bs = fqr::recommended_block_size::<f64>(m, n);
+        let mut coeff = Mat::<f64>::zeros(bs, k);
+        fqr::qr_in_place(
+            f.as_mut(),
+            coeff.as_mut(),
+            par,
+            MemStack::new(&mut MemBuffer::new(fqr::qr_in_place_scratch::<f64>(
+                m,
                 n,
-                |i, j| if i < r.nrows() { r[(i, j)] } else { 0.0 },
-            )
-            .as_ref(),
+                bs,
+                par,
+                Default::default(),
+            ))),
+            Default::default(),
         );
+        // R is min(m, n) x n; "complete" wants m x n, zero below
+        dr.write_fn(b, |i, j| if i <= j && i < k { f[(i, j)] } else { 0.0 });
         if let Some(dq) = &dq {
-            let q = if mode == "complete" {
-                f.compute_Q()
-            } else {
-                f.compute_thin_Q()
-            };
+            // Q's first `cols` columns: the reflectors applied to the identity's
+            let cols = dq.cols;
+            let basis = Mat::from_fn(m, k, |i, j| match i.cmp(&j) {
+                std::cmp::Ordering::Greater => f[(i, j)],
+                std::cmp::Ordering::Equal => 1.0,
+                std::cmp::Ordering::Less => 0.0,
+            });
+            let mut q = Mat::<f64>::identity(m, cols);
+            householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
+                basis.as_ref(),
+                coeff.as_ref(),
+                faer::Conj::No,
+                q.as_mut(),
+                par,
+                MemStack::new(&mut MemBuffer::new(
+                    householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<f64>(
+                        m, bs, cols,
+                    ),
+                )),
+            );
             dq.write(b, q.as_ref());
         }
     }
