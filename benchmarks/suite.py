@@ -7,8 +7,8 @@ the ratio ours/upstream and writes a JSON record under docs/bench/. A benchmark,
     .venv/bin/python benchmarks/suite.py --only overhead,mm --reps 5
     nox -s bench                                         # the full run
 
-Groups (`--only`): overhead, elementwise, mm, norm, sdpa, linalg, special, scan, mm-threads, llama,
-minilm, import, size.
+Groups (`--only`): overhead, elementwise, mm, norm, sdpa, linalg, special, scan, select, mm-threads,
+llama, minilm, import, size.
 Every group except mm-threads runs with one intra-op thread on both sides (OMP_NUM_THREADS=1 for
 upstream, RAYON_NUM_THREADS=1 for the cpu backend's pool); mm-threads repeats mm with each side's
 default thread count. Single-threaded cases are timed by the process's CPU time
@@ -33,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sidebyside as SB  # noqa: E402
 
-MICRO_GROUPS = ("overhead", "elementwise", "mm", "norm", "sdpa", "linalg", "special", "scan")
+MICRO_GROUPS = ("overhead", "elementwise", "mm", "norm", "sdpa", "linalg", "special", "scan", "select")
 
 # One interpreter runs the selected micro cases; prints {case: seconds per call}.
 MICRO = r"""
@@ -90,6 +90,14 @@ if "scan" in groups:
     cases["cummax 1M float32"] = lambda: torch.cummax(sc, 0)
     cases["cummax 1024x1024 (dim 1)"] = lambda: torch.cummax(sc2, 1)
     cases["logcumsumexp 1M float32"] = lambda: torch.logcumsumexp(sc, 0)
+if "select" in groups:
+    src = torch.randn(1 << 20); idx = torch.randint(0, 1024, (1 << 20,))
+    for how in ("sum", "amax", "mean"):
+        cases[f"scatter_reduce {how} 1M into 1024"] = (
+            lambda how: lambda: torch.zeros(1024).scatter_reduce(0, idx, src, how, include_self=False))(how)
+    rows = torch.randn(1024, 1024)
+    cases["kthvalue 1024x1024 (dim 1, k 512)"] = lambda: torch.kthvalue(rows, 512, 1)
+    cases["median 1024x1024 (dim 1)"] = lambda: torch.median(rows, 1)
 out = {}
 budget = 0.05 if quick else 0.4
 for name, fn in cases.items():

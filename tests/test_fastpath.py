@@ -98,6 +98,27 @@ CASES = {
  "sum_empty_list": lambda: x3.sum([]), "sum_int": lambda: i.sum(1), "sum_bool": lambda: b.sum(0), "sum_half": lambda: h.sum(1),
  "sum_dtype": lambda: x.sum(1, dtype=torch.float64), "sum_empty": lambda: e.sum(1), "sum_dup": lambda: x.sum([0, -2]),
  "sum_oob": lambda: x.sum(3), "sum_grad": lambda: g.sum(0), "sum_t": lambda: x.t().sum(1), "sum_0d": lambda: s0.sum(0),
+ "unsqueeze": lambda: x.unsqueeze(1), "unsqueeze_end": lambda: x.unsqueeze(-1), "unsqueeze_t": lambda: x.t().unsqueeze(0),
+ "unsqueeze_0d": lambda: s0.unsqueeze(0), "unsqueeze_oob": lambda: x.unsqueeze(3), "unsqueeze_grad": lambda: g.unsqueeze(2),
+ "unsqueeze_slice": lambda: x[:, 1:3].unsqueeze(1),
+ "emb": lambda: F.embedding(torch.tensor([[0, 4], [2, 2]]), w), "emb_double": lambda: F.embedding(torch.tensor([1]), w.double()),
+ "emb_i32": lambda: F.embedding(torch.tensor([1, 3], dtype=torch.int32), w), "emb_oob": lambda: F.embedding(torch.tensor([5]), w),
+ "emb_neg": lambda: F.embedding(torch.tensor([-1]), w), "emb_0d": lambda: F.embedding(torch.tensor(3), w),
+ "emb_empty": lambda: F.embedding(torch.empty(0, dtype=torch.long), w), "emb_t": lambda: F.embedding(torch.tensor([0, 1]), w.t()),
+ "emb_int_w": lambda: F.embedding(torch.tensor([0, 1]), i), "emb_pad": lambda: F.embedding(torch.tensor([0, 1]), w, padding_idx=1),
+ "emb_grad": lambda: F.embedding(torch.tensor([0, 0, 3]), w.clone().requires_grad_()),
+ "index_add_": lambda: torch.zeros(5, 4).index_add_(0, torch.tensor([0, 3, 0]), x),
+ "index_add_alpha_": lambda: torch.ones(4, 5).index_add_(1, torch.tensor([4, 1, 1]), x.t(), alpha=0.5),
+ "index_add_nc_": lambda: torch.zeros(4, 5).t().index_add_(0, torch.tensor([4, 1, 1]), x),
+ "index_add_oob_": lambda: torch.zeros(5, 4).index_add_(0, torch.tensor([0, 5, 1]), x),
+ "index_add_neg_": lambda: torch.zeros(5, 4).index_add_(0, torch.tensor([0, -1, 1]), x),
+ "index_add_1d_oob_": lambda: torch.zeros(5).index_add_(0, torch.tensor([0, 7, 1]), row[:3]),
+ "index_add_self_src_": lambda: (lambda t: t.index_add_(0, torch.tensor([1, 0, 2]), t))(x.clone()),
+ "index_add_i32_": lambda: torch.zeros(5, 4).index_add_(0, torch.tensor([0, 3, 0], dtype=torch.int32), x),
+ "index_add_dtype_": lambda: torch.zeros(5, 4).index_add_(0, torch.tensor([0, 3, 0]), d),
+ "index_add_grad_": lambda: torch.zeros(5, 4).index_add_(0, torch.tensor([0, 3, 0]), g),
+ "emb_backward": lambda: (lambda p: torch.autograd.grad(F.embedding(torch.tensor([[0, 3], [3, 1]]), p).pow(2).sum(), p)[0])(
+     w.clone().requires_grad_()),
 }
 def describe(f):
     try:

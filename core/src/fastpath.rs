@@ -79,6 +79,10 @@ enum Fast {
     T,
     Transpose,
     Select,
+    Unsqueeze,
+    /// `embedding(weight, indices)` of a 2-d floating weight and int64 indices: one gather
+    /// launch (the token embedding of every language model's forward).
+    Embedding,
     Mm,
     Addmm,
     Matmul,
@@ -158,6 +162,8 @@ pub fn _tn_set_fast_paths(py: Python<'_>, impls: &Bound<'_, PyDict>) -> PyResult
             "t" => (Fast::T, "shape.views", "t"),
             "transpose.int" => (Fast::Transpose, "shape.views", "transpose"),
             "select.int" => (Fast::Select, "shape.views", "select"),
+            "unsqueeze" => (Fast::Unsqueeze, "shape.views", "unsqueeze"),
+            "embedding" => (Fast::Embedding, "indexing.index", "embedding"),
             "slice.Tensor" => (Fast::Slice, "shape.views", "slice_"),
             "mm" => (Fast::Mm, "linalg.products", "mm"),
             "addmm" => (Fast::Addmm, "linalg.products", "addmm"),
@@ -306,6 +312,8 @@ pub fn try_call(
         Fast::T => t(py, args),
         Fast::Transpose => transpose(py, args),
         Fast::Select => select(py, args),
+        Fast::Unsqueeze => unsqueeze(py, args),
+        Fast::Embedding => embedding(py, args),
         Fast::Slice => slice(py, args),
         Fast::Mm => mm(py, args),
         Fast::Addmm => addmm(py, args),
@@ -1129,6 +1137,73 @@ fn select(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject
     sizes.remove(d);
     strides.remove(d);
     make_view(py, &t, sizes, strides, offset).map(Some)
+}
+
+/// ops/shape/views.py `unsqueeze`: a size-1 dim at `dim` (wrapped over ndim + 1) whose stride is
+/// the next dim's extent (1 at the end), as upstream's `inferUnsqueezeGeometry`.
+fn unsqueeze(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
+    if args.len() != 2 {
+        return Ok(None);
+    }
+    let (Some(t), Some(dim)) = (tensor_arg(args, 0), int_arg(args, 1)) else {
+        return Ok(None);
+    };
+    let (mut sizes, mut strides, offset) = geometry(&t);
+    let nd = sizes.len();
+    let Some(d) = wrap_dim(dim, nd + 1) else {
+        return Ok(None);
+    };
+    let stride = if d >= nd { 1 } else { sizes[d] * strides[d] };
+    sizes.insert(d, 1);
+    strides.insert(d, stride);
+    make_view(py, &t, sizes, strides, offset).map(Some)
+}
+
+/// ops/indexing/index.py `embedding` with only `(weight, indices)` given: a 2-d float32/float64
+/// weight, int64 indices on its device, a non-empty result `indices.shape + [D]` filled by the
+/// native `embedding` kernel (which refuses an index out of range as the Python path's launch does).
+fn embedding(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Option<PyObject>> {
+    if args.len() != 2 {
+        return Ok(None);
+    }
+    let (Some(w), Some(idx)) = (tensor_arg(args, 0), tensor_arg(args, 1)) else {
+        return Ok(None);
+    };
+    let (sizes, dt, (device, index)) = {
+        let (w, i) = (w.borrow(), idx.borrow());
+        let dt = w.meta.dtype;
+        if w.meta.sizes.len() != 2
+            || !matches!(dt, TnDtype::Float32 | TnDtype::Float64)
+            || i.meta.dtype != TnDtype::Int64
+            || w.place() != i.place()
+            || w.meta.sizes[1] == 0
+            || i.numel() == 0
+            || !native_kernel("aten::embedding", &w)
+        {
+            return Ok(None);
+        }
+        let mut sizes = i.meta.sizes.clone();
+        sizes.push(w.meta.sizes[1]);
+        (sizes, dt, w.place())
+    };
+    let out = tensor::wrap(py, TensorBase::new_empty(device, index, sizes, dt)?)?;
+    let kargs = PyTuple::new(
+        py,
+        [
+            w.into_any().unbind(),
+            idx.into_any().unbind(),
+            (-1i64).into_pyobject(py)?.into_any().unbind(),
+            false.into_pyobject(py)?.to_owned().into_any().unbind(),
+            false.into_pyobject(py)?.to_owned().into_any().unbind(),
+        ],
+    )?;
+    crate::launch::_tn_launch(
+        py,
+        "embedding",
+        &kargs,
+        &PyTuple::new(py, [out.clone_ref(py)])?,
+    )?;
+    Ok(Some(out))
 }
 
 // --- matrix products ----------------------------------------------------------------------------

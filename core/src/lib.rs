@@ -205,6 +205,8 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<rng_ops::PyCpuGenerator>()?;
     m.add_function(wrap_pyfunction!(rng_ops::_tn_rng_fill, m)?)?;
     m.add_function(wrap_pyfunction!(rng_ops::_tn_rng_multinomial, m)?)?;
+    m.add_function(wrap_pyfunction!(rng_ops::_tn_rng_sample, m)?)?;
+    m.add_function(wrap_pyfunction!(rng_ops::_tn_standard_gamma_grad, m)?)?;
     m.add_function(wrap_pyfunction!(_tn_set_tensor_class, m)?)?;
     m.add_function(wrap_pyfunction!(_tn_empty, m)?)?;
     m.add_function(wrap_pyfunction!(_tn_from_bytes, m)?)?;

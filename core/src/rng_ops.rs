@@ -244,3 +244,178 @@ pub fn _tn_rng_fill(
         ))),
     }
 }
+
+/// The samplers of `torch.distributions` (torchnative-rng's `distributions`), one draw per
+/// element of the contiguous CPU tensor `a` (and `b`), in order, into the contiguous `out`:
+/// `poisson` (rate `a`; float32/64, float16, bfloat16), `binomial` (count `a`, probability `b`;
+/// float32/64), `gamma` (concentration `a`; float32/64) and `dirichlet_gamma` (concentration `a`
+/// as float32/64, the double gamma draws of `_sample_dirichlet` into a float64 `out`).
+#[pyfunction]
+#[pyo3(signature = (gen, kind, out, a, b=None))]
+pub fn _tn_rng_sample(
+    gen: &PyCpuGenerator,
+    kind: &str,
+    out: PyRef<'_, TensorBase>,
+    a: PyRef<'_, TensorBase>,
+    b: Option<PyRef<'_, TensorBase>>,
+) -> PyResult<()> {
+    let dense = |t: &TensorBase| {
+        crate::tensor::is_contiguous(&t.meta.sizes, &t.meta.strides)
+            && Some(t.device()) == registry::lookup_device("cpu")
+            && t.numel() == out.numel()
+    };
+    if !dense(&out) || !dense(&a) || b.as_ref().is_some_and(|b| !dense(b)) {
+        return Err(PyRuntimeError::new_err(
+            "_tn_rng_sample: contiguous CPU tensors of one size",
+        ));
+    }
+    let n = out.numel() as usize;
+    let mut g = gen.g.lock().unwrap();
+    let g = &mut *g;
+    let ad = a.meta.dtype;
+    unsafe fn read<T: Copy>(t: &TensorBase, n: usize) -> &[T] {
+        std::slice::from_raw_parts(t.data_ptr_raw() as *const T, n)
+    }
+    /// `out`'s elements (the caller holds the only view that writes them)
+    unsafe fn write<'a, T: Copy>(data: *mut u8, n: usize) -> &'a mut [T] {
+        std::slice::from_raw_parts_mut(data as *mut T, n)
+    }
+    use rng::distributions as dists;
+    use TnDtype::*;
+    let mismatch = || PyRuntimeError::new_err(format!("_tn_rng_sample: {kind} of {ad:?}"));
+    unsafe {
+        match (kind, ad, out.meta.dtype) {
+            ("poisson", Float32, Float32) => {
+                for (o, &l) in write::<f32>(out.data_ptr_raw(), n)
+                    .iter_mut()
+                    .zip(read::<f32>(&a, n))
+                {
+                    *o = dists::poisson(g, l as f64).map_err(rng_err)? as f32;
+                }
+            }
+            ("poisson", Float64, Float64) => {
+                for (o, &l) in write::<f64>(out.data_ptr_raw(), n)
+                    .iter_mut()
+                    .zip(read::<f64>(&a, n))
+                {
+                    *o = dists::poisson(g, l).map_err(rng_err)? as f64;
+                }
+            }
+            // c10::Half / BFloat16 from an int64: through float
+            ("poisson", Float16, Float16) => {
+                for (o, &l) in write::<f16>(out.data_ptr_raw(), n)
+                    .iter_mut()
+                    .zip(read::<f16>(&a, n))
+                {
+                    *o = f16::from_f32(dists::poisson(g, l.to_f64()).map_err(rng_err)? as f32);
+                }
+            }
+            ("poisson", BFloat16, BFloat16) => {
+                for (o, &l) in write::<bf16>(out.data_ptr_raw(), n)
+                    .iter_mut()
+                    .zip(read::<bf16>(&a, n))
+                {
+                    *o = rng::bf16_from_f32(dists::poisson(g, l.to_f64()).map_err(rng_err)? as f32);
+                }
+            }
+            ("binomial", Float32, Float32) | ("binomial", Float64, Float64) => {
+                let b = b.ok_or_else(mismatch)?;
+                if b.meta.dtype != ad {
+                    return Err(mismatch());
+                }
+                if ad == Float32 {
+                    let (c, p) = (read::<f32>(&a, n), read::<f32>(&b, n));
+                    for (i, o) in write::<f32>(out.data_ptr_raw(), n).iter_mut().enumerate() {
+                        *o = dists::binomial(g, c[i], p[i]).map_err(rng_err)?;
+                    }
+                } else {
+                    let (c, p) = (read::<f64>(&a, n), read::<f64>(&b, n));
+                    for (i, o) in write::<f64>(out.data_ptr_raw(), n).iter_mut().enumerate() {
+                        *o = dists::binomial(g, c[i], p[i]).map_err(rng_err)?;
+                    }
+                }
+            }
+            ("gamma", Float32, Float32) => {
+                for (o, &x) in write::<f32>(out.data_ptr_raw(), n)
+                    .iter_mut()
+                    .zip(read::<f32>(&a, n))
+                {
+                    *o = dists::standard_gamma_f32(g, x).map_err(rng_err)?;
+                }
+            }
+            ("gamma", Float64, Float64) => {
+                for (o, &x) in write::<f64>(out.data_ptr_raw(), n)
+                    .iter_mut()
+                    .zip(read::<f64>(&a, n))
+                {
+                    *o = dists::standard_gamma_f64(g, x).map_err(rng_err)?;
+                }
+            }
+            ("dirichlet_gamma", Float32, Float64) => {
+                for (o, &x) in write::<f64>(out.data_ptr_raw(), n)
+                    .iter_mut()
+                    .zip(read::<f32>(&a, n))
+                {
+                    *o = dists::standard_gamma_f64(g, x as f64).map_err(rng_err)?;
+                }
+            }
+            ("dirichlet_gamma", Float64, Float64) => {
+                for (o, &x) in write::<f64>(out.data_ptr_raw(), n)
+                    .iter_mut()
+                    .zip(read::<f64>(&a, n))
+                {
+                    *o = dists::standard_gamma_f64(g, x).map_err(rng_err)?;
+                }
+            }
+            _ => return Err(mismatch()),
+        }
+    }
+    Ok(())
+}
+
+/// `_standard_gamma_grad(self, output)` over contiguous CPU float32/float64 tensors of one size:
+/// the gamma sampler's reparameterised gradient, computed in double per element.
+#[pyfunction]
+pub fn _tn_standard_gamma_grad(
+    out: PyRef<'_, TensorBase>,
+    alpha: PyRef<'_, TensorBase>,
+    x: PyRef<'_, TensorBase>,
+) -> PyResult<()> {
+    let n = out.numel() as usize;
+    let ok = |t: &TensorBase| {
+        crate::tensor::is_contiguous(&t.meta.sizes, &t.meta.strides)
+            && t.numel() as usize == n
+            && t.meta.dtype == out.meta.dtype
+            && Some(t.device()) == registry::lookup_device("cpu")
+    };
+    if !ok(&out) || !ok(&alpha) || !ok(&x) {
+        return Err(PyRuntimeError::new_err(
+            "_tn_standard_gamma_grad: contiguous CPU tensors of one size and dtype",
+        ));
+    }
+    macro_rules! run {
+        ($t:ty) => {{
+            // SAFETY: three contiguous CPU buffers of n elements (checked above)
+            let (o, a, v) = unsafe {
+                (
+                    std::slice::from_raw_parts_mut(out.data_ptr_raw() as *mut $t, n),
+                    std::slice::from_raw_parts(alpha.data_ptr_raw() as *const $t, n),
+                    std::slice::from_raw_parts(x.data_ptr_raw() as *const $t, n),
+                )
+            };
+            for i in 0..n {
+                o[i] = rng::distributions::standard_gamma_grad(a[i] as f64, v[i] as f64) as $t;
+            }
+        }};
+    }
+    match out.meta.dtype {
+        TnDtype::Float32 => run!(f32),
+        TnDtype::Float64 => run!(f64),
+        d => {
+            return Err(PyRuntimeError::new_err(format!(
+                "_tn_standard_gamma_grad: {d:?}"
+            )))
+        }
+    }
+    Ok(())
+}

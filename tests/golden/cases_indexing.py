@@ -235,6 +235,28 @@ def index_add_repeated_rows_in_order():
             x.t().index_add(1, idx, src.t()), torch.zeros(6).index_add_(0, idx, src[:, 0]))
 
 
+@case(exact=True)
+def index_add_in_place_writes_through_views():
+    # the kernel adds into self itself: a transposed or sliced self writes through to its base,
+    # the version counter moves once, and a 1-d self keeps the slices added before a bad index
+    g = torch.Generator().manual_seed(6)
+    src = torch.randn(7, 4, generator=g)
+    idx = torch.tensor([2, 0, 2, 4, 1, 0, 2])
+    base = torch.randn(4, 5, generator=g)
+    t = base.t()
+    v0 = t._version
+    t.index_add_(0, idx, src, alpha=1.5)
+    rows = torch.randn(8, 4, generator=g, dtype=torch.float64)
+    part = rows[2:6].index_add_(0, torch.tensor([3, 3, 0]), rows[:3] * 1e5)
+    line = torch.zeros(5)
+    try:
+        line.index_add_(0, torch.tensor([1, 3, 9, 2]), torch.ones(4))
+        err = None
+    except (RuntimeError, IndexError) as e:
+        err = (type(e).__name__, str(e))
+    return base, t._version - v0, part, rows, line, err
+
+
 @case
 def index_add_out_of_range():
     out = []

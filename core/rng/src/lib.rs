@@ -5,7 +5,8 @@
 //!   `get_state()` layout.
 //! * Distribution fills ([`uniform_`], [`normal_`], [`random_from_to_`],
 //!   [`random_`], [`bernoulli_scalar_`], [`bernoulli_tensor_`], [`exponential_`]),
-//!   sampling ([`randperm`], [`multinomial`], [`dropout`]).
+//!   sampling ([`randperm`], [`multinomial`], [`dropout`]), and the rejection samplers of
+//!   `torch.distributions` ([`distributions`]: poisson, binomial, gamma).
 //! * Outputs are written in upstream's draw order; see [`draw_order`].
 //!
 //! See `docs/design/rng.md` for what is verified bit-identical and how.
@@ -16,6 +17,7 @@
 
 pub mod boxmuller;
 pub mod dist;
+pub mod distributions;
 pub mod elem;
 pub mod generator;
 pub mod mt19937;

@@ -1,6 +1,6 @@
-"""Derivatives of ops/special/functions.py's functions: upstream's derivatives.yaml formulas
-(i1_backward and i1e_backward of FunctionsManual.cpp for the Bessel I1 pair), as torch
-compositions."""
+"""Derivatives of ops/special/functions.py's functions and of the gamma and Poisson samplers:
+upstream's derivatives.yaml formulas (i1_backward and i1e_backward of FunctionsManual.cpp for the
+Bessel I1 pair), as torch compositions."""
 
 from __future__ import annotations
 
@@ -169,3 +169,13 @@ def _(s, g):
     gs = g.index_fill(s.dim, s.index, 0) if s.needs(0) else None
     gv = g.index_select(s.dim, s.index.reshape(-1).unique()).sum() if s.needs(1) else None
     return gs, gv
+
+
+@formula("_standard_gamma", save=("self", "result"))
+def _(s, g):
+    return g * torch._standard_gamma_grad(s.self, s.result)
+
+
+@formula("poisson", save=())
+def _(s, g):
+    return torch.zeros_like(g)

@@ -326,7 +326,20 @@ def scatter_add(self, dim, index, src):
 
 @impl("index_add_")
 def index_add_(self, dim, index, source, alpha=1):
+    if (self._tn_sizes and _native_index_add(self, source)
+            and self._tn_storage_id not in (source._tn_storage_id, index._tn_storage_id)):
+        # the kernel adds into `self` itself (the embedding's backward: no second buffer, no copy);
+        # the door has refused an internally overlapping `self` already
+        _index_add_checks(self, dim, index, source)
+        B.launch("index_add", (self, B.wrap_dim(dim, len(self._tn_sizes)), index, source, alpha), (self,))
+        self._tn_bump_version()
+        return self
     return D("copy_", self, D("index_add", self, dim, index, source, alpha), False)
+
+
+def _native_index_add(self, source):
+    return (B.dtype_of(self) in (B.F32, B.F64) and len(source._tn_sizes) == len(self._tn_sizes)
+            and B.C._tn_has_kernel("index_add", B.device_of(self).type))
 
 
 def _as_1d(self, *rest):
@@ -364,8 +377,7 @@ def index_add(self, dim, index, source, alpha=1):
         x, src = _as_1d(self, source)
         return D("reshape", D("index_add", x, dim, index, src, alpha), [])
     d = B.wrap_dim(dim, len(self._tn_sizes))
-    if (B.dtype_of(self) in (B.F32, B.F64) and len(source._tn_sizes) == len(self._tn_sizes)
-            and B.C._tn_has_kernel("index_add", B.device_of(self).type)):
+    if _native_index_add(self, source):
         # upstream's index_add_cpu_ loop natively: the slices added in index order
         out = B.empty(list(self._tn_sizes), B.dtype_of(self), B.device_of(self))
         B.launch("index_add", (self, d, index, source, alpha), (out,))

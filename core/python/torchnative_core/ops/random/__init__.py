@@ -1,3 +1,3 @@
 """Random sampling, bit-identical to upstream's CPU generator."""
 
-from . import sampling  # noqa: F401  (registration by import)
+from . import distributions, sampling  # noqa: F401  (registration by import)
