@@ -7,6 +7,8 @@
 //! the last NaN win, and a window's initial index is its first in-bounds element. The core has
 //! checked the arguments and sized the outputs.
 
+use std::borrow::Cow;
+
 use torchnative_backend::abi::TnDtype;
 
 use crate::conv::expand;
@@ -32,6 +34,7 @@ kernels! {
 
 /// One spatial axis of a pool: each output position's window as `[start, end)` walked with
 /// `step` (the dilation), its start already moved past any padding.
+#[derive(Clone)]
 struct Axis {
     win: Vec<(i64, i64)>,
     step: i64,
@@ -144,19 +147,47 @@ fn for_planes<V: Copy + Send>(
 /// Pools every plane of `x` (contiguous planes of `d * h * w` elements) with the windows
 /// `axes_of(plane)` gives, into the outputs `out` and `ind`. Integers start from the type's
 /// lowest value, floats from -inf and compare in their computation type, as upstream's opmath.
-unsafe fn pool_planes(
+unsafe fn pool_planes<'a>(
     x: &crate::kernel::Tensor,
     out: &crate::kernel::Tensor,
     ind: &crate::kernel::Tensor,
     planes: usize,
     dhw: [i64; 3],
-    axes_of: impl Fn(usize) -> [Axis; 3] + Sync,
+    axes_of: impl Fn(usize) -> Cow<'a, [Axis; 3]> + Sync,
     name: &str,
 ) -> KResult {
     ind.check_dtype(TnDtype::Int64, name)?;
     let size = (dhw[0] * dhw[1] * dhw[2]) as usize;
     let per_plane = if planes == 0 { 0 } else { out.numel() / planes };
     let hw = [dhw[1], dhw[2]];
+    if x.is_contiguous() && out.is_contiguous() && ind.is_contiguous() {
+        // float32/float64 in place: the planes read and the results written where they are
+        // (the copies in and out cost more than the scan at CNN sizes)
+        macro_rules! direct {
+            ($t:ty) => {{
+                let xs = std::slice::from_raw_parts(x.data as *const $t, planes * size);
+                let ys = std::slice::from_raw_parts_mut(out.data as *mut $t, planes * per_plane);
+                let is = std::slice::from_raw_parts_mut(ind.data as *mut i64, planes * per_plane);
+                for_planes(planes, per_plane, ys, is, |p, y, i| {
+                    scan(
+                        &xs[p * size..(p + 1) * size],
+                        hw,
+                        &axes_of(p),
+                        <$t>::NEG_INFINITY,
+                        |v: $t| v.is_nan(),
+                        y,
+                        i,
+                    )
+                });
+                return Ok(());
+            }};
+        }
+        match x.dtype {
+            TnDtype::Float32 if out.dtype == TnDtype::Float32 => direct!(f32),
+            TnDtype::Float64 if out.dtype == TnDtype::Float64 => direct!(f64),
+            _ => {}
+        }
+    }
     let mut iv = vec![0i64; planes * per_plane];
     if crate::dtype::is_int(x.dtype) {
         dispatch_int!(x.dtype, name, T => {
@@ -230,12 +261,8 @@ fn max_pool(c: &mut Call, nd: usize) -> KResult {
     let axes: [Axis; 3] =
         std::array::from_fn(|i| Axis::strided(dhw[i], odhw[i] as usize, k[i], st[i], pd[i], dl[i]));
     let planes = x.sizes[..r - nd].iter().product::<i64>() as usize;
-    let axes_of = |_: usize| -> [Axis; 3] {
-        std::array::from_fn(|i| Axis {
-            win: axes[i].win.clone(),
-            step: axes[i].step,
-        })
-    };
+    // one set of windows for every plane (borrowed: a copy per plane cost more than the scan)
+    let axes_of = |_: usize| Cow::Borrowed(&axes);
     let name = if nd == 2 { "max_pool2d" } else { "max_pool3d" };
     unsafe { pool_planes(&x, &out, &ind, planes, dhw, axes_of, name) }
 }
@@ -295,13 +322,13 @@ fn fractional_max_pool(c: &mut Call, nd: usize) -> KResult {
                 }
                 s
             };
-            let axes_of = |p: usize| -> [Axis; 3] {
+            let axes_of = |p: usize| -> Cow<[Axis; 3]> {
                 let mut axes = [Axis::unit(), Axis::unit(), Axis::unit()];
                 for d in 0..nd {
                     let st = starts(sv[p * nd + which[d]], sizes[d], osizes[d], k[d]);
                     axes[3 - nd + d] = Axis::from_starts(st.into_iter(), k[d]);
                 }
-                axes
+                Cow::Owned(axes)
             };
             pool_planes(&x, &out, &ind, planes, dhw, axes_of, &name)
         })
@@ -331,6 +358,34 @@ fn pool_backward(c: &mut Call, nd: usize, ind_at: usize, name: &str) -> KResult 
     let osize = g.sizes[r - nd..].iter().product::<i64>() as usize;
     let planes = x.sizes[..r - nd].iter().product::<i64>() as usize;
     unsafe {
+        if g.is_contiguous() && ind.is_contiguous() && gi.is_contiguous() && g.dtype == gi.dtype {
+            // float32/float64 in place: indices and gradients read where they are, the input
+            // gradient zeroed and added into directly
+            macro_rules! direct {
+                ($t:ty) => {{
+                    let iv = std::slice::from_raw_parts(ind.data as *const i64, planes * osize);
+                    if let Some(i) = iv.iter().find(|&&i| i < 0 || i as usize >= size) {
+                        bail!(runtime, "{name}: index {i} is outside a plane of {size} elements");
+                    }
+                    let gv = std::slice::from_raw_parts(g.data as *const $t, planes * osize);
+                    let op = gi.data as usize;
+                    std::ptr::write_bytes(gi.data as *mut $t, 0, planes * size);
+                    crate::threads::parallel_for(planes, || (), |_, p| {
+                        // SAFETY: plane p's slice of the input gradient is disjoint from the others'.
+                        let dst = std::slice::from_raw_parts_mut((op as *mut $t).add(p * size), size);
+                        for o in p * osize..(p + 1) * osize {
+                            dst[iv[o] as usize] += gv[o];
+                        }
+                    });
+                    return Ok(());
+                }};
+            }
+            match g.dtype {
+                TnDtype::Float32 => direct!(f32),
+                TnDtype::Float64 => direct!(f64),
+                _ => {}
+            }
+        }
         let iv: Vec<i64> = gather_vec(&ind, |v: i64| v)?;
         if let Some(i) = iv.iter().find(|&&i| i < 0 || i as usize >= size) {
             bail!(
