@@ -7,6 +7,10 @@
 //! filled) and fbgemm's radix sort (1-D, ascending, integer non-bool, at least 32768 elements).
 //! The reference wheel has no x86-simd-sort path: its AVX512, AVX2 and default kernels order ties
 //! alike (probed). `topk` selects as upstream's `topk_impl_loop` does, with the same algorithms.
+//! `kthvalue` is upstream's `quick_select_template` (SortingUtils.h) per line, so which of equal
+//! values' indices it returns is upstream's.
+//! `median.dim` and `nanmedian.dim` are upstream's `median_with_indices_impl` (Sorting.cpp):
+//! libstdc++'s `nth_element` over the line's indices.
 //! `mode` is upstream's `mode_kernel_impl` (TensorCompareKernel.cpp): `std::sort` of the
 //! `(value, index)` pairs by value alone, then the last pair of the first longest run, so its
 //! index among equal values is the one libstdc++'s introsort leaves there.
@@ -30,6 +34,9 @@ kernels! {
     };
     k_topk = "aten::topk" => |c| topk(c);
     k_mode = "aten::mode" => |c| mode(c);
+    k_kthvalue = "aten::kthvalue" => |c| kthvalue(c);
+    k_median_dim = "aten::median.dim" => |c| median_dim(c, false);
+    k_nanmedian_dim = "aten::nanmedian.dim" => |c| median_dim(c, true);
 }
 
 /// The `(value, index)` pairs of one line of `n` elements (byte stride `stride`), as upstream's
@@ -114,11 +121,7 @@ fn topk(c: &mut Call) -> KResult {
     let k = c.int(1)?;
     let largest = c.bool(3)?;
     let sorted = c.bool(4)?;
-    let d = if a.ndim() == 0 {
-        None
-    } else {
-        Some(normalize_dims(&[c.int(2)?], a.ndim())?[0])
-    };
+    let d = line_dim(c, &a, 2)?;
     let n = d.map(|d| a.size(d)).unwrap_or(1);
     if k < 0 || k as usize > n {
         bail!(runtime, "selected index k out of range");
@@ -157,22 +160,32 @@ fn select_top<E: Copy>(buf: &mut [E], k: usize, sorted: bool, cmp: &impl Fn(&E, 
     }
 }
 
+/// The dim (argument `at`) a line-wise kernel walks, normalised; None for a 0-dim input.
+fn line_dim(c: &Call, a: &crate::kernel::Tensor, at: usize) -> KResult<Option<usize>> {
+    Ok(if a.ndim() == 0 {
+        None
+    } else {
+        Some(normalize_dims(&[c.int(at)?], a.ndim())?[0])
+    })
+}
+
+/// The (values, indices) outputs of a reduction over `d`, walked as if the reduced dim were
+/// there with size 1 when `keepdim` dropped it.
+fn line_outputs(c: &Call, d: Option<usize>, keepdim: bool) -> KResult<(OwnedView, OwnedView)> {
+    let (v, i) = (OwnedView::of(&c.out(0)?), OwnedView::of(&c.out(1)?));
+    Ok(match d {
+        Some(d) if !keepdim => (v.unsqueeze(d), i.unsqueeze(d)),
+        _ => (v, i),
+    })
+}
+
 /// `mode(self, dim=-1, keepdim=False) -> (values, indices)`; the core has refused an empty dim.
 #[allow(clippy::bool_comparison)] // `<` on the generic value type, bool included
 fn mode(c: &mut Call) -> KResult {
     let a = c.tensor(0)?;
     let keepdim = c.bool(2)?;
-    let d = if a.ndim() == 0 {
-        None
-    } else {
-        Some(normalize_dims(&[c.int(1)?], a.ndim())?[0])
-    };
-    let (v, i) = (OwnedView::of(&c.out(0)?), OwnedView::of(&c.out(1)?));
-    // outputs without the reduced dim are walked as if it were there with size 1
-    let (v, i) = match d {
-        Some(d) if !keepdim => (v.unsqueeze(d), i.unsqueeze(d)),
-        _ => (v, i),
-    };
+    let d = line_dim(c, &a, 1)?;
+    let (v, i) = line_outputs(c, d, keepdim)?;
     let (vals, idxs) = (v.view(), i.view());
     idxs.check_dtype(TnDtype::Int64, "mode indices")?;
     unsafe {
@@ -200,6 +213,155 @@ fn mode(c: &mut Call) -> KResult {
                     (p[0] as *mut T).write(buf[best].0);
                     (p[1] as *mut i64).write(buf[best].1);
                 }
+            })
+        })
+    }
+}
+
+/// upstream's `quick_select_template`: partially orders `buf` so that position `k` holds the k-th
+/// smallest (0-based) under `gt`, with its median-of-three pivot and Hoare partition (the swaps,
+/// and so the index left for equal values, are upstream's).
+fn quick_select<E: Copy>(buf: &mut [E], k: usize, gt: impl Fn(&E, &E) -> bool) {
+    let (mut lo, mut hi) = (0usize, buf.len().saturating_sub(1));
+    loop {
+        if hi <= lo {
+            return;
+        }
+        if hi == lo + 1 {
+            if gt(&buf[lo], &buf[hi]) {
+                buf.swap(lo, hi);
+            }
+            return;
+        }
+        buf.swap((lo + hi) >> 1, lo + 1);
+        if gt(&buf[lo + 1], &buf[hi]) {
+            buf.swap(lo + 1, hi);
+        }
+        if gt(&buf[lo], &buf[hi]) {
+            buf.swap(lo, hi);
+        }
+        if gt(&buf[lo + 1], &buf[lo]) {
+            buf.swap(lo + 1, lo);
+        }
+        let (mut i, mut j) = (lo + 1, hi);
+        let piv = buf[lo];
+        loop {
+            i += 1;
+            while gt(&piv, &buf[i]) {
+                i += 1;
+            }
+            j -= 1;
+            while gt(&buf[j], &piv) {
+                j -= 1;
+            }
+            if j < i {
+                break;
+            }
+            buf.swap(i, j);
+        }
+        buf.swap(lo, j);
+        if j <= k {
+            lo = i;
+        }
+        if j >= k {
+            hi = j - 1;
+        }
+    }
+}
+
+/// `kthvalue(self, k, dim=-1, keepdim=False) -> (values, indices)`: the k-th smallest (1-based)
+/// of each line along `dim`, NaN above everything; the core has checked k against the dim.
+fn kthvalue(c: &mut Call) -> KResult {
+    let a = c.tensor(0)?;
+    let k = c.int(1)?;
+    let keepdim = c.bool(3)?;
+    let d = line_dim(c, &a, 2)?;
+    let n = d.map(|d| a.size(d)).unwrap_or(1);
+    if k < 1 || k as usize > n {
+        bail!(
+            runtime,
+            "kthvalue(): selected number k out of range for dimension {}",
+            d.unwrap_or(0)
+        );
+    }
+    if a.dtype == TnDtype::Bool {
+        bail!(
+            not_implemented,
+            "\"kthvalue_cpu\" not implemented for 'Bool'"
+        );
+    }
+    let k = k as usize - 1;
+    let (v, i) = line_outputs(c, d, keepdim)?;
+    let (vals, idxs) = (v.view(), i.view());
+    idxs.check_dtype(TnDtype::Int64, "kthvalue indices")?;
+    unsafe {
+        dispatch_all!(a.dtype, "kthvalue_cpu", T => {
+            let mut buf: Vec<(T, i64)> = vec![];
+            for_each_line([&vals, &idxs, &a], d, |p, s, l| {
+                pairs_of(&mut buf, p[2], s[2], l[2]);
+                // upstream's comparator: (isnan(x) && !isnan(y)) || x > y
+                let nan = |x: T| x.to_f64().is_nan();
+                #[allow(clippy::bool_comparison)]
+                quick_select(&mut buf, k, |x: &(T, i64), y: &(T, i64)| (nan(x.0) && !nan(y.0)) || x.0 > y.0);
+                (p[0] as *mut T).write(buf[k].0);
+                (p[1] as *mut i64).write(buf[k].1);
+            })
+        })
+    }
+}
+
+/// `median.dim(self, dim=-1, keepdim=False)` / `nanmedian.dim`: per line, the first NaN and its
+/// index (median) or the lower median of the non-NaN values (nanmedian), found by libstdc++'s
+/// `nth_element` over the indices with upstream's comparators, so an all-NaN line's index is
+/// upstream's too; the core has refused an empty dim and `Bool`.
+#[allow(clippy::float_cmp, clippy::bool_comparison)] // upstream's `<` and `==` on the value type
+fn median_dim(c: &mut Call, ignore_nan: bool) -> KResult {
+    let a = c.tensor(0)?;
+    let keepdim = c.bool(2)?;
+    let d = line_dim(c, &a, 1)?;
+    if a.dtype == TnDtype::Bool {
+        bail!(not_implemented, "\"median_out\" not implemented for 'Bool'");
+    }
+    let (v, i) = line_outputs(c, d, keepdim)?;
+    let (vals, idxs) = (v.view(), i.view());
+    idxs.check_dtype(TnDtype::Int64, "median indices")?;
+    unsafe {
+        dispatch_all!(a.dtype, "median_out", T => {
+            let (mut line, mut idx): (Vec<T>, Vec<usize>) = (vec![], vec![]);
+            for_each_line([&vals, &idxs, &a], d, |p, s, l| {
+                let n = l[2];
+                if n == 0 {
+                    return; // the core refuses an empty dim; nothing to select
+                }
+                line.clear();
+                line.extend((0..n).map(|j| (p[2].wrapping_offset(j as isize * s[2]) as *const T).read()));
+                let nan = |x: T| x.to_f64().is_nan();
+                let first_nan = if ignore_nan { None } else { line.iter().position(|&x| nan(x)) };
+                let at = match first_nan {
+                    Some(j) => j,
+                    None => {
+                        idx.clear();
+                        idx.extend(0..n);
+                        let ip = &line;
+                        if ignore_nan {
+                            let nans = ip.iter().filter(|&&x| nan(x)).count();
+                            // C++'s truncating division: an all-NaN line takes position 0
+                            let nth = ((n as i64 - nans as i64 - 1) / 2) as usize;
+                            stdsort::nth_element(&mut idx, nth, &|&i: &usize, &j: &usize| {
+                                ip[i] < ip[j] || (ip[i] == ip[j] && i < j) || (nan(ip[j]) && !nan(ip[i]))
+                            });
+                            idx[nth]
+                        } else {
+                            let nth = (n - 1) / 2;
+                            stdsort::nth_element(&mut idx, nth, &|&i: &usize, &j: &usize| {
+                                ip[i] < ip[j] || (ip[i] == ip[j] && i < j)
+                            });
+                            idx[nth]
+                        }
+                    }
+                };
+                (p[0] as *mut T).write(line[at]);
+                (p[1] as *mut i64).write(at as i64);
             })
         })
     }

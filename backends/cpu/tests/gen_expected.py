@@ -994,6 +994,36 @@ def gen_sort():
     fam.case("mode_bool", "mode", [torch.tensor([True, False, True, False, False, True, True]), 0, False])
     fam.case("mode_nan", "mode", [torch.tensor([NAN, 1., NAN, 2., 1., NAN, 2., 2.]), 0, False])
     fam.case("mode_0dim", "mode", [torch.tensor(4.0), 0, False])
+    # kthvalue: ties and NaNs, so the index is the one upstream's quick_select leaves at k - 1
+    g = torch.Generator().manual_seed(176 + SEED_OFFSET)
+    tied = torch.randint(0, 5, (6, 41), generator=g)
+    for dt in [f32, f64, f16, bf16, i64, i32, u8]:
+        for k in [1, 7, 21, 41]:
+            fam.case("kthvalue_%s_k%d" % (dn(dt), k), "kthvalue", [tied.to(dt), k, 1, False])
+        fam.case("kthvalue_%s_t_keep" % dn(dt), "kthvalue", [tied.to(dt).t(), 3, 0, True])
+    for n in [1, 2, 3, 17, 200]:
+        x = torch.randn(n, generator=g)
+        fam.case("kthvalue_distinct_%d" % n, "kthvalue", [x, (n + 1) // 2, 0, False])
+    fam.case("kthvalue_nan", "kthvalue", [torch.tensor([NAN, 1., NAN, 2., 1., -INF, 2., INF]), 7, 0, False])
+    fam.case("kthvalue_nan_last", "kthvalue", [torch.tensor([NAN, 1., NAN, 2.]), 4, 0, True])
+    fam.case("kthvalue_0dim", "kthvalue", [torch.tensor(4.0), 1, 0, False])
+    fam.case("kthvalue_bool", "kthvalue", [torch.tensor([True, False]), 1, 0, False])
+    # median.dim / nanmedian.dim: nth_element over (value, index); NaN lines; all-NaN lines
+    g = torch.Generator().manual_seed(177 + SEED_OFFSET)
+    tied = torch.randint(0, 4, (5, 23), generator=g)
+    nanny = torch.tensor([[NAN, 1., 2., NAN, 0.], [3., 1., 2., 0., -0.0], [NAN] * 5, [0.0, -0.0, 0.0, 1., NAN]])
+    for op in ["median.dim", "nanmedian.dim"]:
+        tag = op.split(".")[0]
+        for dt in [f32, f64, f16, bf16, i64, i32, u8]:
+            fam.case("%s_%s" % (tag, dn(dt)), op, [tied.to(dt), 1, False])
+            fam.case("%s_%s_t_keep" % (tag, dn(dt)), op, [tied.to(dt).t(), 0, True])
+        for n in [1, 2, 6, 101]:
+            fam.case("%s_distinct_%d" % (tag, n), op, [torch.randn(3, n, generator=g), 1, False])
+        fam.case("%s_nan" % tag, op, [nanny, 1, False])
+        fam.case("%s_nan_half" % tag, op, [nanny.half(), 1, True])
+        fam.case("%s_all_nan_7" % tag, op, [torch.full((2, 7), NAN), 1, False])
+        fam.case("%s_0dim" % tag, op, [torch.tensor(4.0), 0, False])
+        fam.case("%s_bool" % tag, op, [torch.tensor([True, False]), 0, False])
     return fam
 
 
