@@ -276,96 +276,63 @@ pub fn _tn_rng_sample(
     unsafe fn read<T: Copy>(t: &TensorBase, n: usize) -> &[T] {
         std::slice::from_raw_parts(t.data_ptr_raw() as *const T, n)
     }
-    /// `out`'s elements (the caller holds the only view that writes them)
-    unsafe fn write<'a, T: Copy>(data: *mut u8, n: usize) -> &'a mut [T] {
-        std::slice::from_raw_parts_mut(data as *mut T, n)
+    /// `out[i] = draw(a[i])` in order (the caller holds the only view that writes `out`).
+    unsafe fn each<S: Copy, O>(
+        out: &TensorBase,
+        a: &TensorBase,
+        n: usize,
+        mut draw: impl FnMut(S) -> Result<O, rng::RngError>,
+    ) -> PyResult<()> {
+        let o = std::slice::from_raw_parts_mut(out.data_ptr_raw() as *mut O, n);
+        for (o, &x) in o.iter_mut().zip(read::<S>(a, n)) {
+            *o = draw(x).map_err(rng_err)?;
+        }
+        Ok(())
     }
     use rng::distributions as dists;
     use TnDtype::*;
     let mismatch = || PyRuntimeError::new_err(format!("_tn_rng_sample: {kind} of {ad:?}"));
     unsafe {
         match (kind, ad, out.meta.dtype) {
-            ("poisson", Float32, Float32) => {
-                for (o, &l) in write::<f32>(out.data_ptr_raw(), n)
-                    .iter_mut()
-                    .zip(read::<f32>(&a, n))
-                {
-                    *o = dists::poisson(g, l as f64).map_err(rng_err)? as f32;
-                }
-            }
+            ("poisson", Float32, Float32) => each(&out, &a, n, |l: f32| {
+                dists::poisson(g, l as f64).map(|k| k as f32)
+            })?,
             ("poisson", Float64, Float64) => {
-                for (o, &l) in write::<f64>(out.data_ptr_raw(), n)
-                    .iter_mut()
-                    .zip(read::<f64>(&a, n))
-                {
-                    *o = dists::poisson(g, l).map_err(rng_err)? as f64;
-                }
+                each(&out, &a, n, |l: f64| dists::poisson(g, l).map(|k| k as f64))?
             }
             // c10::Half / BFloat16 from an int64: through float
-            ("poisson", Float16, Float16) => {
-                for (o, &l) in write::<f16>(out.data_ptr_raw(), n)
-                    .iter_mut()
-                    .zip(read::<f16>(&a, n))
-                {
-                    *o = f16::from_f32(dists::poisson(g, l.to_f64()).map_err(rng_err)? as f32);
-                }
-            }
-            ("poisson", BFloat16, BFloat16) => {
-                for (o, &l) in write::<bf16>(out.data_ptr_raw(), n)
-                    .iter_mut()
-                    .zip(read::<bf16>(&a, n))
-                {
-                    *o = rng::bf16_from_f32(dists::poisson(g, l.to_f64()).map_err(rng_err)? as f32);
-                }
-            }
+            ("poisson", Float16, Float16) => each(&out, &a, n, |l: f16| {
+                dists::poisson(g, l.to_f64()).map(|k| f16::from_f32(k as f32))
+            })?,
+            ("poisson", BFloat16, BFloat16) => each(&out, &a, n, |l: bf16| {
+                dists::poisson(g, l.to_f64()).map(|k| rng::bf16_from_f32(k as f32))
+            })?,
             ("binomial", Float32, Float32) | ("binomial", Float64, Float64) => {
                 let b = b.ok_or_else(mismatch)?;
                 if b.meta.dtype != ad {
                     return Err(mismatch());
                 }
                 if ad == Float32 {
-                    let (c, p) = (read::<f32>(&a, n), read::<f32>(&b, n));
-                    for (i, o) in write::<f32>(out.data_ptr_raw(), n).iter_mut().enumerate() {
-                        *o = dists::binomial(g, c[i], p[i]).map_err(rng_err)?;
-                    }
+                    // `each` visits the counts in order, once each: the probabilities alongside
+                    let mut p = read::<f32>(&b, n).iter();
+                    each(&out, &a, n, |c: f32| {
+                        dists::binomial(g, c, *p.next().unwrap())
+                    })?
                 } else {
-                    let (c, p) = (read::<f64>(&a, n), read::<f64>(&b, n));
-                    for (i, o) in write::<f64>(out.data_ptr_raw(), n).iter_mut().enumerate() {
-                        *o = dists::binomial(g, c[i], p[i]).map_err(rng_err)?;
-                    }
+                    // `each` visits the counts in order, once each: the probabilities alongside
+                    let mut p = read::<f64>(&b, n).iter();
+                    each(&out, &a, n, |c: f64| {
+                        dists::binomial(g, c, *p.next().unwrap())
+                    })?
                 }
             }
-            ("gamma", Float32, Float32) => {
-                for (o, &x) in write::<f32>(out.data_ptr_raw(), n)
-                    .iter_mut()
-                    .zip(read::<f32>(&a, n))
-                {
-                    *o = dists::standard_gamma_f32(g, x).map_err(rng_err)?;
-                }
-            }
-            ("gamma", Float64, Float64) => {
-                for (o, &x) in write::<f64>(out.data_ptr_raw(), n)
-                    .iter_mut()
-                    .zip(read::<f64>(&a, n))
-                {
-                    *o = dists::standard_gamma_f64(g, x).map_err(rng_err)?;
-                }
-            }
+            ("gamma", Float32, Float32) => each(&out, &a, n, |x| dists::standard_gamma_f32(g, x))?,
+            ("gamma", Float64, Float64) => each(&out, &a, n, |x| dists::standard_gamma_f64(g, x))?,
             ("dirichlet_gamma", Float32, Float64) => {
-                for (o, &x) in write::<f64>(out.data_ptr_raw(), n)
-                    .iter_mut()
-                    .zip(read::<f32>(&a, n))
-                {
-                    *o = dists::standard_gamma_f64(g, x as f64).map_err(rng_err)?;
-                }
+                each(&out, &a, n, |x: f32| dists::standard_gamma_f64(g, x as f64))?
             }
             ("dirichlet_gamma", Float64, Float64) => {
-                for (o, &x) in write::<f64>(out.data_ptr_raw(), n)
-                    .iter_mut()
-                    .zip(read::<f64>(&a, n))
-                {
-                    *o = dists::standard_gamma_f64(g, x).map_err(rng_err)?;
-                }
+                each(&out, &a, n, |x| dists::standard_gamma_f64(g, x))?
             }
             _ => return Err(mismatch()),
         }

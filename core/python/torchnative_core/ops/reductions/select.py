@@ -145,7 +145,7 @@ def _register_nanmedian():
         n, rest = moved.shape[-1], list(moved.shape[:-1])
         if n == 0:
             raise IndexError(f"nanmedian(): Expected reduction dim {d} to have non-zero size.")
-        native = _median_kernel("nanmedian.dim", self, d, keepdim, t)
+        native = _line_kernel("nanmedian.dim", self, d, keepdim, t)
         if native is not None:
             return native
         lines = moved.reshape(-1, n).tolist() if moved.numel() else []
@@ -165,9 +165,10 @@ def _no_bool_median(self, kernel):
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
-def _median_kernel(op, self, d, keepdim, result_type):
-    """median.dim / nanmedian.dim through the device's kernel (upstream's nth_element per line,
-    sort.rs), or None where the device lacks it."""
+def _line_kernel(op, self, d, keepdim, result_type, *before_dim):
+    """kthvalue / median.dim / nanmedian.dim through the device's kernel (upstream's quickselect
+    or nth_element per line, sort.rs): `(self, *before_dim, d, keepdim)`; None where the device
+    lacks it."""
     dev = B.device_of(self)
     if not B.C._tn_has_kernel(op, dev.type):
         return None
@@ -175,7 +176,7 @@ def _median_kernel(op, self, d, keepdim, result_type):
     out[d:d + 1] = [1] if keepdim else []
     values, indices = B.empty(out, B.dtype_of(self), dev), B.empty(out, B.I64, dev)
     if B.numel(out):
-        B.launch(op, (self, d, keepdim), (values, indices))
+        B.launch(op, (self, *before_dim, d, keepdim), (values, indices))
     return result_type((values, indices))
 
 
@@ -203,7 +204,7 @@ def median_dim(self, dim, keepdim=False):
     n = self._tn_sizes[d]
     if n == 0:
         raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
-    native = _median_kernel("median.dim", self, d, keepdim, t)
+    native = _line_kernel("median.dim", self, d, keepdim, t)
     if native is not None:
         return native
     values, idx = D("sort.stable", self, True, d, False)
@@ -223,15 +224,9 @@ def kthvalue(self, k, dim=-1, keepdim=False):
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     if not self._tn_sizes:  # a 0-dim tensor is its own k=1 value, at index 0
         return t((D("clone", self, CONTIGUOUS_FORMAT), B.call("zeros", [], B.I64, device=B.device_of(self))))
-    dev = B.device_of(self)
-    if B.C._tn_has_kernel("kthvalue", dev.type):
-        # the device's kernel: upstream's quick_select_template per line (sort.rs)
-        out = list(self._tn_sizes)
-        out[d:d + 1] = [1] if keepdim else []
-        values, indices = B.empty(out, B.dtype_of(self), dev), B.empty(out, B.I64, dev)
-        if B.numel(out):
-            B.launch("kthvalue", (self, k, d, keepdim), (values, indices))
-        return t((values, indices))
+    native = _line_kernel("kthvalue", self, d, keepdim, t, k)
+    if native is not None:
+        return native
     v, i = kthvalue_lines(self, k, d)
     if keepdim:
         v, i = D("unsqueeze", v, d), D("unsqueeze", i, d)
