@@ -14,6 +14,12 @@ from program_json import described_disagreements, run_json_side_by_side
 REPO = Path(__file__).resolve().parents[1]
 PROGRAM = REPO / "tests" / "programs" / "argument_checks_cases.py"
 TOL = {"torch.float32": 1e-6}
+# Cases that still differ, each with its reason; the test fails if one starts agreeing.
+KNOWN = {
+    # upstream's std_var_all_cpu subtracts self.mean(), its cascade sum / n, which rounds for 15
+    # equal values of -3e200, so (x - mean)^2 overflows; ours sums exactly (issue 15's cascade sum)
+    "std_equal_huge",
+}
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +30,9 @@ def outcomes(tmp_path_factory):
 def test_cases_agree_with_upstream(outcomes):
     ours, ref = outcomes
     assert len(ref) >= 130
-    assert described_disagreements(ours, ref, TOL) == []
+    found = described_disagreements(ours, ref, TOL)
+    assert [d for d in found if d.split(":")[0] not in KNOWN] == []
+    assert sorted({d.split(":")[0] for d in found} & KNOWN) == sorted(KNOWN), "a known disagreement agrees now"
 
 
 def test_the_comparison_can_fail(outcomes):

@@ -183,9 +183,6 @@ CASES.update({
     "put_dtype": lambda: torch.put(x, torch.tensor([0, 1]), torch.tensor([1., 2.], dtype=torch.float64)),
 })
 
-if __name__ == "__main__":
-    write_outcomes(CASES, sys.argv[1])
-
 # A bool tensor whose bytes are not 0/1 (a view of uint8 storage): every byte other than 0 reads
 # as true, and results hold 0/1 (upstream's kernels load bool as a byte and test it).
 _bytes = torch.tensor([0, 1, 2, 255, 4, 0, 3, 1] * 3, dtype=torch.uint8)
@@ -464,3 +461,58 @@ CASES.update({
     "max_pool2d_stride_none": lambda: F.max_pool2d(_x4, 2, None, return_indices=True),
     "max_pool1d_stride_none": lambda: F.max_pool1d(_x4[0], 2, None),
 })
+
+# LAPACK-backed operators: the meta step's checks (shape before dtype where upstream's meta
+# checks the shape first), then the kernel's dtype dispatch (NotImplementedError naming it),
+# which most kernels skip on an empty input; lu_factor's zero pivot a RuntimeError
+_L = torch.linalg
+
+
+def _mat(dtype, shape):
+    n = shape[-1]
+    if len(shape) >= 2 and shape[-2] == n:
+        return (torch.eye(n) * 2 + 1).expand(shape).to(dtype).contiguous()
+    return torch.ones(shape).to(dtype)
+
+
+_LAPACK_OPS = {
+    "lu_factor": lambda A: _L.lu_factor(A), "lu": lambda A: _L.lu(A), "geqrf": torch.geqrf,
+    "qr": lambda A: _L.qr(A), "eigh": lambda A: _L.eigh(A), "svd": lambda A: _L.svd(A),
+    "torch_svd": lambda A: torch.svd(A), "cholesky": lambda A: _L.cholesky(A),
+    "cholesky_legacy": lambda A: torch.cholesky(A), "cholesky_inverse": torch.cholesky_inverse,
+    "solve_triangular": lambda A: _L.solve_triangular(A, A, upper=True),
+    "triangular_solve": lambda A: torch.triangular_solve(A, A), "det": lambda A: _L.det(A),
+    "solve": lambda A: _L.solve(A, A), "matrix_exp": lambda A: _L.matrix_exp(A),
+    "matrix_rank": lambda A: _L.matrix_rank(A), "cholesky_solve": lambda A: torch.cholesky_solve(A, A),
+    "householder_product": lambda A: _L.householder_product(A, A[..., 0]),
+    "ormqr": lambda A: torch.ormqr(A, A[..., 0], A), "logdet": torch.logdet,
+    "lu_solve": lambda A: _L.lu_solve(A, torch.ones(A.shape[:-1], dtype=torch.int32), A),
+}
+for _name, _f in _LAPACK_OPS.items():
+    for _dt in (torch.int8, torch.float16, torch.bfloat16):
+        for _shape in ((2, 2), (2, 0, 0), (2, 3), (3,)):
+            if _name in ("householder_product", "ormqr", "lu_solve") and len(_shape) < 2:
+                continue
+            if _name == "matrix_exp" and _dt != torch.int8 and len(_shape) >= 2 and _shape[-1] == _shape[-2]:
+                continue  # upstream's float16/bfloat16 matrix_exp overflows (inf/NaN); ours refuses them
+            CASES[f"lapack_{_name}_{str(_dt)[6:]}_{'x'.join(map(str, _shape))}"] = (
+                lambda f=_f, dt=_dt, shape=_shape: f(_mat(dt, shape)))
+CASES.update({
+    "lu_factor_singular": lambda: _L.lu_factor(torch.ones(2, 3)),
+    "lu_factor_ex_singular_batch": lambda: _L.lu_factor_ex(torch.ones(1, 2, 2), check_errors=True),
+    "solve_ex_singular": lambda: _L.solve_ex(torch.zeros(2, 2), torch.ones(2, 1), check_errors=True),
+    "inv_ex_singular_batch": lambda: _L.inv_ex(torch.zeros(1, 2, 2), check_errors=True),
+    "cholesky_ex_not_pd": lambda: _L.cholesky_ex(-torch.eye(2), check_errors=True),
+    "svd_empty_full": lambda: _L.svd(torch.empty(3, 0, dtype=torch.float16)),
+    "lu_empty_int": lambda: _L.lu(torch.empty(3, 0, dtype=torch.int8)),
+    "lu_solve_left_false_empty": lambda: _L.lu_solve(torch.empty(0, 0), torch.empty(0, dtype=torch.int32),
+                                                     torch.empty(3, 0), left=False),
+    "ormqr_tau_size": lambda: torch.ormqr(torch.ones(3, 2), torch.ones(3), torch.ones(3, 3)),
+    "ormqr_tau_dtype": lambda: torch.ormqr(torch.ones(3, 2), torch.ones(2, dtype=torch.float64), torch.ones(3, 3)),
+    "ormqr_batch": lambda: torch.ormqr(torch.ones(2, 3, 2), torch.ones(3, 2), torch.ones(2, 3, 3)),
+    "lu_no_pivot_int": lambda: _L.lu(torch.ones(2, 2, dtype=torch.int16), pivot=False),
+})
+
+
+if __name__ == "__main__":
+    write_outcomes(CASES, sys.argv[1])

@@ -87,7 +87,7 @@ def _apply_slicing(self, items):
     result = self
     dim = 0
     advanced = []
-    for it in items:
+    for pos, it in enumerate(items):
         if it is None:
             result = _door("unsqueeze", result, dim)
             dim += 1
@@ -103,7 +103,8 @@ def _apply_slicing(self, items):
             i = it.__index__()
             size = result._tn_sizes[dim] if dim < len(result._tn_sizes) else None
             if size is not None and (i < -size or i >= size):
-                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
+                # upstream's applySelect names the index's position in the tuple (its real_dim)
+                raise IndexError(f"index {i} is out of bounds for dimension {pos} with size {size}")
             result = _door("select.int", result, dim, i)
         elif isinstance(it, slice):
             start, stop, step = (_slice_int(v) for v in (it.start, it.stop, it.step))

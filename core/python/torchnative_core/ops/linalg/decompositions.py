@@ -31,25 +31,62 @@ def _prod(xs):
     return n
 
 
-def _check_float(A, name):
+def _check_float(A, name, low_precision=False):
+    """Upstream's checkFloatingOrComplex (LinearAlgebraUtils.h), a meta-step check: a RuntimeError
+    naming the operator; with `low_precision` float16/bfloat16 pass on to the kernel, whose dtype
+    dispatch refuses them (`_lapack_dtype`)."""
     torch = _torch()
     if not (A.is_floating_point() or A.is_complex()):
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {_tname(A.dtype)}")
     if A.is_complex():
         raise NotImplementedError(f"torchnative: {name} on complex tensors is not supported yet")
-    if A.dtype in (torch.float16, torch.bfloat16):
+    if not low_precision and A.dtype in (torch.float16, torch.bfloat16):
         raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {_tname(A.dtype)}")
+
+
+def _lapack_dtype(A, kernel):
+    """The dtype refusal of upstream's LAPACK kernels (AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES):
+    NotImplementedError naming the kernel, raised only where the kernel runs, after the meta
+    step's checks; most of them return before it on an empty input, so callers check there."""
+    if A.is_complex():
+        raise NotImplementedError(f"torchnative: {kernel} on complex tensors is not supported yet")
+    if B.dtype_of(A)._tn_name not in ("float32", "float64"):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(A.dtype)}'")
 
 
 def _tname(d):
     return B.scalar_type_name(d)
 
 
-def _check_matrix(A, name, square=False):
+def _check_matrix(A, name, square=False, arg="A"):
+    """Upstream's checkIsMatrix / squareCheckInputs."""
     if A.dim() < 2:
-        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+        raise RuntimeError(f"{name}: The input tensor {arg} must have at least 2 dimensions.")
     if square and A.shape[-1] != A.shape[-2]:
-        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {A.shape[-2]} by {A.shape[-1]} matrices")
+        raise RuntimeError(f"{name}: {arg} must be batches of square matrices, but they are {A.shape[-2]} by {A.shape[-1]} matrices")
+
+
+def _check_solver(A, Bm, left, name):
+    """Upstream's checkInputsSolver: A square, B a matrix, their shapes compatible."""
+    _check_matrix(A, name, square=True)
+    _check_matrix(Bm, name, arg="B")
+    if (A.shape[-2] != Bm.shape[-2]) if left else (A.shape[-1] != Bm.shape[-1]):
+        raise RuntimeError(f"{name}: Incompatible shapes of A and B for the equation {'AX = B' if left else 'XA = B'} "
+                           f"({A.shape[-2]}x{A.shape[-1]} and {Bm.shape[-2]}x{Bm.shape[-1]})")
+
+
+def _linear_solve_check(b, A, name):
+    """Upstream's linearSolveCheckInputs (the legacy solvers' b-before-A argument order)."""
+    if b.device != A.device:
+        raise RuntimeError(f"Expected b and A to be on the same device, but found b on {b.device} and A on {A.device} instead.")
+    if b.dtype != A.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {_tname(b.dtype)} and A of type "
+                           f"{_tname(A.dtype)} instead.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {A.shape[-2]} by {A.shape[-1]} matrices")
+    if A.shape[-1] != b.shape[-2]:
+        raise RuntimeError(f"Incompatible matrix sizes for {name}: each A matrix is {A.shape[-1]} by {A.shape[-1]} but "
+                           f"each b matrix is {b.shape[-2]} by {b.shape[-1]}")
 
 
 # --- QR -------------------------------------------------------------------------------------------
@@ -58,10 +95,11 @@ def _check_matrix(A, name, square=False):
 def linalg_qr(A, mode="reduced"):
     from torch.return_types import linalg_qr as ret
 
-    _check_float(A, "linalg.qr")
     _check_matrix(A, "linalg.qr")
+    _check_float(A, "linalg.qr", low_precision=True)
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or 'complete'")
+    _lapack_dtype(A, "geqrf_cpu")  # (empty inputs too)
     batch, (m, n) = list(A.shape[:-2]), A.shape[-2:]
     k = min(m, n)
     dt, dev = A.dtype, B.device_of(A)
@@ -83,8 +121,9 @@ def qr(self, some=True):
 def geqrf(self):
     from torch.return_types import geqrf as ret
 
-    _check_float(self, "geqrf")
-    _check_matrix(self, "geqrf")
+    if self.dim() < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    _lapack_dtype(self, "geqrf_cpu")
     batch, (m, n) = list(self.shape[:-2]), self.shape[-2:]
     dev = B.device_of(self)
     h, tau = _empty_fortran(batch + [m, n], self.dtype, dev), B.empty(batch + [min(m, n)], self.dtype, dev)
@@ -95,7 +134,6 @@ def geqrf(self):
 @impl("linalg_householder_product")
 def householder_product(input, tau):
     name = "torch.linalg.householder_product"
-    _check_float(input, name)
     if input.dim() < 2:
         raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
     m, n = input.shape[-2], input.shape[-1]
@@ -111,6 +149,7 @@ def householder_product(input, tau):
                            f"{list(tau.shape[:-1])}")
     if tau.dtype != input.dtype:
         raise RuntimeError(f"{name}: tau dtype {_tname(tau.dtype)} does not match input dtype {_tname(input.dtype)}")
+    _lapack_dtype(input, "orgqr_cpu")
     out = _empty_fortran(list(input.shape), input.dtype, B.device_of(input))
     B.launch("linalg_householder_product", (input, tau), (out,))
     return out
@@ -121,14 +160,41 @@ def orgqr(self, input2):
     return D("linalg_householder_product", self, input2)
 
 
+def _ormqr_checks(A, tau, other, left):
+    """Upstream's ormqr checks after the ranks, in its order and words (measured on upstream)."""
+    c = -2 if left else -1
+    if other.shape[c] != A.shape[-2]:
+        raise RuntimeError(f"torch.ormqr: other.shape[{c}] must be equal to input.shape[-2]")
+    if tau.dim() == 0 or min(other.shape[c], A.shape[-1]) != tau.shape[-1]:
+        raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be equal to min(other.shape[{c}], input.shape[-1])")
+    if A.dim() - tau.dim() != 1:
+        raise RuntimeError("torch.ormqr: Expected tau to have one dimension less than input, but got tau.ndim equal to "
+                           f"{tau.dim()} and input.ndim is equal to {A.dim()}")
+    if A.dim() != other.dim():
+        raise RuntimeError("torch.ormqr: Expected other to have the same number of dimensions as input, but got other.ndim "
+                           f"equal to {other.dim()} and input.ndim is equal to {A.dim()}")
+    batch = list(A.shape[:-2])
+    for what, t, k in (("tau", tau, 1), ("other", other, 2)):
+        if list(t.shape[:-k]) != batch:
+            raise RuntimeError(f"torch.ormqr: Expected batch dimensions of {what} to be equal to input.shape[:-2], but got "
+                               f"{list(t.shape[:-k])}")
+    for what, t in (("tau", tau), ("other", other)):
+        if t.dtype != A.dtype:
+            raise RuntimeError(f"torch.ormqr: Expected input and {what} to have the same dtype, but input has dtype"
+                               f"{_tname(A.dtype)} and {what} has dtype {_tname(t.dtype)}")
+
+
 @impl("ormqr")
 def ormqr(self, input2, input3, left=True, transpose=False):
     """Q (m x m, the product of the reflectors in `self` and `input2`) times `input3`, composed:
     Q from householder_product on the reflectors padded to m columns."""
     torch = _torch()
-    _check_float(self, "torch.ormqr")
-    if self.dim() < 2 or input3.dim() < 2:
-        raise RuntimeError("torch.ormqr: input and other must have at least 2 dimensions.")
+    if self.dim() < 2:
+        raise RuntimeError("torch.ormqr: input must have at least 2 dimensions.")
+    if input3.dim() < 2:
+        raise RuntimeError("torch.ormqr: other must have at least 2 dimensions.")
+    _ormqr_checks(self, input2, input3, left)
+    _lapack_dtype(self, "ormqr_cpu")
     m = self.shape[-2]
     k = input2.shape[-1]
     refl = self.narrow(-1, 0, min(self.shape[-1], m))
@@ -151,8 +217,8 @@ def ormqr(self, input2, input3, left=True, transpose=False):
 def _linalg_svd(A, full_matrices=False, compute_uv=True, driver=None):
     from torch.return_types import _linalg_svd as ret
 
-    _check_float(A, "linalg.svd")
     _check_matrix(A, "linalg.svd")
+    _check_float(A, "linalg.svd", low_precision=True)
     if driver is not None:
         raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER "
                            "backend.")
@@ -165,6 +231,12 @@ def _linalg_svd(A, full_matrices=False, compute_uv=True, driver=None):
         U, Vh = _empty_fortran(batch + [m, ucols], dt, dev), _empty_fortran(batch + [vrows, n], dt, dev)
     else:
         U, Vh = B.empty([0], dt, dev), B.empty([0], dt, dev)
+    if A.numel() == 0:  # upstream returns before the kernel (and its dtype dispatch): U, Vh identities
+        for M in (U, Vh) if compute_uv else ():
+            if M.numel():
+                D("fill_.Scalar", D("zero_", M).diagonal(0, -2, -1), 1)
+        return ret((U, S, Vh))
+    _lapack_dtype(A, "linalg_svd_cpu")
     B.launch("_linalg_svd", (A, full_matrices, compute_uv, driver), (U, S, Vh))
     return ret((U, S, Vh))
 
@@ -191,8 +263,9 @@ def svd(self, some=True, compute_uv=True):
     from torch.return_types import svd as ret
 
     torch = _torch()
-    _check_float(self, "svd")
-    _check_matrix(self, "svd")
+    if self.dim() < 2:
+        raise RuntimeError(f"linalg.svd: input should have at least 2 dimensions, but has {self.dim()} dimensions instead")
+    _check_float(self, "linalg.svd", low_precision=True)
     if compute_uv:
         U, S, Vh = D("linalg_svd", self, not some, None)
         return ret((U, S, Vh.mH))
@@ -209,7 +282,6 @@ def svd(self, some=True, compute_uv=True):
 def _linalg_eigh(A, UPLO="L", compute_v=True):
     from torch.return_types import _linalg_eigh as ret
 
-    _check_float(A, "linalg.eigh")
     _check_matrix(A, "linalg.eigh", square=True)
     if UPLO not in ("L", "U", "l", "u"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
@@ -217,7 +289,9 @@ def _linalg_eigh(A, UPLO="L", compute_v=True):
     dt, dev = A.dtype, B.device_of(A)
     W = B.empty(batch + [n], dt, dev)
     V = _empty_fortran(batch + [n, n], dt, dev) if compute_v else B.empty([0], dt, dev)
-    B.launch("_linalg_eigh", (A, UPLO.upper(), compute_v), (W, V))
+    if A.numel():  # (upstream returns before the kernel on an empty input)
+        _lapack_dtype(A, "linalg_eigh_cpu")
+        B.launch("_linalg_eigh", (A, UPLO.upper(), compute_v), (W, V))
     return ret((W, V))
 
 
@@ -233,12 +307,39 @@ def linalg_eigvalsh(A, UPLO="L"):
     return D("_linalg_eigh", A, UPLO, _may_require_grad(A))[0]
 
 
+def _check_errors(info, name, is_matrix):
+    """Upstream's _linalg_check_errors (BatchLinearAlgebra.cpp): the first nonzero LAPACK info,
+    its message chosen by what the API's name contains, in upstream's order; a LinAlgError except
+    for lu_factor's zero pivot (a plain TORCH_CHECK there)."""
+    torch = _torch()
+    for b, i in enumerate(info.reshape(-1).tolist()):
+        if i <= 0:
+            continue
+        where = "" if is_matrix else f": (Batch element {b})"
+        if "inv" in name:
+            msg = f"The diagonal element {i} is zero, the inversion could not be completed because the input matrix is singular."
+        elif "solve" in name:
+            msg = "The solver failed because the input matrix is singular."
+        elif "cholesky" in name:
+            msg = ("The factorization could not be completed because the input is not positive-definite "
+                   f"(the leading minor of order {i} is not positive-definite).")
+        else:
+            raise RuntimeError(
+                f"{name}{where}: U[{i},{i}] is zero and using it on lu_solve would result in a division by zero. "
+                "If you still want to perform the factorization, consider calling linalg.lu(A, pivot) or "
+                "linalg.lu_factor_ex(A, pivot)")
+        raise torch.linalg.LinAlgError(f"{name}{where}: {msg}")
+
+
 # --- Cholesky -------------------------------------------------------------------------------------
 
 def _cholesky(A, upper):
     batch, n = list(A.shape[:-2]), A.shape[-1]
     dev = B.device_of(A)
     L, info = _empty_fortran(batch + [n, n], A.dtype, dev), B.empty(batch, _torch().int32, dev)
+    if A.numel() == 0:  # upstream returns before the kernel
+        return L, D("zero_", info)
+    _lapack_dtype(A, "cholesky_cpu")
     B.launch("linalg_cholesky_ex", (A, upper, False), (L, info))
     return L, info
 
@@ -247,37 +348,28 @@ def _cholesky(A, upper):
 def linalg_cholesky_ex(self, upper=False, check_errors=False):
     from torch.return_types import linalg_cholesky_ex as ret
 
-    _check_float(self, "linalg.cholesky")
     _check_matrix(self, "linalg.cholesky", square=True)
+    _check_float(self, "linalg.cholesky", low_precision=True)
     L, info = _cholesky(self, upper)
     if check_errors:
-        _raise_cholesky(info.reshape(-1).tolist(), "linalg.cholesky")
+        _check_errors(info, "linalg.cholesky_ex", self.dim() == 2)
     return ret((L, info))
-
-
-def _raise_cholesky(infos, name):
-    torch = _torch()
-    for b, i in enumerate(infos):
-        if i > 0:
-            where = f"For batch {b}: " if len(infos) > 1 else ""
-            raise torch.linalg.LinAlgError(
-                f"{name}: {where}The factorization could not be completed because the input is not positive-definite "
-                f"(the leading minor of order {i} is not positive-definite).")
 
 
 @impl("linalg_cholesky")
 def linalg_cholesky(self, upper=False):
     L, info = D("linalg_cholesky_ex", self, upper, False)
-    _raise_cholesky(info.reshape(-1).tolist(), "linalg.cholesky")
+    _check_errors(info, "linalg.cholesky", self.dim() == 2)
     return L
 
 
 @impl("cholesky")
 def cholesky(self, upper=False):
-    B.floating_kernel_only(self, "cholesky_cpu", complex_ok=True)  # (linalg.cholesky checks by name instead)
+    if self.numel() == 0:  # upstream returns before its checks
+        return D("empty_like", self)
     _check_matrix(self, "cholesky", square=True)
     L, info = _cholesky(self, upper)
-    _raise_cholesky(info.reshape(-1).tolist(), "cholesky")
+    _check_errors(info, "cholesky", self.dim() == 2)
     return L
 
 
@@ -289,10 +381,13 @@ def _batch_broadcast(a, b):
 
 @impl("cholesky_solve")
 def cholesky_solve(self, input2, upper=False):
-    _check_float(self, "cholesky_solve")
-    if self.dim() < 2 or input2.dim() < 2:
+    if self.dim() < 2:
         raise RuntimeError(f"b should have at least 2 dimensions, but has {self.dim()} dimensions instead")
+    if input2.dim() < 2:
+        raise RuntimeError(f"u should have at least 2 dimensions, but has {input2.dim()} dimensions instead")
+    _linear_solve_check(self, input2, "cholesky_solve")
     b, L, batch = _batch_broadcast(self, input2)
+    _lapack_dtype(b, "cholesky_solve_cpu")
     return _cholesky_apply(L, b, upper, batch)
 
 
@@ -304,8 +399,8 @@ def _cholesky_apply(factor, b, upper, batch):
 
 @impl("cholesky_inverse")
 def cholesky_inverse(self, upper=False):
-    _check_float(self, "cholesky_inverse")
     _check_matrix(self, "cholesky_inverse", square=True)
+    _lapack_dtype(self, "cholesky_inverse_out_cpu")
     n = self.shape[-1]
     eye = _torch().eye(n, dtype=self.dtype, device=self.device).expand(list(self.shape))
     return _cholesky_apply(self, eye, upper, list(self.shape[:-2]))
@@ -333,6 +428,9 @@ def _lu_factor(A):
     dev = B.device_of(A)
     LU = _empty_fortran(batch + [m, n], A.dtype, dev)
     piv, info = B.empty(batch + [min(m, n)], torch.int32, dev), B.empty(batch, torch.int32, dev)
+    if A.numel() == 0:  # upstream returns before the kernel (pivots are empty too)
+        return LU, piv, D("zero_", info)
+    _lapack_dtype(A, "lu_cpu")
     B.launch("linalg_lu_factor_ex", (A, True, False), (LU, piv, info))
     return LU, piv, info
 
@@ -341,15 +439,16 @@ def _lu_factor(A):
 def linalg_lu_factor_ex(A, pivot=True, check_errors=False):
     from torch.return_types import linalg_lu_factor_ex as ret
 
-    _check_float(A, "torch.lu_factor")
     if A.dim() < 2:
         raise RuntimeError("torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: "
                            f"{list(A.shape)} instead")
-    if not pivot:
+    if not pivot:  # (upstream's kernel refuses the dtype first)
+        if A.numel():
+            _lapack_dtype(A, "lu_cpu")
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     LU, piv, info = _lu_factor(A)
     if check_errors:
-        _raise_singular(info.reshape(-1).tolist(), "torch.linalg.lu_factor_ex")
+        _check_errors(info, "torch.linalg.lu_factor_ex", A.dim() == 2)
     return ret((LU, piv, info))
 
 
@@ -358,6 +457,7 @@ def linalg_lu_factor(A, pivot=True):
     from torch.return_types import linalg_lu_factor as ret
 
     LU, piv, info = D("linalg_lu_factor_ex", A, pivot, False)
+    _check_errors(info, "torch.linalg.lu_factor", A.dim() == 2)
     return ret((LU, piv))
 
 
@@ -366,15 +466,6 @@ def _lu_with_info(self, pivot=True, check_errors=True):
     from torch.return_types import _lu_with_info as ret
 
     return ret(tuple(D("linalg_lu_factor_ex", self, pivot, False)))
-
-
-def _raise_singular(infos, name):
-    torch = _torch()
-    for b, i in enumerate(infos):
-        if i > 0:
-            where = f"(Batch element {b}): " if len(infos) > 1 else ""
-            raise torch.linalg.LinAlgError(
-                f"{name}: {where}The diagonal element {i} is zero, the inversion could not be completed because the input matrix is singular.")
 
 
 def _unpack(LU, piv, unpack_data=True, unpack_pivots=True):
@@ -410,10 +501,11 @@ def _unpack(LU, piv, unpack_data=True, unpack_pivots=True):
 def linalg_lu(A, pivot=True):
     from torch.return_types import linalg_lu as ret
 
-    _check_float(A, "linalg.lu")
     if A.dim() < 2:
         raise RuntimeError(f"linalg.lu: Expected tensor with 2 or more dimensions. Got size: {list(A.shape)} instead")
-    if not pivot:
+    if not pivot:  # (upstream's kernel refuses the dtype first)
+        if A.numel():
+            _lapack_dtype(A, "lu_cpu")
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     LU, piv, _ = _lu_factor(A)
     return ret(_unpack(LU, piv))
@@ -423,6 +515,8 @@ def linalg_lu(A, pivot=True):
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     from torch.return_types import lu_unpack as ret
 
+    if LU_data.dim() < 2:
+        raise RuntimeError(f"torch.lu_unpack: Expected tensor with 2 or more dimensions. Got size: {list(LU_data.shape)} instead")
     if unpack_pivots and (B.dtype_of(LU_pivots)._tn_name != "int32" or not LU_pivots.is_contiguous()):
         raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype.\n"
                            "Note: this function is intended to be used with the output produced by torch.linalg.lu_factor")
@@ -457,7 +551,7 @@ def _lu_solve_left(LU, piv, Bm, info, X=None):
 def _linalg_solve_ex(A, Bm, left=True, check_errors=False):
     from torch.return_types import _linalg_solve_ex as ret
 
-    _check_float(A, "linalg.solve")
+    _check_float(A, "linalg.solve", low_precision=True)
     _check_matrix(A, "linalg.solve", square=True)
     if A.dtype != Bm.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type {_tname(A.dtype)} and B of type {_tname(Bm.dtype)} instead")
@@ -483,7 +577,7 @@ def _linalg_solve_ex(A, Bm, left=True, check_errors=False):
         if vector:
             X = X.squeeze(-1)
     if check_errors:
-        _raise_singular(info.reshape(-1).tolist(), "torch.linalg.solve_ex")
+        _check_errors(info, "torch.linalg.solve_ex", A.dim() == 2)
     return ret((X, LU, piv, info))
 
 
@@ -498,11 +592,7 @@ def linalg_solve_ex(A, Bm, left=True, check_errors=False):
 @impl("linalg_solve")
 def linalg_solve(A, Bm, left=True):
     r = D("_linalg_solve_ex", A, Bm, left, False)
-    infos = r[3].reshape(-1).tolist()
-    for b, i in enumerate(infos):
-        if i > 0:  # upstream's message for solve (linalg_solve in BatchLinearAlgebra.cpp)
-            where = f"(Batch element {b}): " if len(infos) > 1 else ""
-            raise _torch().linalg.LinAlgError(f"torch.linalg.solve: {where}The solver failed because the input matrix is singular.")
+    _check_errors(r[3], "torch.linalg.solve", A.dim() == 2)
     return r[0]
 
 
@@ -511,21 +601,21 @@ def linalg_inv_ex(A, check_errors=False):
     from torch.return_types import linalg_inv_ex as ret
 
     torch = _torch()
-    _check_float(A, "linalg.inv")
     _check_matrix(A, "linalg.inv", square=True)
+    _check_float(A, "linalg.inv")
     n = A.shape[-1]
     LU, piv, info = _lu_factor(A)
     eye = torch.eye(n, dtype=A.dtype, device=A.device).expand(list(A.shape))
     inv = _lu_solve_left(LU, piv, eye, info)
     if check_errors:
-        _raise_singular(info.reshape(-1).tolist(), "linalg.inv")
+        _check_errors(info, "linalg.inv_ex", A.dim() == 2)
     return ret((inv, info))
 
 
 @impl("linalg_inv")
 def linalg_inv(A):
     inv, info = D("linalg_inv_ex", A, False)
-    _raise_singular(info.reshape(-1).tolist(), "linalg.inv")
+    _check_errors(info, "linalg.inv", A.dim() == 2)
     return inv
 
 
@@ -546,15 +636,15 @@ def _pivot_sign(piv, dtype):
 def _linalg_det(A):
     from torch.return_types import _linalg_det as ret
 
-    LU, piv = _square_lu(A, "linalg.det")
+    LU, piv = _square_lu(A, "linalg.det", low_precision=True)
     det = LU.diagonal(0, -2, -1).prod(-1) * _pivot_sign(piv, A.dtype)
     return ret((det, LU, piv))
 
 
-def _square_lu(A, name):
+def _square_lu(A, name, low_precision=False):
     """(LU, pivots) tensors of a stack of square matrices."""
-    _check_float(A, name)
     _check_matrix(A, name, square=True)
+    _check_float(A, name, low_precision)
     LU, piv, _ = _lu_factor(A)
     return LU, piv
 
@@ -601,6 +691,7 @@ def slogdet(self):
 def logdet(self):
     torch = _torch()
     _check_matrix(self, "logdet", square=True)
+    _check_float(self, "logdet")
     sign, logabsdet = D("linalg_slogdet", self)
     return torch.where(sign == -1.0, torch.full((), math.nan, dtype=logabsdet.dtype), logabsdet)
 
@@ -616,7 +707,8 @@ def _tri_solve(A_, B_, upper, unit, batch):
 
 @impl("linalg_solve_triangular")
 def linalg_solve_triangular(self, B, upper, left=True, unitriangular=False):
-    _check_float(self, "linalg.solve_triangular")
+    _check_solver(self, B, left, "linalg.solve_triangular")
+    _lapack_dtype(self, "triangular_solve_cpu")
     A = self
     if not left:
         # X A = B  <=>  A^T X^T = B^T
@@ -641,9 +733,12 @@ def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
             "copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced with\n"
             "X = torch.linalg.solve_triangular(A, B). (Triggered internally at "
             "/__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:2273.)")
-    B.floating_kernel_only(self, "triangular_solve_cpu", complex_ok=True)
-    if self.dim() < 2 or A.dim() < 2:
+    if self.dim() < 2:
         raise RuntimeError(f"torch.triangular_solve: Expected b to have at least 2 dimensions, but it has {self.dim()} dimensions instead")
+    if A.dim() < 2:
+        raise RuntimeError(f"torch.triangular_solve: Expected A to have at least 2 dimensions, but it has {A.dim()} dimensions instead")
+    _linear_solve_check(self, A, "triangular_solve")
+    _lapack_dtype(self, "triangular_solve_cpu")
     B_, A_, batch = _batch_broadcast(self, A)
     Ause = A_.mT if transpose else A_
     return ret((_tri_solve(Ause, B_, upper != transpose, unitriangular, batch), A_.clone()))
@@ -665,9 +760,35 @@ def _lu_solve_direct(LU, pivots, Bm):
             and C._tn_has_kernel("linalg_lu_solve", B.device_of(LU).type))
 
 
+def _lu_solve_meta(LU, pivots, Bm, left):
+    """Upstream's meta function of linalg_lu_solve, in its order."""
+    _check_float(LU, "torch.linalg.lu_solve", low_precision=True)
+    if LU.dtype != Bm.dtype:
+        raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type {_tname(LU.dtype)} "
+                           f"and B of type {_tname(Bm.dtype)} instead")
+    if B.dtype_of(pivots)._tn_name != "int32":
+        raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32")
+    _check_matrix(LU, "torch.linalg.lu_solve", square=True)
+    _check_solver(LU, Bm, left, "linalg.lu_solve")
+    if pivots.dim() == 0 or LU.shape[-1] != pivots.shape[-1]:
+        raise RuntimeError("linalg.lu_solve: Number of pivots per batch should be same as the dimension of the matrix")
+    if list(LU.shape[:-1]) != list(pivots.shape):
+        raise RuntimeError("linalg.lu_solve: Expected LU.shape[:-1] and pivots.shape to be the same, but got pivots with "
+                           f"shape {list(pivots.shape)} instead")
+    B.broadcast_shapes(list(Bm.shape[:-2]), list(LU.shape[:-2]))
+
+
+B_ = B  # (linalg_lu_solve's argument B, upstream's name, hides the module)
+
+
 @impl("linalg_lu_solve")
 def linalg_lu_solve(LU, pivots, B, left=True, adjoint=False):
-    _check_float(LU, "linalg.lu_solve")
+    _lu_solve_meta(LU, pivots, B, left)
+    if LU.numel() == 0 or B.numel() == 0:  # upstream returns before the kernel
+        batch = B_.broadcast_shapes(list(B.shape[:-2]), list(LU.shape[:-2]))
+        shape, dev = batch + list(B.shape[-2:]), B_.device_of(B)
+        return _empty_fortran(shape, B.dtype, dev) if left else B_.empty(shape, B.dtype, dev)
+    _lapack_dtype(LU, "linalg.lu_solve_cpu")
     if left and not adjoint and _lu_solve_direct(LU, pivots, B):
         return _lu_solve_kernel(LU, pivots, B)
     # A = P L U; solve with the unpacked factors

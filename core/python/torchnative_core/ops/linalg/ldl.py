@@ -144,7 +144,7 @@ def _ldl_factor(A, hermitian, name):
     _check_matrix(A, name, square=True)
     if not (A.is_floating_point() or A.is_complex()):
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {_tname(A.dtype)}")
-    if A.dtype in (torch.float16, torch.bfloat16, torch.complex32):
+    if A.dtype in (torch.float16, torch.bfloat16, torch.complex32) and A.numel():
         raise NotImplementedError(f"\"ldl_factor_kernel_cpu\" not implemented for '{_tname(A.dtype)}'")
     n, batch = A.shape[-1], list(A.shape[:-2])
     cplx = A.is_complex()
