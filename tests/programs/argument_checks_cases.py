@@ -514,5 +514,22 @@ CASES.update({
 })
 
 
+# random fills: the dtype dispatch before the range, the range checks on empty tensors too, the
+# bounds named by C++ type; histc's bin count before its dtype; block_diag of nothing
+CASES.update({
+    "uniform_int_reversed": lambda: torch.empty(2, dtype=torch.int32).uniform_(2.0, 0.0),
+    "uniform_bool_empty": lambda: torch.empty(0, dtype=torch.bool).uniform_(2.0, 0.0),
+    "uniform_reversed_message": lambda: torch.empty(2).uniform_(2.0, 0.0),
+    "randint_like_bool_from": lambda: torch.randint_like(torch.empty(0), -1, 0, dtype=torch.bool),
+    "randint_like_uint8_to": lambda: torch.randint_like(torch.empty(2), 1, 300, dtype=torch.uint8),
+    "randint_like_empty_range": lambda: torch.randint_like(torch.empty(0, dtype=torch.float16), 0),
+    "random_int8_to_empty": lambda: torch.empty(0, dtype=torch.int8).random_(1, 300),
+    "bernoulli_int_p": lambda: torch.bernoulli(torch.full((2,), 5, dtype=torch.int32)),
+    "histc_bins_before_dtype": lambda: torch.histc(torch.ones(3, dtype=torch.int8), -3),
+    "histc_int_dtype": lambda: torch.histc(torch.ones(3, dtype=torch.int8), 3),
+    "block_diag_nothing": lambda: torch.block_diag(),
+})
+
+
 if __name__ == "__main__":
     write_outcomes(CASES, sys.argv[1])

@@ -19,6 +19,25 @@ fn err<T>(msg: impl Into<String>) -> Result<T, RngError> {
 
 // ---------------------------------------------------------------- uniform_
 
+/// The C++ type name upstream's bounds messages print (`caffe2::TypeMeta`'s name, as
+/// `dtype` streams): "from is out of bounds for unsigned char", not "Byte".
+fn type_meta_name(scalar_type: &str) -> &str {
+    match scalar_type {
+        "Double" => "double",
+        "Float" => "float",
+        "Half" => "c10::Half",
+        "BFloat16" => "c10::BFloat16",
+        "Bool" => "bool",
+        "Byte" => "unsigned char",
+        "Char" => "signed char",
+        "Short" => "short int",
+        "Int" => "int",
+        "Long" => "long int",
+        "UInt64" => "unsigned long",
+        other => other,
+    }
+}
+
 /// `Tensor.uniform_(from, to)` / `torch.rand` (from=0, to=1).
 ///
 /// f64 uses one `random64()` (53 bits) per element; f32/f16/bf16 use one
@@ -33,10 +52,16 @@ pub fn uniform_<T: Float>(
 ) -> Result<(), RngError> {
     let (min, max) = (T::lowest(), T::max_value());
     if !(from >= min && from <= max) {
-        return err(format!("from is out of bounds for {}", T::NAME));
+        return err(format!(
+            "from is out of bounds for {}",
+            type_meta_name(T::NAME)
+        ));
     }
     if !(to >= min && to <= max) {
-        return err(format!("to is out of bounds for {}", T::NAME));
+        return err(format!(
+            "to is out of bounds for {}",
+            type_meta_name(T::NAME)
+        ));
     }
     if !(from <= to) {
         return err(format!(
@@ -229,10 +254,16 @@ fn check_from_to_in_range<T: Element>(from: i64, to_inc: i64) -> Result<(), RngE
         }
     };
     if !ok_from {
-        return err(format!("from is out of bounds for {}", T::NAME));
+        return err(format!(
+            "from is out of bounds for {}",
+            type_meta_name(T::NAME)
+        ));
     }
     if !ok_to {
-        return err(format!("to - 1 is out of bounds for {}", T::NAME));
+        return err(format!(
+            "to - 1 is out of bounds for {}",
+            type_meta_name(T::NAME)
+        ));
     }
     Ok(())
 }

@@ -47,6 +47,8 @@ def _fill(self, kind, generator, **params):
     if kind in ("cauchy", "log_normal", "geometric") and B.numel(self._tn_sizes) and (
             d is B.BOOL or (kind == "log_normal" and not d.is_floating_point)):
         raise NotImplementedError(f"\"{kind}_cpu\" not implemented for '{_type_name(d)}'")
+    if kind == "random_from_to" and self._tn_device_key == "cpu" and not B.numel(self._tn_sizes):
+        B.C._tn_rng_fill(_gen(generator), self, kind, **params)  # its range checks: upstream's run on empty too
     if not B.numel(self._tn_sizes) or self._tn_device_key == "meta":
         return self  # nothing to draw: a meta tensor holds no data (upstream draws none either)
     if self._tn_device_key == "cpu":
@@ -67,8 +69,11 @@ def _check_float(self, name):
 
 @impl("uniform_")
 def uniform_(self, from_=0.0, to=1.0, generator=None):
+    d = B.dtype_of(self)
+    if not (d.is_floating_point or d.is_complex):  # upstream dispatches on the dtype first
+        raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for '{_type_name(d)}'")
     if from_ > to:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}")
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={float(from_):g} > to={float(to):g}")
     return _fill(self, "uniform", generator, a=float(from_), b=float(to))
 
 
@@ -322,7 +327,9 @@ def multinomial(self, num_samples, replacement=False, generator=None):
 @impl("bernoulli")
 def bernoulli(self, generator=None):
     # upstream: a fresh tensor filled with bernoulli(self) element-wise probabilities, each
-    # checked (NaN included) as its kernel checks it
+    # checked (NaN included) as its kernel checks it, after the dispatch on p's dtype
+    if not (self.is_floating_point()):
+        raise NotImplementedError(f"\"bernoulli_tensor_cpu_p_\" not implemented for '{B.scalar_type_name(B.dtype_of(self))}'")
     if B.numel(self._tn_sizes) and self._tn_device_key != "meta":
         inside = D("logical_and", D("ge.Scalar", self, 0), D("le.Scalar", self, 1))
         if not bool(D("all", inside)):

@@ -32,10 +32,10 @@ def _histc_range(x, lo, hi):
 @impl("histc")
 def histc(self, bins=100, min=0, max=0):
     d, dev = B.dtype_of(self), B.device_of(self)
-    if not d.is_floating_point:
-        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_type_name(d)}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    if not d.is_floating_point:
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_type_name(d)}'")
     x = D("reshape", self, [-1])
     lo, hi = _histc_range(x, float(min), float(max))
     # upstream's LINEAR_INTERPOLATION: pos = (elt - leftmost) * bins / (rightmost - leftmost), in the

@@ -264,6 +264,8 @@ def block_diag(tensors):
     for t in mats:
         if t.dim() != 2:
             raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {mats.index(t)} has {t.dim()} dimensions")
+    if not mats:  # upstream: an empty [1, 0] of the default dtype
+        return torch.empty(1, 0)
     dtype = mats[0].dtype
     for t in mats[1:]:
         dtype = torch.promote_types(dtype, t.dtype)
