@@ -531,5 +531,35 @@ CASES.update({
 })
 
 
+# torch.from_file: the bytes of a file (both interpreters write the same one), its checks
+_ff_path = __import__("os").path.join(__import__("tempfile").gettempdir(), "torchnative_from_file_case.bin")
+with open(_ff_path, "wb") as _fh:
+    _fh.write(bytes(range(16)))
+
+
+def _from_file_shared_write():
+    torch.from_file(_ff_path, True, 2, dtype=torch.uint8)[0] = 9  # reaches the file
+    torch.from_file(_ff_path, False, 2, dtype=torch.uint8)[1] = 7  # stays private
+    with open(_ff_path, "rb") as fh:
+        data = list(fh.read(2))
+    with open(_ff_path, "wb") as fh:
+        fh.write(bytes(range(16)))
+    return data
+
+
+CASES.update({
+    "from_file_int32": lambda: torch.from_file(_ff_path, False, 4, dtype=torch.int32),
+    "from_file_default_dtype": lambda: torch.from_file(_ff_path, size=2),
+    "from_file_too_small": lambda: torch.from_file(_ff_path, False, 20, dtype=torch.uint8).shape,
+    "from_file_nothing_opened": lambda: torch.from_file("/nonexistent/torchnative", False, 0),
+    "from_file_missing": lambda: torch.from_file("/nonexistent/torchnative", False, 3),
+    "from_file_pinned": lambda: torch.from_file(_ff_path, False, 2, pin_memory=True),
+    "from_file_shared_write": _from_file_shared_write,
+    "set_functional_reinterprets": lambda: A.set.source_Tensor(torch.zeros(2, dtype=torch.int32), torch.tensor([1.5, 2.5])),
+    "set_functional_out_of_bounds": lambda: A.set.source_Tensor(torch.zeros(2, dtype=torch.float64),
+                                                                torch.tensor([1.5, 2.5, 3.5, 4.5])[1:3]),
+})
+
+
 if __name__ == "__main__":
     write_outcomes(CASES, sys.argv[1])

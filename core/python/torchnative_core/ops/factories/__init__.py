@@ -1,3 +1,3 @@
 """Factory operators: tensors made from sizes, values and ranges."""
 
-from . import tensors  # noqa: F401  (registration by import)
+from . import files, tensors  # noqa: F401  (registration by import)

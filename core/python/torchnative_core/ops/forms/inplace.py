@@ -152,6 +152,19 @@ def set_functional(self):
 
 @impl("set.source_Tensor", "set.source_Storage")
 def set_source(self, source):
+    if isinstance(source, B.C.TensorBase) and source.dtype != self.dtype:
+        # upstream's functional form sets a fresh tensor of self's dtype onto the source's
+        # storage (its bytes read as self's dtype) where set_ itself refuses the dtype; a geometry
+        # past the storage's end, which upstream reads out of bounds, raises here instead
+        size, stride, offset, k = list(source._tn_sizes), list(source._tn_strides), source.storage_offset(), self.itemsize
+        storage = source.untyped_storage()
+        if all(size):
+            need = (offset + sum((n - 1) * st for n, st in zip(size, stride)) + 1) * k
+            if need > storage.nbytes():
+                raise RuntimeError(f"setStorage: sizes {size}, strides {stride}, storage offset {offset}, and itemsize {k} "
+                                   f"requiring a storage size of {need} are out of bounds for storage of size "
+                                   f"{storage.nbytes()}")
+        return B.empty([0], self.dtype, B.device_of(self)).set_(storage, offset, size, stride)
     return B.door("clone", self, None).set_(source)
 
 

@@ -224,7 +224,7 @@ def refuse_pinned_factories(impls, schemas):
     before it runs; on another device (meta) upstream ignores the flag, and so do `to`/`_to_copy`."""
     for op, fn in list(impls.items()):
         schema = schemas.get(op)
-        if schema is None or op.partition(".")[0] in ("to", "_to_copy"):
+        if schema is None or op.partition(".")[0] in ("to", "_to_copy", "from_file"):  # (from_file: its own words)
             continue
         names = [a.name for a in schema.args]
         if "pin_memory" in names:
