@@ -347,3 +347,23 @@ def inplace_forms_with_their_own_argument_order():
 def threshold_of_integers_compares_in_their_dtype():
     x = torch.tensor([-2, -1, 0, 1], dtype=torch.int16)
     return torch.threshold(x, -1.34, 2), torch.threshold(x.half(), 70000.0, 2), torch.threshold(x.float(), -1.34, 2)
+
+
+@case(exact=True)
+def chebyshev_families_every_branch():
+    # T, U, V, W and the shifted ones in float32 and float64, bit for bit: the recurrences (fused
+    # multiply-adds, float32 overflow to NaN), the trigonometric forms of a large degree (the
+    # degree rounded to float, glibc's acosf/cosf/sinf), +-1 and int64 wrap-around
+    torch.manual_seed(1)
+    S = torch.special
+    fns = (S.chebyshev_polynomial_t, S.chebyshev_polynomial_u, S.chebyshev_polynomial_v,
+           S.chebyshev_polynomial_w, S.shifted_chebyshev_polynomial_t, S.shifted_chebyshev_polynomial_u,
+           S.shifted_chebyshev_polynomial_v, S.shifted_chebyshev_polynomial_w)
+    out = []
+    for dt in (torch.float32, torch.float64):
+        x = torch.rand(24, dtype=dt) * 2.2 - 1.1
+        x[:4] = torch.tensor([0.0, 1.0, -1.0, 0.5])
+        for f in fns:
+            out += [f(x, n) for n in (3, 7, 9, 50, 1001, 2**31 - 1, 2**40 + 7, 2**62)]
+            out.append(f(torch.tensor([True, False]), 2147483647))
+    return out

@@ -561,5 +561,20 @@ CASES.update({
 })
 
 
+# Chebyshev polynomials of a huge degree in float32: the degree rounded to float, the
+# trigonometric form in float (glibc's acosf/cosf), int64 wrap-around at x = +-1
+_S = torch.special
+CASES.update({
+    "chebyshev_t_bool_2pow31": lambda: _S.chebyshev_polynomial_t(torch.tensor([True, False]), 2147483648),
+    "chebyshev_u_1001": lambda: _S.chebyshev_polynomial_u(torch.tensor([0.3, -0.7, 0.01]), 1001),
+    "shifted_w_2pow62": lambda: _S.shifted_chebyshev_polynomial_w(torch.tensor([0.3, 0.7]), 4611686018427387904),
+    "shifted_v_bool_odd_degree": lambda: _S.shifted_chebyshev_polynomial_v(torch.tensor([True, False]), 2147483647),
+    "chebyshev_v_wraps": lambda: _S.chebyshev_polynomial_v(torch.tensor([-1.0, 1.0]), 2**62),
+    "chebyshev_t_overflow_nan": lambda: _S.chebyshev_polynomial_t(torch.tensor([1.5, -3.0]), 1001),
+    "chebyshev_t_float64_2pow40": lambda: _S.chebyshev_polynomial_t(torch.tensor([0.3, -0.2], dtype=torch.float64),
+                                                                    2**40 + 7),
+})
+
+
 if __name__ == "__main__":
     write_outcomes(CASES, sys.argv[1])

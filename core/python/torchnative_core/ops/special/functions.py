@@ -470,95 +470,143 @@ def _recur(p, q, n, step):
     return r
 
 
-def cheb_t(x, n):
+def _same(v):
+    return v
+
+
+def _i64(v):
+    """`v` wrapped as int64 arithmetic wraps (upstream's `n + n + 1` for a huge degree)."""
+    return (v + 2**63) % 2**64 - 2**63
+
+
+class _F64:
+    """upstream's `T` = double: Python's float arithmetic and libm (math calls glibc's acos, ...)."""
+    r = staticmethod(_same)
+    acos, cos, sin = math.acos, math.cos, math.sin
+
+    @staticmethod
+    def fma(a, b, c):  # upstream's `(x + x) * q - p`, contracted by its compiler
+        return _fma(a, b, c)
+
+
+class _F32:
+    """upstream's `T` = float: every step rounded to float32, and glibc's float functions (acosf,
+    cosf, sinf: not always the double result rounded) called as upstream's kernels call them."""
+    r = staticmethod(_f32)
+
+    @staticmethod
+    def fma(a, b, c):  # float operands: the product is exact in double, one rounding after
+        return _f32(a * b + c)
+
+    def __init__(self):
+        import ctypes
+        import ctypes.util
+
+        libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+        for name in ("acosf", "cosf", "sinf"):
+            fn = getattr(libm, name)
+            fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
+            setattr(self, name[:-1], fn)
+
+
+# The trigonometric forms and recurrences take `m`, upstream's `T`: with float32 each step is
+# rounded (`n * std::acos(x)` converts n to float and multiplies in float) and the recurrence
+# overflows where float does; for a huge n the product's rounding decides the result entirely.
+def cheb_t(x, n, m=_F64):
+    r = m.r
     if n < 0:
         return 0.0
     if abs(x) == 1.0:
         return 1.0 if (x > 0 or n % 2 == 0) else -1.0
     if n > 6 and abs(x) < 1.0:
-        return math.cos(n * math.acos(x))
+        return m.cos(r(r(n) * m.acos(x)))
     if n == 0:
         return 1.0
-    return x if n == 1 else _recur(1.0, x, n, lambda k, p, q: (x + x) * q - p)
+    return x if n == 1 else _recur(1.0, x, n, lambda k, p, q: m.fma(x + x, q, -p))
 
 
-def cheb_u(x, n):
+def cheb_u(x, n, m=_F64, trig_above=8):
+    r = m.r
     if n < 0:
         return 0.0
     if abs(x) == 1.0:
-        return float(n + 1) if (x > 0 or n % 2 == 0) else -float(n + 1)
-    if n > 8 and abs(x) < 1.0:
-        a = math.acos(x)
-        if math.sin(a) != 0.0:
-            return math.sin((n + 1) * a) / math.sin(a)
-        return (n + 1) * math.cos((n + 1) * a) / x
+        return float(_i64(n + 1)) if (x > 0 or n % 2 == 0) else -float(_i64(n + 1))
+    if n > trig_above and abs(x) < 1.0:
+        a = m.acos(x)
+        sa = m.sin(a)
+        if sa != 0.0:
+            return r(m.sin(r(r(n + 1) * a)) / sa)
+        return r(r(r(n + 1) * m.cos(r(r(n + 1) * a))) / x)
     if n == 0:
         return 1.0
-    return x + x if n == 1 else _recur(1.0, x + x, n, lambda k, p, q: (x + x) * q - p)
+    return x + x if n == 1 else _recur(1.0, x + x, n, lambda k, p, q: m.fma(x + x, q, -p))
 
 
-def cheb_v(x, n):
+def cheb_v(x, n, m=_F64, trig_above=8):
+    r = m.r
     if n < 0:
         return 0.0
     if abs(x) == 1.0:
         if x > 0:
             return 1.0
-        return float(n + n + 1) if n % 2 == 0 else -float(n + n + 1)
-    if n > 8 and abs(x) < 1.0:
-        a = math.acos(x)
-        if math.sin(a / 2.0) != 1.0:
-            return math.cos((n + 0.5) * a) / math.cos(a / 2.0)
-        return float(n + n + 1) if n % 2 == 0 else -float(n + n + 1)
+        return float(_i64(n + n + 1)) if n % 2 == 0 else -float(_i64(n + n + 1))
+    if n > trig_above and abs(x) < 1.0:
+        a = m.acos(x)
+        if m.sin(a / 2.0) != 1.0:
+            return r(m.cos(r(r(r(n) + 0.5) * a)) / m.cos(a / 2.0))
+        return float(_i64(n + n + 1)) if n % 2 == 0 else -float(_i64(n + n + 1))
     if n == 0:
         return 1.0
-    return x + x - 1.0 if n == 1 else _recur(1.0, x + x - 1.0, n, lambda k, p, q: (x + x) * q - p)
+    return r(x + x - 1.0) if n == 1 else _recur(1.0, r(x + x - 1.0), n, lambda k, p, q: m.fma(x + x, q, -p))
 
 
-def cheb_w(x, n):
+def cheb_w(x, n, m=_F64, trig_above=8):
+    r = m.r
     if n < 0:
         return 0.0
     if abs(x) == 1.0:
         if x > 0:
-            return float(n + n + 1)
+            return float(_i64(n + n + 1))
         return 1.0 if n % 2 == 0 else -1.0
-    if n > 8 and abs(x) < 1.0:
-        a = math.acos(x)
-        if math.cos(a / 2.0) != 1.0:
-            return math.sin((n + 0.5) * a) / math.sin(a / 2.0)
+    if n > trig_above and abs(x) < 1.0:
+        a = m.acos(x)
+        if m.cos(a / 2.0) != 1.0:
+            return r(m.sin(r(r(r(n) + 0.5) * a)) / m.sin(a / 2.0))
         if x > 0:
-            return float(n + n + 1)
+            return float(_i64(n + n + 1))
         return 1.0 if n % 2 == 0 else -1.0
     if n == 0:
         return 1.0
-    return x + x + 1.0 if n == 1 else _recur(1.0, x + x + 1.0, n, lambda k, p, q: (x + x) * q - p)
+    return r(x + x + 1.0) if n == 1 else _recur(1.0, r(x + x + 1.0), n, lambda k, p, q: m.fma(x + x, q, -p))
 
 
-def _shifted(fn, x, n, at1, at0):
-    """The shifted polynomials are the plain ones at 2x - 1, with upstream's exact values at
-    x = 1 and x = 0."""
+def _shifted(fn, x, n, at1, at0, m):
+    """The shifted polynomials are the plain ones at 2x - 1 (computed in T), with upstream's
+    exact values at x = 1 and x = 0."""
     if n < 0:
         return 0.0
     if x == 1.0:
         return at1(n)
     if x == 0.0:
         return at0(n)
-    return fn(x + x - 1.0, n)
+    # (upstream's shifted U, V, W take the trigonometric form from degree 7, as T does)
+    return fn(m.r(x + x - 1.0), n, m) if fn is cheb_t else fn(m.r(x + x - 1.0), n, m, 6)
 
 
-def shifted_t(x, n):
-    return _shifted(cheb_t, x, n, lambda n: 1.0, lambda n: 1.0 if n % 2 == 0 else -1.0)
+def shifted_t(x, n, m=_F64):
+    return _shifted(cheb_t, x, n, lambda n: 1.0, lambda n: 1.0 if n % 2 == 0 else -1.0, m)
 
 
-def shifted_u(x, n):
-    return _shifted(cheb_u, x, n, lambda n: float(n + 1), lambda n: float(n + 1) if n % 2 == 0 else -float(n + 1))
+def shifted_u(x, n, m=_F64):
+    return _shifted(cheb_u, x, n, lambda n: float(_i64(n + 1)), lambda n: float(_i64(n + 1)) if n % 2 == 0 else -float(_i64(n + 1)), m)
 
 
-def shifted_v(x, n):
-    return _shifted(cheb_v, x, n, lambda n: 1.0, lambda n: float(n + n + 1) if n % 2 == 0 else -float(n + n + 1))
+def shifted_v(x, n, m=_F64):
+    return _shifted(cheb_v, x, n, lambda n: 1.0, lambda n: float(_i64(n + n + 1)) if n % 2 == 0 else -float(_i64(n + n + 1)), m)
 
 
-def shifted_w(x, n):
-    return _shifted(cheb_w, x, n, lambda n: float(n + n + 1), lambda n: 1.0 if n % 2 == 0 else -1.0)
+def shifted_w(x, n, m=_F64):
+    return _shifted(cheb_w, x, n, lambda n: float(_i64(n + n + 1)), lambda n: 1.0 if n % 2 == 0 else -1.0, m)
 
 
 def hermite_h(x, n):
@@ -647,23 +695,27 @@ def legendre_p(x, n):
     return r
 
 
-def _poly(fn):
+def _poly(fn, m=None):
     def f(x, n):
-        # upstream's static_cast<int64_t>(n): NaN, the infinities and values out of range give
-        # INT64_MIN on x86 (so 0, as for every negative degree), where a Python int would loop
-        # for ever
+        # upstream's kernel takes n as T (float32 rounds a large degree) and then
+        # static_cast<int64_t>(n): NaN, the infinities and values out of range give INT64_MIN on
+        # x86 (so 0, as for every negative degree), where a Python int would loop for ever
+        if m is not None:
+            x, n = m.r(x), m.r(n)
         k = -(2**63) if math.isnan(n) or math.isinf(n) else int(n)
         if not -(2**63) <= k < 2**63:
             k = -(2**63)
         if math.isnan(x) and k > 0:
             return _NAN  # a recurrence of degree >= 1 is NaN at NaN
-        return fn(x, k)
+        return fn(x, k) if m is None else fn(x, k, m)
     return f
 
 
 def _register_poly(name, fn, fn_f32=None):
+    """`fn(x, n)` in float64; in float32 `fn_f32(x, n)` where given, else `fn(x, n, _f32)` for
+    the polynomials whose trigonometric forms take the rounding."""
     f = _poly(fn)
-    f32 = _poly(fn_f32) if fn_f32 else f
+    f32 = _poly(fn_f32) if fn_f32 else (_poly(fn, _F32()) if fn in _ROUNDED else f)
 
     def both(x, n):
         dtype = _zeta_dtype(x, n)
@@ -676,6 +728,7 @@ def _register_poly(name, fn, fn_f32=None):
     impl(name + ".n_scalar")(lambda x, n: both(x, B.C._tn_scalar_to_tensor(n)))
 
 
+_ROUNDED = (cheb_t, cheb_u, cheb_v, cheb_w, shifted_t, shifted_u, shifted_v, shifted_w)
 for _name, _fn in (("special_chebyshev_polynomial_t", cheb_t), ("special_chebyshev_polynomial_u", cheb_u),
                    ("special_chebyshev_polynomial_v", cheb_v), ("special_chebyshev_polynomial_w", cheb_w),
                    ("special_shifted_chebyshev_polynomial_t", shifted_t),
