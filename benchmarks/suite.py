@@ -95,6 +95,9 @@ if "select" in groups:
     for how in ("sum", "amax", "mean"):
         cases[f"scatter_reduce {how} 1M into 1024"] = (
             lambda how: lambda: torch.zeros(1024).scatter_reduce(0, idx, src, how, include_self=False))(how)
+    src2 = torch.randn(1024, 256); idx2 = torch.randint(0, 64, (1024, 256))
+    cases["scatter_reduce sum 1024x256 into 64x256 (dim 0)"] = (
+        lambda: torch.zeros(64, 256).scatter_reduce(0, idx2, src2, "sum", include_self=True))
     rows = torch.randn(1024, 1024)
     cases["kthvalue 1024x1024 (dim 1, k 512)"] = lambda: torch.kthvalue(rows, 512, 1)
     cases["median 1024x1024 (dim 1)"] = lambda: torch.median(rows, 1)

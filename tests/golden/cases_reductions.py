@@ -249,3 +249,26 @@ def any_all_over_no_dims_give_truth_values():
     f = torch.tensor([0.5, 0.0, -2.0])
     return (torch.ops.aten.any.dims(x, []), torch.ops.aten.all.dims(x, []),
             torch.ops.aten.any.dims(f, []), torch.ops.aten.all.dims(f, []))
+
+
+@case(exact=True)
+def scatter_reduce_every_reduction_bitwise():
+    # upstream's order and arithmetic: per position in index order along dim, float16/bfloat16
+    # accumulated in float32 and rounded once, a mean as the rounded sum over the rounded count,
+    # NaN winning amax/amin; 1-d, a transposed self, dim 1
+    torch.manual_seed(3)
+    out = []
+    for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        for how in ("sum", "prod", "mean", "amax", "amin"):
+            for inc in (True, False):
+                src = torch.randn(700).to(dt)
+                if how in ("amax", "amin"):
+                    src[::97] = float("nan")
+                out.append(torch.randn(40).to(dt).scatter_reduce(0, torch.randint(0, 37, (700,)), src, how,
+                                                                  include_self=inc))
+                base = torch.randn(20, 50).to(dt).t().contiguous().t()[:, :40]
+                out.append(base.scatter_reduce(0, torch.randint(0, 20, (60, 40)), torch.randn(60, 40).to(dt), how,
+                                               include_self=inc))
+                out.append(torch.randn(4, 30).to(dt).scatter_reduce(1, torch.randint(0, 30, (4, 90)),
+                                                                    torch.randn(4, 90).to(dt), how, include_self=inc))
+    return out

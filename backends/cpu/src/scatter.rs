@@ -3,15 +3,17 @@
 //! index's elements taken in order as upstream's CPU loop takes them. `scatter(reduce=...)` and
 //! `index_reduce` reach it through the core.
 //!
-//! Floating values accumulate in float64 and are rounded once (within upstream's own float32
-//! accumulation error; its expanded-index fast path sums in another order anyway); integers and
-//! bools in i64 with wrapping, as upstream's integer arithmetic wraps. NaN wins amax/amin.
+//! Floating values combine in their own type in upstream's order (`out = self`, the reached
+//! positions reset to the reduction's identity unless `include_self`, then each `src` value in
+//! the index's row-major order, so per position in order along `dim`; a mean divides by a
+//! count kept in the same type), which gives upstream's bits; integers and bools accumulate in
+//! i64 with wrapping, as upstream's integer arithmetic wraps. NaN wins amax/amin.
 
 use torchnative_backend::abi::TnDtype;
 
-use crate::dtype::Elem;
+use crate::dtype::{Elem, FloatElem};
 use crate::kernel::{Call, KResult, Tensor};
-use crate::{bail, dispatch_all, kernels};
+use crate::{bail, dispatch_all, dispatch_float, kernels};
 
 kernels! {
     k_scatter_reduce = "aten::scatter_reduce.two" => |c| scatter_reduce(c);
@@ -24,6 +26,147 @@ enum Reduce {
     Mean,
     Max,
     Min,
+}
+
+/// Calls `f(multi-index, offsets)` for every position of `sizes` in row-major order, `offsets`
+/// the element offsets of that position in each of the `K` stride lists (kept incrementally).
+fn walk_n<const K: usize>(
+    sizes: &[usize],
+    strides: [&[isize]; K],
+    mut f: impl FnMut(&[usize], [isize; K]) -> KResult,
+) -> KResult {
+    let nd = sizes.len();
+    if sizes.contains(&0) {
+        return Ok(());
+    }
+    let mut idx = vec![0usize; nd];
+    let mut off = [0isize; K];
+    loop {
+        f(&idx, off)?;
+        let mut d = nd;
+        loop {
+            if d == 0 {
+                return Ok(());
+            }
+            d -= 1;
+            idx[d] += 1;
+            for k in 0..K {
+                off[k] += strides[k][d];
+            }
+            if idx[d] < sizes[d] {
+                break;
+            }
+            for k in 0..K {
+                off[k] -= strides[k][d] * sizes[d] as isize;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+fn sizes_strides(t: &Tensor) -> (Vec<usize>, Vec<isize>) {
+    (
+        (0..t.ndim()).map(|d| t.size(d)).collect(),
+        (0..t.ndim()).map(|d| t.stride(d)).collect(),
+    )
+}
+
+/// The floating kernel into a contiguous `out`, as upstream's cpu_scatter_gather_base_kernel
+/// runs it: `out = self`; unless `include_self`, a position's first contribution replaces it
+/// (upstream fills the reached positions with the identity first: the same value); every later
+/// one combines in the index's row-major order, in `T::Acc` (float16/bfloat16 accumulate in
+/// float32 and are rounded once at the end, as upstream's are); a mean divides by a count kept
+/// in the same type; positions never reached keep `self`.
+unsafe fn scatter_reduce_float<T: FloatElem>(
+    a: &Tensor,
+    index: &Tensor,
+    src: &Tensor,
+    out: &Tensor,
+    dim: usize,
+    reduce: Reduce,
+    include_self: bool,
+) -> KResult {
+    let (sizes, a_str) = sizes_strides(a);
+    let row_major: Vec<isize> = {
+        let mut st = vec![1isize; sizes.len()];
+        for d in (0..sizes.len().saturating_sub(1)).rev() {
+            st[d] = st[d + 1] * sizes[d + 1] as isize;
+        }
+        st
+    };
+    let n_out = out.numel();
+    let mut acc: Vec<T::Acc> = vec![T::from_f64(0.0).to_acc(); n_out];
+    walk_n(&sizes, [&a_str, &row_major], |_, [ao, p]| {
+        acc[p as usize] = a.read::<T>(ao).to_acc();
+        Ok(())
+    })?;
+    let (zero, one) = (T::from_f64(0.0).to_acc(), T::from_f64(1.0).to_acc());
+    let mut count: Vec<T::Acc> = if reduce == Reduce::Mean {
+        vec![if include_self { one } else { zero }; n_out]
+    } else {
+        Vec::new()
+    };
+    let mut reached = vec![false; if include_self { 0 } else { n_out }];
+    let (isizes, i_str) = sizes_strides(index);
+    let s_str: Vec<isize> = (0..src.ndim()).map(|d| src.stride(d)).collect();
+    let size_d = a.size(dim) as i64;
+    walk_n(
+        &isizes,
+        [&i_str, &s_str, &row_major],
+        |ix, [io, so, base]| {
+            let target = index.read::<i64>(io);
+            if target < 0 || target >= size_d {
+                bail!(
+                    runtime,
+                    "index {target} is out of bounds for dimension {dim} with size {size_d}"
+                );
+            }
+            let p = (base + (target - ix[dim] as i64) as isize * row_major[dim]) as usize;
+            let x = src.read::<T>(so).to_acc();
+            let cur = acc[p];
+            acc[p] = if !include_self && !reached[p] {
+                reached[p] = true;
+                x
+            } else {
+                match reduce {
+                    Reduce::Sum | Reduce::Mean => cur + x,
+                    Reduce::Prod => cur * x,
+                    // upstream: a NaN source wins, else std::max/min (a NaN already there stays)
+                    Reduce::Max | Reduce::Min if x.to_f64().is_nan() => x,
+                    Reduce::Max => {
+                        if cur < x {
+                            x
+                        } else {
+                            cur
+                        }
+                    }
+                    Reduce::Min => {
+                        if x < cur {
+                            x
+                        } else {
+                            cur
+                        }
+                    }
+                }
+            };
+            if reduce == Reduce::Mean {
+                count[p] = count[p] + one;
+            }
+            Ok(())
+        },
+    )?;
+    // a mean is upstream's `out.div_(count)` after the scatter: both already rounded to T
+    let round = |v: T::Acc| T::from_acc(v).to_acc();
+    let o = out.data as *mut T;
+    for (p, &v) in acc.iter().enumerate() {
+        let v = match count.get(p) {
+            Some(&n) if n == zero => v,
+            Some(&n) => round(v) / round(n),
+            None => v,
+        };
+        *o.add(p) = T::from_acc(v);
+    }
+    Ok(())
 }
 
 /// Calls `f(multi-index, element offset)` for every element of `t`, in row-major order.
@@ -77,6 +220,14 @@ fn scatter_reduce(c: &mut Call) -> KResult {
         a.dtype,
         TnDtype::Float16 | TnDtype::BFloat16 | TnDtype::Float32 | TnDtype::Float64
     );
+    if is_float && out.is_contiguous() && a.dtype == out.dtype && src.dtype == a.dtype {
+        // SAFETY: offsets come from each view's sizes and strides; `out` is contiguous
+        return unsafe {
+            dispatch_float!(a.dtype, "scatter_reduce", T, A => {
+                scatter_reduce_float::<T>(&a, &index, &src, &out, dim, reduce, include_self)
+            })
+        };
+    }
     // the accumulators, in out's row-major order; whether each position was reached, how often
     let numel = a.numel();
     let mut acc_f = vec![0f64; if is_float { numel } else { 0 }];
