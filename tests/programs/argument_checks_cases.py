@@ -576,5 +576,30 @@ CASES.update({
 })
 
 
+# norms with a dtype check it before the dims; amax/amin of an empty tensor over every dim;
+# batch_norm's parameter sizes (a weight of the wrong size was broadcast before); avg_pool1d's
+# argument lengths
+_x3 = torch.arange(24.).reshape(2, 3, 4)
+CASES.update({
+    "norm_dtype_before_dim": lambda: A.norm.ScalarOpt_dim_dtype(_x3.double(), 0.274, [-4], False, dtype=torch.int8),
+    "norm_dim_before_narrowing": lambda: A.norm.ScalarOpt_dim_dtype(_x3.double(), 1.4, [5], False, dtype=torch.float16),
+    "vector_norm_narrowing_before_dim": lambda: A.linalg_vector_norm(_x3.double(), 1.4, [5], False, dtype=torch.float16),
+    "norm_dtype_all_dims": lambda: A.norm.ScalarOpt_dtype(_x3, 3, dtype=torch.float64),
+    "vector_norm_int_dtype_before_dim": lambda: A.linalg_vector_norm(torch.tensor(2.), -2, [4], False,
+                                                                     dtype=torch.int16),
+    "amax_empty_every_dim": lambda: torch.amax(torch.empty(0, 2)),
+    "amin_empty_dim_1": lambda: torch.amin(torch.empty(0, 2), 1),
+    "batch_norm_weight_size": lambda: A.batch_norm(torch.randn(4, 2, 3), torch.ones(24), None, None, None, True,
+                                                   0.1, 1e-5, False),
+    "batch_norm_1d_weight": lambda: A.batch_norm(torch.randn(4), torch.ones(4), None, None, None, True, 0.1, 1e-5,
+                                                 False),
+    "batch_norm_1d_running_mean": lambda: A.batch_norm(torch.randn(4), None, None, torch.ones(4), torch.ones(4),
+                                                       False, 0.1, 1e-5, False),
+    "native_batch_norm_1d": lambda: A.native_batch_norm(torch.randn(4), None, None, None, None, True, 0.1, 1e-5),
+    "avg_pool1d_empty_padding": lambda: A.avg_pool1d(torch.ones(1, 3, 4), [3], [1], []),
+    "avg_pool1d_two_strides": lambda: A.avg_pool1d(torch.ones(1, 3, 4), [3], [1, 1], [0]),
+})
+
+
 if __name__ == "__main__":
     write_outcomes(CASES, sys.argv[1])

@@ -38,9 +38,7 @@ def vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
             if self._tn_sizes[B.wrap_dim(dn, len(self._tn_sizes))] == 0:
                 raise RuntimeError(f"linalg.vector_norm cannot compute the {o:g} norm on the dimension {dn}because "
                                    "this dimension is empty and the operation does not have an identity")
-    sizes = list(self._tn_sizes)
-    reduced = [B.wrap_dim(d, len(sizes)) for d in dim] if dim else list(range(len(sizes)))
-    if dtype is not None:
+    if dtype is not None:  # (upstream's meta checks the dtype before it wraps the dims)
         d = B.dtype_of(self)
         if not (dtype.is_floating_point or dtype.is_complex):
             raise RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, but got "
@@ -51,6 +49,8 @@ def vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
         if B.promote_types(d, dtype) is not dtype:
             raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({B.scalar_type_name(d)}) should be "
                                f"convertible without narrowing to the specified dtype ({B.scalar_type_name(dtype)})")
+    sizes = list(self._tn_sizes)
+    reduced = [B.wrap_dim(d, len(sizes)) for d in dim] if dim else list(range(len(sizes)))
     if all(d >= len(sizes) or sizes[d] == 1 for d in reduced):  # (a 0-dim tensor: one element)
         # upstream's is_reduce_over_1D_vector: a single element's norm is its abs (or ne(0) for ord 0),
         # with no power taken, so no overflow or underflow (a float32 1e20 stays 1e20)
@@ -84,6 +84,22 @@ def norm_scalar(self, p=2):
 @impl("norm.ScalarOpt_dim")
 def norm_dim(self, p, dim, keepdim=False):
     return D("linalg_vector_norm", self, 2 if p is None else p, dim, keepdim, None)
+
+
+@impl("norm.ScalarOpt_dim_dtype")
+def norm_dim_dtype(self, p, dim, keepdim=False, dtype=None):
+    # upstream's meta: the output dtype refused first, then the dims, then linalg.vector_norm's checks
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError("norm(): the desired output dtype should be either floating point or complex. Got "
+                           f"{B.scalar_type_name(dtype)} instead.")
+    for d in dim:  # its resize_reduction wraps the dims before linalg.vector_norm checks the dtype
+        B.wrap_dim(d, len(self._tn_sizes))
+    return D("linalg_vector_norm", self, 2 if p is None else p, dim, keepdim, dtype)
+
+
+@impl("norm.ScalarOpt_dtype")
+def norm_dtype(self, p, dtype):
+    return norm_dim_dtype(self, p, [], False, dtype)
 
 
 @impl("dist")

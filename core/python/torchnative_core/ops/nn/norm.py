@@ -138,7 +138,8 @@ def _bn_no_training(input, weight, bias, running_mean, running_var, momentum, ep
 @impl("batch_norm")
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
     # upstream: batch_norm -> _batch_norm_impl_index -> native_batch_norm on CPU
-    if not B.numel(list(input._tn_sizes)):
+    sizes = list(input._tn_sizes)
+    if not B.numel(sizes):
         # _batch_norm_impl_index: a copy (not a view, so the gradient chain holds), scaled and
         # shifted by the first weight and bias
         out = _door("clone", input, CONTIGUOUS_FORMAT)
@@ -147,6 +148,15 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
         if bias is not None:
             out = _door("add.Tensor", out, _door("select.int", bias, 0, 0), 1)
         return out
+    # _batch_norm_impl_index's checks, in its order (a 1-d input counts 0 features)
+    features = sizes[1] if len(sizes) >= 2 else 0
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
+        if t is not None:
+            n = B.numel(list(t._tn_sizes))
+            if n != features:
+                raise RuntimeError(f"{name} should contain {features} elements not {n}")
+        elif not training and name.startswith("running"):
+            raise RuntimeError(f"{name} must be defined in evaluation mode")
     return _door("native_batch_norm", input, weight, bias, running_mean, running_var, training, momentum, eps)[0]
 
 
@@ -180,6 +190,8 @@ def batch_norm_update_stats(input, running_mean, running_var, momentum):
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     """Inference uses the backend's kernel; training computes batch statistics by composition
     (biased variance to normalise, unbiased to update the running variance, as upstream)."""
+    if len(input._tn_sizes) < 2:
+        B.wrap_dim(1, len(input._tn_sizes))  # upstream reads input.size(1): its IndexError
     if not training:
         if running_mean is None or running_var is None:
             raise RuntimeError("running_mean and running_var must be defined in evaluation mode")

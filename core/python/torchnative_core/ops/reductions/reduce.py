@@ -102,7 +102,11 @@ def prod_all(self, dtype=None):
     return out
 
 
-def _check_nonempty(self, name, dims):
+def _check_nonempty(self, name, dims, dim=()):
+    # upstream's zero_numel_check_dims: every dim of an empty tensor reduced is refused as a whole
+    if not dim and self._tn_sizes and not B.numel(list(self._tn_sizes)):
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                           "reduction dim with the 'dim' argument.")
     for i in dims:
         if i < len(self._tn_sizes) and self._tn_sizes[i] == 0:  # a 0-dim tensor's dim 0 is itself
             raise IndexError(
@@ -113,14 +117,14 @@ def _check_nonempty(self, name, dims):
 @impl("amax")
 def amax(self, dim=(), keepdim=False):
     dims = norm_dims(dim, len(self._tn_sizes))
-    _check_nonempty(self, "amax", dims)
+    _check_nonempty(self, "amax", dims, dim)
     return _reduce("amax", self, dims, keepdim, B.dtype_of(self))
 
 
 @impl("amin")
 def amin(self, dim=(), keepdim=False):
     dims = norm_dims(dim, len(self._tn_sizes))
-    _check_nonempty(self, "amin", dims)
+    _check_nonempty(self, "amin", dims, dim)
     return _reduce("amin", self, dims, keepdim, B.dtype_of(self))
 
 
