@@ -598,6 +598,7 @@ CASES.update({
     "native_batch_norm_1d": lambda: A.native_batch_norm(torch.randn(4), None, None, None, None, True, 0.1, 1e-5),
     "avg_pool1d_empty_padding": lambda: A.avg_pool1d(torch.ones(1, 3, 4), [3], [1], []),
     "avg_pool1d_two_strides": lambda: A.avg_pool1d(torch.ones(1, 3, 4), [3], [1, 1], [0]),
+    "avg_pool1d_stride_none": lambda: F.avg_pool1d(torch.arange(8.).reshape(1, 2, 4), 2, None),
 })
 
 

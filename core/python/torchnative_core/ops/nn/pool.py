@@ -393,7 +393,8 @@ def avg_pool1d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, coun
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {self.dim()}-dimensional tensor for argument #1 'self' "
                            "(while checking arguments for avg_pool1d)")
     # upstream's check_1d, in its order (kernel_size, stride, padding); after the rank; an empty stride is the kernel size
-    for name, v, empty_ok in (("kernel_size", kernel_size, False), ("stride", stride, True), ("padding", padding, False)):
+    for name, v, empty_ok in (("kernel_size", kernel_size, False), ("stride", stride or (), True),
+                              ("padding", padding, False)):
         if len(v) != 1 and not (empty_ok and len(v) == 0):
             raise RuntimeError(f"avg_pool1d() argument '{name}' should contain one int (got {len(v)})")
     x = self.unsqueeze(-2)
