@@ -87,13 +87,7 @@ unsafe fn scatter_reduce_float<T: FloatElem>(
     include_self: bool,
 ) -> KResult {
     let (sizes, a_str) = sizes_strides(a);
-    let row_major: Vec<isize> = {
-        let mut st = vec![1isize; sizes.len()];
-        for d in (0..sizes.len().saturating_sub(1)).rev() {
-            st[d] = st[d + 1] * sizes[d + 1] as isize;
-        }
-        st
-    };
+    let row_major = row_major(&sizes);
     let n_out = out.numel();
     let mut acc: Vec<T::Acc> = vec![T::from_f64(0.0).to_acc(); n_out];
     walk_n(&sizes, [&a_str, &row_major], |_, [ao, p]| {
@@ -171,25 +165,17 @@ unsafe fn scatter_reduce_float<T: FloatElem>(
 
 /// Calls `f(multi-index, element offset)` for every element of `t`, in row-major order.
 fn walk(t: &Tensor, mut f: impl FnMut(&[usize], isize) -> KResult) -> KResult {
-    let nd = t.ndim();
-    let mut idx = vec![0usize; nd];
-    let n = t.numel();
-    for _ in 0..n {
-        let off: isize = idx
-            .iter()
-            .enumerate()
-            .map(|(d, &i)| i as isize * t.stride(d))
-            .sum();
-        f(&idx, off)?;
-        for d in (0..nd).rev() {
-            idx[d] += 1;
-            if idx[d] < t.size(d) {
-                break;
-            }
-            idx[d] = 0;
-        }
+    let (sizes, strides) = sizes_strides(t);
+    walk_n(&sizes, [&strides], |ix, [off]| f(ix, off))
+}
+
+/// Row-major (contiguous) element strides of `sizes`.
+fn row_major(sizes: &[usize]) -> Vec<isize> {
+    let mut st = vec![1isize; sizes.len()];
+    for d in (0..sizes.len().saturating_sub(1)).rev() {
+        st[d] = st[d + 1] * sizes[d + 1] as isize;
     }
-    Ok(())
+    st
 }
 
 /// `scatter_reduce.two(self, dim, index, src, reduce, include_self)`; the core has checked the
@@ -233,13 +219,10 @@ fn scatter_reduce(c: &mut Call) -> KResult {
     let mut acc_f = vec![0f64; if is_float { numel } else { 0 }];
     let mut acc_i = vec![0i64; if is_float { 0 } else { numel }];
     let mut count = vec![0u32; numel];
-    let row_major: Vec<usize> = {
-        let mut st = vec![1usize; a.ndim()];
-        for d in (0..a.ndim().saturating_sub(1)).rev() {
-            st[d] = st[d + 1] * a.size(d + 1);
-        }
-        st
-    };
+    let row_major: Vec<usize> = row_major(&sizes_strides(&a).0)
+        .into_iter()
+        .map(|s| s as usize)
+        .collect();
     // SAFETY (every read below): offsets come from each view's sizes and strides.
     unsafe {
         dispatch_all!(a.dtype, "scatter_reduce", T => {

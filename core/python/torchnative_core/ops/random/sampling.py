@@ -34,11 +34,9 @@ def _fill(self, kind, generator, **params):
         _fill(view_as_real(self), kind, generator, **params)
         self._tn_bump_version()
         return self
-    if kind in ("uniform", "normal", "exponential") and not d.is_floating_point:
-        # upstream's checks, in its order: uniform_ checks the dtype before anything else,
-        # exponential_ and normal_ only when there is something to draw
-        if kind == "uniform":
-            raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for '{_type_name(d)}'")
+    if kind in ("normal", "exponential") and not d.is_floating_point:
+        # upstream's checks: exponential_ and normal_ refuse the dtype only when there is
+        # something to draw (uniform_ checks it before anything else, in uniform_)
         if kind == "exponential" and B.numel(self._tn_sizes):
             raise RuntimeError("Exponential distribution is a continuous probability distribution. dtype must be a "
                                f"floating point but you specified {_type_name(d)}")
@@ -69,9 +67,7 @@ def _check_float(self, name):
 
 @impl("uniform_")
 def uniform_(self, from_=0.0, to=1.0, generator=None):
-    d = B.dtype_of(self)
-    if not (d.is_floating_point or d.is_complex):  # upstream dispatches on the dtype first
-        raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for '{_type_name(d)}'")
+    B.floating_kernel_only(self, "check_uniform_bounds", complex_ok=True)  # upstream's dispatch comes first
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={float(from_):g} > to={float(to):g}")
     return _fill(self, "uniform", generator, a=float(from_), b=float(to))
@@ -328,8 +324,7 @@ def multinomial(self, num_samples, replacement=False, generator=None):
 def bernoulli(self, generator=None):
     # upstream: a fresh tensor filled with bernoulli(self) element-wise probabilities, each
     # checked (NaN included) as its kernel checks it, after the dispatch on p's dtype
-    if not (self.is_floating_point()):
-        raise NotImplementedError(f"\"bernoulli_tensor_cpu_p_\" not implemented for '{B.scalar_type_name(B.dtype_of(self))}'")
+    B.floating_kernel_only(self, "bernoulli_tensor_cpu_p_")
     if B.numel(self._tn_sizes) and self._tn_device_key != "meta":
         inside = D("logical_and", D("ge.Scalar", self, 0), D("le.Scalar", self, 1))
         if not bool(D("all", inside)):
@@ -343,8 +338,7 @@ def bernoulli(self, generator=None):
 def bernoulli_tensor_(self, p, generator=None):
     # upstream's CPU kernel draws one uniform per element of self, in p's floating type, against
     # p expanded to self's shape: the functional bernoulli's draws, cast into self
-    if not (p.is_floating_point()):
-        raise NotImplementedError(f"\"bernoulli_tensor_cpu_p_\" not implemented for '{B.scalar_type_name(B.dtype_of(p))}'")
+    B.floating_kernel_only(p, "bernoulli_tensor_cpu_p_")
     drawn = bernoulli(D("contiguous", D("expand", p, list(self._tn_sizes), False), None), generator)
     return D("copy_", self, drawn, False)
 

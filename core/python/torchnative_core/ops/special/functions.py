@@ -491,22 +491,29 @@ class _F64:
 
 class _F32:
     """upstream's `T` = float: every step rounded to float32, and glibc's float functions (acosf,
-    cosf, sinf: not always the double result rounded) called as upstream's kernels call them."""
+    cosf, sinf: not always the double result rounded) called as upstream's kernels call them;
+    libm is opened on the first use (one instance, `_F32_OPS`), not at import."""
     r = staticmethod(_f32)
 
     @staticmethod
     def fma(a, b, c):  # float operands: the product is exact in double, one rounding after
         return _f32(a * b + c)
 
-    def __init__(self):
+    def __getattr__(self, name):
+        if name not in ("acos", "cos", "sin"):
+            raise AttributeError(name)
         import ctypes
         import ctypes.util
 
         libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-        for name in ("acosf", "cosf", "sinf"):
-            fn = getattr(libm, name)
+        for fname in ("acos", "cos", "sin"):
+            fn = getattr(libm, fname + "f")
             fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
-            setattr(self, name[:-1], fn)
+            setattr(self, fname, fn)
+        return getattr(self, name)
+
+
+_F32_OPS = _F32()
 
 
 # The trigonometric forms and recurrences take `m`, upstream's `T`: with float32 each step is
@@ -715,7 +722,7 @@ def _register_poly(name, fn, fn_f32=None):
     """`fn(x, n)` in float64; in float32 `fn_f32(x, n)` where given, else `fn(x, n, _f32)` for
     the polynomials whose trigonometric forms take the rounding."""
     f = _poly(fn)
-    f32 = _poly(fn_f32) if fn_f32 else (_poly(fn, _F32()) if fn in _ROUNDED else f)
+    f32 = _poly(fn_f32) if fn_f32 else (_poly(fn, _F32_OPS) if fn in _ROUNDED else f)
 
     def both(x, n):
         dtype = _zeta_dtype(x, n)
