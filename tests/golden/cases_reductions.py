@@ -272,3 +272,21 @@ def scatter_reduce_every_reduction_bitwise():
                 out.append(torch.randn(4, 30).to(dt).scatter_reduce(1, torch.randint(0, 30, (4, 90)),
                                                                     torch.randn(4, 90).to(dt), how, include_self=inc))
     return out
+
+
+@exact
+def scatter_reduce_integer_mean_wraps():
+    # upstream's integer mean is out.div_(count, "floor") with the sum and the count both tensors
+    # of self's type: both wrap first (int8: 5 + 3 * 100 = 305 -> 49, and 300 ones -> 44)
+    out = []
+    for dt in (torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64):
+        for inc in (True, False):
+            a = torch.tensor([5, -3, 7, 0]).to(dt)
+            src = torch.tensor([100, 100, 100, -7, 3, 120, 1, 1, 1]).to(dt)
+            idx = torch.tensor([0, 0, 0, 1, 1, 1, 2, 2, 2])
+            out.append(a.scatter_reduce(0, idx, src, "mean", include_self=inc))
+            out.append(a.index_reduce(0, idx[:5], src[:5], "mean", include_self=inc))
+            many = torch.full((300,), 3).to(dt)
+            out.append(torch.zeros(2, dtype=dt).scatter_reduce(0, torch.zeros(300, dtype=torch.long), many, "mean",
+                                                               include_self=inc))
+    return out

@@ -602,5 +602,20 @@ CASES.update({
 })
 
 
+# bool means: upstream's scatter kernel dispatch refuses them (its floor division, with no index);
+# index_reduce's dispatch has no bool at all
+_b4 = torch.zeros(4, dtype=torch.bool)
+CASES.update({
+    "scatter_reduce_bool_mean": lambda: _b4.scatter_reduce(0, torch.tensor([1, 1]), torch.ones(2, dtype=torch.bool),
+                                                           "mean"),
+    "scatter_reduce_bool_mean_no_index": lambda: _b4.scatter_reduce(0, torch.zeros(0, dtype=torch.long),
+                                                                    torch.ones(0, dtype=torch.bool), "mean"),
+    "scatter_reduce_bool_mean_before_bounds": lambda: _b4.scatter_reduce(0, torch.tensor([9]),
+                                                                         torch.ones(1, dtype=torch.bool), "mean"),
+    "index_reduce_bool_amax": lambda: _b4.index_reduce(0, torch.tensor([1]), torch.ones(1, dtype=torch.bool), "amax"),
+    "index_reduce_bool_before_bounds": lambda: _b4.index_reduce(0, torch.tensor([7]), torch.ones(1, dtype=torch.bool),
+                                                                "prod"),
+})
+
 if __name__ == "__main__":
     write_outcomes(CASES, sys.argv[1])

@@ -264,8 +264,15 @@ fn scatter_reduce(c: &mut Call) -> KResult {
                     let x = if reduce == Reduce::Mean && count[p] > 0 { acc_f[p] / n as f64 } else { acc_f[p] };
                     T::from_f64(x)
                 } else {
-                    let x = if reduce == Reduce::Mean && count[p] > 0 { acc_i[p].div_euclid(n) } else { acc_i[p] };
-                    T::from_i64(x)
+                    if reduce == Reduce::Mean && count[p] > 0 {
+                        // upstream's `out.div_(count, "floor")`: the sum and the count are both
+                        // tensors of T, so both wrap in T first (int8: 305 -> 49)
+                        let wrap = |v: i64| T::from_i64(v).cast::<i64>();
+                        let (s, c) = (wrap(acc_i[p]), wrap(n));
+                        T::from_i64(floor_div(s, if c == 0 { 1 } else { c }))
+                    } else {
+                        T::from_i64(acc_i[p])
+                    }
                 };
                 out.write::<T>(ooff, v);
                 Ok(())
@@ -273,6 +280,17 @@ fn scatter_reduce(c: &mut Call) -> KResult {
         });
     }
     Ok(())
+}
+
+/// Integer division rounding toward negative infinity (torch's `div(rounding_mode="floor")`),
+/// wrapping as upstream's i64 kernel does for `i64::MIN / -1`.
+fn floor_div(a: i64, b: i64) -> i64 {
+    let q = a.wrapping_div(b);
+    if a.wrapping_rem(b) != 0 && ((a < 0) != (b < 0)) {
+        q - 1
+    } else {
+        q
+    }
 }
 
 fn combine_f(r: Reduce, a: f64, b: f64) -> f64 {

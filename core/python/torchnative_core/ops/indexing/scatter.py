@@ -64,6 +64,10 @@ def _scatter(self, dim, index, src, reduce, include_self, name):
     d = B.wrap_dim(dim, nd)
     if index.dim() != max(nd, 1) and index.numel():
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    if reduce == "mean" and self.dtype == torch.bool:
+        # upstream's kernel dispatch refuses bool means; with no index its floor division does
+        op = "scatter_gather_tensor_cpu_reduce_mean" if index.numel() else "div_floor_cpu"
+        raise NotImplementedError(f'"{op}" not implemented for \'Bool\'')
     if index.numel() == 0:
         return self.clone()
     if not isinstance(src, torch.Tensor):  # a scalar value, converted to self's dtype, at every index
@@ -132,6 +136,8 @@ def index_reduce(self, dim, index, source, reduce, include_self=True):
         raise RuntimeError("index_reduce_(): Expected dtype int32/int64 for index")
     if self.dtype != source.dtype:
         raise RuntimeError("index_reduce_(): self and source must have the same scalar type")
+    if self.dtype == torch.bool:  # upstream's index_func_ kernel dispatch has no bool
+        raise NotImplementedError("\"index_func_\" not implemented for 'Bool'")
     nd = self.dim()
     if nd == 0:
         return index_reduce(self.reshape(1), 0, index, source.reshape(-1), reduce, include_self).reshape([])
