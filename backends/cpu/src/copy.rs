@@ -1,11 +1,11 @@
 //! `copy_` (strided copy with dtype conversion) and `fill_.Scalar`.
 
 use crate::dtype::Elem;
-use torchnative_backend::abi::TnDtype;
 use crate::kernel::ScalarElem;
 use crate::kernel::{Call, KResult, Tensor};
 use crate::strided::{fill, map1};
 use crate::{dispatch_all, kernels};
+use torchnative_backend::abi::TnDtype;
 
 kernels! {
     k_copy_ = "aten::copy_" => |c| copy(c);

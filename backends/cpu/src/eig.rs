@@ -194,7 +194,11 @@ fn balance<T: Entry>(a: &mut Mat<T>) -> Balance {
     let mut scale = vec![1.0; n];
     let (mut k, mut l) = (0usize, n); // active block k..l
     if n == 0 {
-        return Balance { lo: 0, hi: 0, scale };
+        return Balance {
+            lo: 0,
+            hi: 0,
+            scale,
+        };
     }
     // rows isolating an eigenvalue, pushed down (the scan goes on below a swap, as in 3.11+)
     let mut noconv = true;
@@ -208,7 +212,11 @@ fn balance<T: Entry>(a: &mut Mat<T>) -> Balance {
                 }
                 noconv = true;
                 if l == 1 {
-                    return Balance { lo: 0, hi: 1, scale };
+                    return Balance {
+                        lo: 0,
+                        hi: 1,
+                        scale,
+                    };
                 }
                 l -= 1;
             }
@@ -255,7 +263,11 @@ fn balance<T: Entry>(a: &mut Mat<T>) -> Balance {
                 continue;
             }
             if (c + ca + r + ra).is_nan() {
-                return Balance { lo: k, hi: l, scale };
+                return Balance {
+                    lo: k,
+                    hi: l,
+                    scale,
+                };
             }
             let mut g = r / SCLFAC;
             let mut f: f64 = 1.0;
@@ -296,7 +308,11 @@ fn balance<T: Entry>(a: &mut Mat<T>) -> Balance {
             }
         }
     }
-    Balance { lo: k, hi: l, scale }
+    Balance {
+        lo: k,
+        hi: l,
+        scale,
+    }
 }
 
 /// LAPACK's `gebak` for right eigenvectors: rows of the block scaled back, then the permutation
@@ -304,7 +320,11 @@ fn balance<T: Entry>(a: &mut Mat<T>) -> Balance {
 fn unbalance<T: Entry>(v: &mut Mat<T>, bal: &Balance) {
     let n = v.nrows();
     // a block of one row holds that row's permutation index, not a scale (gebak skips it)
-    let scaled = if bal.hi > bal.lo + 1 { bal.lo..bal.hi } else { 0..0 };
+    let scaled = if bal.hi > bal.lo + 1 {
+        bal.lo..bal.hi
+    } else {
+        0..0
+    };
     for i in scaled {
         for j in 0..v.ncols() {
             v[(i, j)] = v[(i, j)].scale(bal.scale[i]);
@@ -366,7 +386,11 @@ fn eig_real(mut a: Mat<f64>, vectors: bool) -> KResult<(Vec<c64>, Option<Mat<c64
     let bal = balance(&mut a);
     let mut wr = faer::diag::Diag::<f64>::zeros(n);
     let mut wi = faer::diag::Diag::<f64>::zeros(n);
-    let mut vr = if vectors { Some(Mat::<f64>::zeros(n, n)) } else { None };
+    let mut vr = if vectors {
+        Some(Mat::<f64>::zeros(n, n))
+    } else {
+        None
+    };
     let mut mem = scratch(n, vectors, false);
     evd::evd_real(
         a.as_ref(),
@@ -397,7 +421,8 @@ fn eig_real(mut a: Mat<f64>, vectors: bool) -> KResult<(Vec<c64>, Option<Mat<c64
         }
         // the pair's columns hold the real and imaginary parts of the eigenvector of wr + i wi
         let s = 1.0 / nrm2((0..n).map(|i| vr[(i, j)])).hypot(nrm2((0..n).map(|i| vr[(i, j + 1)])));
-        let (re, im): (Vec<f64>, Vec<f64>) = (0..n).map(|i| (vr[(i, j)] * s, vr[(i, j + 1)] * s)).unzip();
+        let (re, im): (Vec<f64>, Vec<f64>) =
+            (0..n).map(|i| (vr[(i, j)] * s, vr[(i, j + 1)] * s)).unzip();
         let k = argmax((0..n).map(|i| re[i] * re[i] + im[i] * im[i]));
         // dlartg(f, g) as the reference's LAPACK has it (the pre-3.10 form): r = hypot(f, g),
         // negated (with cs and sn) only when |f| > |g| and f < 0
@@ -418,7 +443,11 @@ fn eig_real(mut a: Mat<f64>, vectors: bool) -> KResult<(Vec<c64>, Option<Mat<c64
         for i in 0..n {
             // drot: (x, y) <- (cs x + sn y, cs y - sn x)
             let (x, y) = (re[i], im[i]);
-            let (x, y) = if i == k { (cs * x + sn * y, 0.0) } else { (cs * x + sn * y, cs * y - sn * x) };
+            let (x, y) = if i == k {
+                (cs * x + sn * y, 0.0)
+            } else {
+                (cs * x + sn * y, cs * y - sn * x)
+            };
             out[(i, j)] = c64::new(x, y);
             out[(i, j + 1)] = c64::new(x, -y);
         }
@@ -433,7 +462,11 @@ fn eig_complex(mut a: Mat<c64>, vectors: bool) -> KResult<(Vec<c64>, Option<Mat<
     let n = a.nrows();
     let bal = balance(&mut a);
     let mut w = faer::diag::Diag::<c64>::zeros(n);
-    let mut vr = if vectors { Some(Mat::<c64>::zeros(n, n)) } else { None };
+    let mut vr = if vectors {
+        Some(Mat::<c64>::zeros(n, n))
+    } else {
+        None
+    };
     let mut mem = scratch(n, vectors, true);
     evd::evd_cplx(
         a.as_ref(),

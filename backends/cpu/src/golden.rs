@@ -621,7 +621,7 @@ pub fn check_family(name: &str) {
 /// The golden families, one file each.
 pub const FAMILIES: &[&str] = &[
     "copy", "binary", "unary", "reduce", "linalg", "nn", "index", "sort", "conv", "training",
-    "decomp", "special", "scan", "scatter", "fft", "complex",
+    "decomp", "special", "bessel", "scan", "scatter", "fft", "complex",
 ];
 
 /// Every registered kernel has golden cases, and every golden op is registered.
@@ -777,6 +777,11 @@ fn golden_decomp() {
 #[test]
 fn golden_special() {
     check_family("special");
+}
+
+#[test]
+fn golden_bessel() {
+    check_family("bessel");
 }
 
 #[test]

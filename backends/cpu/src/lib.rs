@@ -25,6 +25,7 @@ pub mod threads;
 pub mod alloc;
 
 pub mod activation;
+pub mod bessel;
 pub mod binary;
 pub mod complex;
 pub mod conv;
@@ -32,8 +33,8 @@ pub mod copy;
 pub mod decomp;
 pub mod eig;
 pub mod fft;
-pub mod igamma;
 pub mod flash;
+pub mod igamma;
 pub mod index;
 pub mod linalg;
 pub mod loss;
@@ -92,6 +93,7 @@ pub fn kernels() -> Registry {
     index::register(&mut reg);
     sort::register(&mut reg);
     scan::register(&mut reg);
+    bessel::register(&mut reg);
     scatter::register(&mut reg);
     special::register(&mut reg);
     igamma::register(&mut reg);

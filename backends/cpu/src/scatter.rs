@@ -11,7 +11,7 @@
 
 use torchnative_backend::abi::TnDtype;
 
-use crate::dtype::{Elem, FloatElem};
+use crate::dtype::{Elem, FloatElem, Real};
 use crate::kernel::{Call, KResult, Tensor};
 use crate::{bail, dispatch_all, dispatch_float, kernels};
 
@@ -101,54 +101,33 @@ unsafe fn scatter_reduce_float<T: FloatElem>(
         Vec::new()
     };
     let mut reached = vec![false; if include_self { 0 } else { n_out }];
-    let (isizes, i_str) = sizes_strides(index);
-    let s_str: Vec<isize> = (0..src.ndim()).map(|d| src.stride(d)).collect();
-    let size_d = a.size(dim) as i64;
-    walk_n(
-        &isizes,
-        [&i_str, &s_str, &row_major],
-        |ix, [io, so, base]| {
-            let target = index.read::<i64>(io);
-            if target < 0 || target >= size_d {
-                bail!(
-                    runtime,
-                    "index {target} is out of bounds for dimension {dim} with size {size_d}"
-                );
-            }
-            let p = (base + (target - ix[dim] as i64) as isize * row_major[dim]) as usize;
-            let x = src.read::<T>(so).to_acc();
-            let cur = acc[p];
-            acc[p] = if !include_self && !reached[p] {
-                reached[p] = true;
+    let pass = IndexPass {
+        index,
+        src,
+        dim,
+        row_major: &row_major,
+        size_d: a.size(dim) as i64,
+    };
+    let (acc, count, reached) = (&mut acc[..], &mut count[..], &mut reached[..]);
+    match reduce {
+        Reduce::Sum | Reduce::Mean => pass.run::<T>(acc, count, reached, one, |c, x| c + x),
+        Reduce::Prod => pass.run::<T>(acc, count, reached, one, |c, x| c * x),
+        // upstream: a NaN source wins, else std::max/min (a NaN already there stays)
+        Reduce::Max => pass.run::<T>(acc, count, reached, one, |c, x| {
+            if x.is_nan() || c < x {
                 x
             } else {
-                match reduce {
-                    Reduce::Sum | Reduce::Mean => cur + x,
-                    Reduce::Prod => cur * x,
-                    // upstream: a NaN source wins, else std::max/min (a NaN already there stays)
-                    Reduce::Max | Reduce::Min if x.to_f64().is_nan() => x,
-                    Reduce::Max => {
-                        if cur < x {
-                            x
-                        } else {
-                            cur
-                        }
-                    }
-                    Reduce::Min => {
-                        if x < cur {
-                            x
-                        } else {
-                            cur
-                        }
-                    }
-                }
-            };
-            if reduce == Reduce::Mean {
-                count[p] = count[p] + one;
+                c
             }
-            Ok(())
-        },
-    )?;
+        }),
+        Reduce::Min => pass.run::<T>(acc, count, reached, one, |c, x| {
+            if x.is_nan() || x < c {
+                x
+            } else {
+                c
+            }
+        }),
+    }?;
     // a mean is upstream's `out.div_(count)` after the scatter: both already rounded to T
     let round = |v: T::Acc| T::from_acc(v).to_acc();
     let o = out.data as *mut T;
@@ -161,6 +140,66 @@ unsafe fn scatter_reduce_float<T: FloatElem>(
         *o.add(p) = T::from_acc(v);
     }
     Ok(())
+}
+
+/// The index pass of the floating kernel: every index element in row-major order, a row (the
+/// last dimension) at a time in a loop of its own, `combine` folded into the accumulator of the
+/// position it chooses. Each position is reached only from its own line along `dim`, in order,
+/// so the order per position is upstream's.
+struct IndexPass<'a, 't> {
+    index: &'a Tensor<'t>,
+    src: &'a Tensor<'t>,
+    dim: usize,
+    row_major: &'a [isize],
+    size_d: i64,
+}
+
+impl IndexPass<'_, '_> {
+    #[inline(always)]
+    unsafe fn run<T: FloatElem>(
+        &self,
+        acc: &mut [T::Acc],
+        count: &mut [T::Acc],
+        reached: &mut [bool],
+        one: T::Acc,
+        combine: impl Fn(T::Acc, T::Acc) -> T::Acc,
+    ) -> KResult {
+        let (isizes, i_str) = sizes_strides(self.index);
+        let s_str: Vec<isize> = (0..self.src.ndim()).map(|d| self.src.stride(d)).collect();
+        let last = isizes.len() - 1;
+        let (n, di, ds, dp) = (isizes[last], i_str[last], s_str[last], self.row_major[last]);
+        let (dim, rm_dim, size_d) = (self.dim, self.row_major[self.dim], self.size_d);
+        let (mean, first_replaces) = (!count.is_empty(), !reached.is_empty());
+        walk_n(
+            &isizes[..last],
+            [&i_str[..last], &s_str[..last], &self.row_major[..last]],
+            |ix, [io, so, base]| {
+                for j in 0..n {
+                    let (j_i, ji) = (j as isize, j as i64);
+                    let target = self.index.read::<i64>(io + j_i * di);
+                    if target < 0 || target >= size_d {
+                        bail!(
+                            runtime,
+                            "index {target} is out of bounds for dimension {dim} with size {size_d}"
+                        );
+                    }
+                    let here = if dim == last { ji } else { ix[dim] as i64 };
+                    let p = (base + j_i * dp + (target - here) as isize * rm_dim) as usize;
+                    let x = self.src.read::<T>(so + j_i * ds).to_acc();
+                    acc[p] = if first_replaces && !reached[p] {
+                        reached[p] = true;
+                        x
+                    } else {
+                        combine(acc[p], x)
+                    };
+                    if mean {
+                        count[p] = count[p] + one;
+                    }
+                }
+                Ok(())
+            },
+        )
+    }
 }
 
 /// Calls `f(multi-index, element offset)` for every element of `t`, in row-major order.

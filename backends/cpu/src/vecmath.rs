@@ -422,7 +422,9 @@ fn softmax_cols_impl<const W: usize>(
             let mut sum = [0f32; W];
             for d in 0..dim {
                 let xv = lanes(x, d, c0);
-                let yv: &mut [f32; W] = (&mut y[at(d, c0)..at(d, c0) + W]).try_into().expect("W lanes");
+                let yv: &mut [f32; W] = (&mut y[at(d, c0)..at(d, c0) + W])
+                    .try_into()
+                    .expect("W lanes");
                 for l in 0..W {
                     let e = sleef_expf(xv[l] - mx[l]);
                     yv[l] = e;
@@ -430,7 +432,9 @@ fn softmax_cols_impl<const W: usize>(
                 }
             }
             for d in 0..dim {
-                let yv: &mut [f32; W] = (&mut y[at(d, c0)..at(d, c0) + W]).try_into().expect("W lanes");
+                let yv: &mut [f32; W] = (&mut y[at(d, c0)..at(d, c0) + W])
+                    .try_into()
+                    .expect("W lanes");
                 for l in 0..W {
                     yv[l] /= sum[l];
                 }
@@ -464,7 +468,11 @@ fn softmax_cols_impl<const W: usize>(
         }
         for d in 0..dim {
             let xr = row(d);
-            for ((s, &v), &m) in sum[..vec_cols].iter_mut().zip(&xr[..vec_cols]).zip(&mx[..vec_cols]) {
+            for ((s, &v), &m) in sum[..vec_cols]
+                .iter_mut()
+                .zip(&xr[..vec_cols])
+                .zip(&mx[..vec_cols])
+            {
                 *s += sleef_expf(v - m);
             }
             for c in vec_cols..inner {

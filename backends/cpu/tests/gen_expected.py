@@ -1363,6 +1363,30 @@ def gen_special():
     return fam
 
 
+def gen_bessel():
+    """bessel.rs: the modified Bessel family and the spherical J0, upstream's Cephes series in its
+    types with its capability build's fused multiply-adds, so exact; every branch (|x| <= 8 and
+    beyond, x <= 2 and beyond for K), zero, negatives, infinities, NaN, a strided view. Float16 and
+    bfloat16 (i0, i0e, i1, i1e) in a whole number of upstream's 32-element vector steps: its scalar
+    tail of i0e computes in the 16-bit type itself."""
+    fam = Family("bessel")
+    ops = ("i0", "special_i0e", "special_i1", "special_i1e", "special_modified_bessel_i0",
+           "special_modified_bessel_i1", "special_modified_bessel_k0", "special_modified_bessel_k1",
+           "special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k1", "special_spherical_bessel_j0")
+    for dt in (f32, f64):
+        t = dn(dt)
+        x = torch.cat([vals(dt, (40,), 410, "any") * 6, (torch.arange(-24, 25, dtype=f64) * 0.75).to(dt),
+                       torch.tensor([2.0, 8.0, 0.4999, 0.5, 1e-30, 90.0, 720.0], dtype=dt)])
+        for op in ops:
+            fam.case("%s_%s" % (op, t), op, [x])
+            fam.case("%s_nc_%s" % (op, t), op, [nc(x)])
+    for dt in (f16, bf16):
+        x = (vals(f64, (64,), 411, "finite") * 3).to(dt)
+        for op in ops[:4]:
+            fam.case("%s_%s" % (op, dn(dt)), op, [x])
+    return fam
+
+
 def gen_scan():
     """scan.rs: cummax/cummin (ties take the later index, NaN wins and stays) and logcumsumexp
     (accumulated in double for float32), each one pass per line as upstream's."""
@@ -1383,14 +1407,16 @@ def gen_scan():
 
 
 def gen_scatter():
-    """scatter.rs: scatter_reduce.two, the index in order, floats accumulated in float64 and rounded
-    once (upstream's float32 sums round at each step: close, not exact), integers exact."""
+    """scatter.rs: scatter_reduce.two in upstream's order and arithmetic, exact: floats in their
+    own type (float16/bfloat16 accumulated in float32), integers wrapping in theirs (an integer
+    mean floor-divides the wrapped sum by the wrapped count); a 3-d index along its middle dim
+    walks rows of another dim."""
     fam = Family("scatter")
-    for dt in [f32, f64, i64, i32, u8, b8]:
+    for dt in [f32, f64, f16, bf16, i64, i32, i8, u8, b8]:
         self_ = vals(dt, (4, 5), 600, "finite")
         src = vals(dt, (6, 5), 601, "finite")
         index = torch.randint(0, 4, (6, 5), generator=torch.Generator().manual_seed(602))
-        tol = ("close", 1e-6, 1e-6) if dt in (f32, f64) else ("exact",)
+        tol = ("exact",)
         for reduce in ("sum", "prod", "mean", "amax", "amin"):
             if dt == b8 and reduce == "mean":
                 continue
@@ -1399,6 +1425,14 @@ def gen_scatter():
                          "scatter_reduce.two", [self_, 0, index, src, reduce, include_self], tol=tol)
         fam.case("scatter_reduce_%s_dim1_t" % dn(dt), "scatter_reduce.two",
                  [vals(dt, (5, 4), 603, "finite").t(), 1, index[:4, :3], src.t()[:4, :3], "amax", True], tol=tol)
+    g = torch.Generator().manual_seed(604)
+    for reduce in ("sum", "mean"):
+        fam.case("scatter_reduce_3d_dim1_" + reduce, "scatter_reduce.two",
+                 [vals(f32, (3, 4, 5), 605, "finite"), 1, torch.randint(0, 4, (2, 7, 5), generator=g),
+                  vals(f32, (3, 7, 6), 606, "finite"), reduce, False])
+    fam.case("scatter_reduce_int8_mean_wraps", "scatter_reduce.two",
+             [torch.tensor([5, -3], dtype=i8), 0, torch.zeros(300, dtype=torch.long), torch.full((300,), 3, dtype=i8),
+              "mean", True])
     fam.case("scatter_reduce_nan_amax", "scatter_reduce.two",
              [torch.zeros(3), 0, torch.tensor([0, 0, 2]), torch.tensor([1.0, float("nan"), 2.0]), "amax", True])
     fam.case("scatter_reduce_negative_index", "scatter_reduce.two",
@@ -1487,6 +1521,7 @@ FAMILIES = {
     "scatter": gen_scatter,
     "scan": gen_scan,
     "special": gen_special,
+    "bessel": gen_bessel,
     "decomp": gen_decomp,
     "copy": gen_copy,
     "binary": gen_binary,

@@ -241,9 +241,9 @@ def _src_for(index, src):
     return sl
 
 
-def _scatter_checks(self, dim, index, src=None):
+def _scatter_checks(self, dim, index, src=None, bounds=True):
     """scatter_meta_impl's checks in its order (dim wrapped, index and src dtypes, shapes), then
-    the kernel's bounds check on the index values; returns the wrapped dim."""
+    (`bounds`) the kernel's bounds check on the index values; returns the wrapped dim."""
     nd = len(self._tn_sizes)
     d = B.wrap_dim(dim, max(nd, 1))
     has_src = isinstance(src, B.C.TensorBase)
@@ -266,7 +266,7 @@ def _scatter_checks(self, dim, index, src=None):
                                    f"{list(self._tn_sizes)} apart from dimension {d}")
             raise RuntimeError(f"Expected index {list(index._tn_sizes)} to be no larger than self {list(self._tn_sizes)} "
                                f"apart from dimension {d} and to be no larger size than src {list(src._tn_sizes)}")
-    if self._tn_device_key != "meta":
+    if bounds and self._tn_device_key != "meta":
         lo, hi = int(D("min", index)), int(D("max", index))
         for v in (lo, hi):
             if v < 0 or v >= ssz[d]:
@@ -314,8 +314,29 @@ def scatter_value(self, dim, index, value):
     return scatter_value_(D("clone", self, CONTIGUOUS_FORMAT), dim, index, value)
 
 
+def _native_sum(self, index):
+    """Whether scatter_add can be the device's scatter_reduce sum with self included: the same
+    per-position order; in float32/float64 a sum kept in the type is upstream's scatter_add
+    (the reduced types round after every addition there, integers wrap in their own type)."""
+    return (B.dtype_of(self) in (B.F32, B.F64) and self._tn_sizes and B.numel(index._tn_sizes)
+            and B.C._tn_has_kernel("scatter_reduce.two", B.device_of(self).type))
+
+
+def _scatter_sum(self, dim, index, src):
+    """self with src added at index along dim, into a new tensor (the kernel checks the bounds)."""
+    d = _scatter_checks(self, dim, index, src, bounds=False)
+    torch = _torch()
+    if not index._tn_sizes:
+        index, src = index.reshape(1), src.reshape(-1)
+    out = B.empty(list(self._tn_sizes), B.dtype_of(self), B.device_of(self))
+    B.launch("scatter_reduce.two", (self, d, index.to(torch.int64), src, "sum", True), (out,))
+    return out
+
+
 @impl("scatter_add_")
 def scatter_add_(self, dim, index, src):
+    if _native_sum(self, index):
+        return D("copy_", self, _scatter_sum(self, dim, index, src), False)
     _scatter_checks(self, dim, index, src)
     if not B.numel(index._tn_sizes):
         return self
@@ -327,6 +348,8 @@ def scatter_add_(self, dim, index, src):
 
 @impl("scatter_add")
 def scatter_add(self, dim, index, src):
+    if _native_sum(self, index):
+        return _scatter_sum(self, dim, index, src)
     return scatter_add_(D("clone", self, CONTIGUOUS_FORMAT), dim, index, src)
 
 

@@ -1,7 +1,8 @@
-"""Special functions: modified Bessel I0/I1 and their scaled forms, erfcx, ndtri, log_ndtr, entr,
-xlogy/xlog1py, the orthogonal polynomials, and the meta steps of the gamma family (lgamma,
-digamma, polygamma, Hurwitz zeta), whose values the device computes (the cpu backend's
-special.rs); mvlgamma is composed.
+"""Special functions: erfcx, ndtri, log_ndtr, entr, xlogy/xlog1py, the orthogonal polynomials,
+Bessel J/Y and Airy Ai; the meta steps of the gamma family (lgamma, digamma, polygamma, Hurwitz
+zeta) and of the modified Bessel family (i0, i0e, i1, i1e, modified_bessel_*, the scaled K0/K1,
+spherical J0), whose values the device computes (the cpu backend's special.rs and bessel.rs);
+mvlgamma is composed.
 """
 
 from __future__ import annotations
@@ -11,10 +12,8 @@ import math
 from fractions import Fraction
 from .. import base as B
 from ..elementwise import arithmetic as E
-# --- Bessel functions of the first and second kind, modified K, Airy Ai ----------------------------
-# J0, J1, Y0, Y1: upstream's Cephes approximations in its evaluation order (bessel_cephes.py). K by
-# the trapezoidal rule on K_nu(x) = int_0^inf exp(-x cosh t) cosh(nu t) dt, which converges
-# geometrically for this analytic, doubly-exponentially decaying integrand.
+# --- Bessel functions of the first and second kind, Airy Ai --------------------------------------------
+# J0, J1, Y0, Y1: upstream's Cephes approximations in its evaluation order (bessel.py).
 
 from .bessel import j0 as bessel_j0, j1 as bessel_j1, y0 as bessel_y0, y1 as bessel_y1  # noqa: E402
 
@@ -137,85 +136,6 @@ def _fma_exact(a, b, c):
 _fma = getattr(math, "fma", _fma_exact)
 
 
-# --- modified Bessel functions ----------------------------------------------------------------------
-
-def _bessel_i_series(nu, x):
-    """I_nu(x) for nu in {0, 1}: sum (x/2)^(2k+nu) / (k! (k+nu)!)."""
-    if x == 0:
-        return 1.0 if nu == 0 else 0.0
-    h = x / 2.0
-    term = h ** nu / math.factorial(nu)
-    s, k, h2 = term, 0, h * h
-    while True:
-        k += 1
-        term *= h2 / (k * (k + nu))
-        s += term
-        if term <= 1e-17 * s:
-            return s
-
-
-def _bessel_i_asym_scaled(nu, x):
-    """exp(-x) I_nu(x) for large x > 0: (2 pi x)^-1/2 sum_k (-1)^k a_k(nu) / x^k."""
-    mu = 4.0 * nu * nu
-    term, s, k = 1.0, 1.0, 0
-    while k < 200:
-        k += 1
-        nxt = -term * (mu - (2 * k - 1) ** 2) / (k * 8.0 * x)
-        if abs(nxt) > abs(term):
-            break
-        term = nxt
-        s += term
-        if abs(term) < 1e-17 * abs(s):
-            break
-    return s / math.sqrt(2 * math.pi * x)
-
-
-def i0e(x):
-    if math.isnan(x):
-        return x
-    a = abs(x)
-    if a == _INF:
-        return 0.0
-    if a > 40:
-        return _bessel_i_asym_scaled(0, a)
-    return _bessel_i_series(0, a) * math.exp(-a)
-
-
-def i0(x):
-    if math.isnan(x):
-        return x
-    a = abs(x)
-    if a == _INF:
-        return math.nan  # upstream's calc_i0 for |x| > 8, exp(x) * chbevl(...) / sqrt(x): inf / inf
-    if a > 700:
-        return _INF
-    if a > 40:
-        return _bessel_i_asym_scaled(0, a) * math.exp(a)
-    return _bessel_i_series(0, a)
-
-
-def i1e(x):
-    if math.isnan(x):
-        return x
-    a = abs(x)
-    if a == _INF:
-        return math.copysign(0.0, x)
-    v = _bessel_i_asym_scaled(1, a) if a > 40 else _bessel_i_series(1, a) * math.exp(-a)
-    return math.copysign(v, x) if a else x
-
-
-def i1(x):
-    if math.isnan(x):
-        return x
-    a = abs(x)
-    if a == _INF:
-        return math.nan  # as i0: upstream's calc_i1 gives inf / inf
-    if a > 700:
-        return math.copysign(_INF, x)
-    v = _bessel_i_asym_scaled(1, a) * math.exp(a) if a > 40 else _bessel_i_series(1, a)
-    return math.copysign(v, x) if a else x
-
-
 # --- error-function family ------------------------------------------------------------------------------
 
 def erfcx(x):
@@ -311,10 +231,29 @@ for _name in ("lgamma", "digamma"):
     impl(_name)(_gamma_kernel(_name))
 
 
-for _name, _fn in (("i0", i0), ("special_i0e", i0e), ("special_i1", i1),
-                   ("special_i1e", i1e), ("special_erfcx", erfcx), ("special_ndtri", ndtri),
-                   ("special_log_ndtr", log_ndtr)):
+for _name, _fn in (("special_erfcx", erfcx), ("special_ndtri", ndtri), ("special_log_ndtr", log_ndtr)):
     impl(_name)(_unary(_name, _fn))
+
+
+def _special_kernel(name):
+    """A special function of the device's kernels (the cpu backend's bessel.rs: upstream's
+    Cephes series, bit for bit), float results; complex and the reduced types refused as
+    upstream refuses them."""
+
+    def run(self):
+        if self.is_complex():
+            raise NotImplementedError(f"torchnative: {name} on complex tensors is not supported yet")
+        _refuse_reduced(name, self.dtype)
+        return E.unary(name, self, float_only=True)
+
+    return run
+
+
+for _name in ("i0", "special_i0e", "special_i1", "special_i1e", "special_modified_bessel_i0",
+              "special_modified_bessel_i1", "special_modified_bessel_k0", "special_modified_bessel_k1",
+              "special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k1",
+              "special_spherical_bessel_j0"):
+    impl(_name)(_special_kernel(_name))
 
 
 @impl("special_entr")
@@ -750,77 +689,6 @@ for _name, _fn in (("special_chebyshev_polynomial_t", cheb_t), ("special_chebysh
 _register_poly("special_hermite_polynomial_he", hermite_he, hermite_he_f32)
 
 
-def _k_scaled(nu, x):
-    """exp(x) K_nu(x) for x > 0 by the trapezoidal rule (step 1/32)."""
-    h = 1.0 / 32
-    total = 0.5
-    t = 0.0
-    while True:
-        t += h
-        sh = math.sinh(t / 2.0)
-        e = -2.0 * x * sh * sh
-        if e < -745:
-            break
-        f = math.exp(e) * (math.cosh(nu * t) if nu else 1.0)
-        total += f
-        if f < 1e-18 * total and t > 1:
-            break
-    return total * h
-
-
-def modified_bessel_k0(x):
-    if math.isnan(x) or x < 0:
-        return _NAN
-    if x == 0:
-        return _INF
-    if x == _INF:
-        return 0.0
-    return _k_scaled(0, x) * math.exp(-x)
-
-
-def modified_bessel_k1(x):
-    if math.isnan(x) or x < 0:
-        return _NAN
-    if x == 0:
-        return _INF
-    if x == _INF:
-        return 0.0
-    return _k_scaled(1, x) * math.exp(-x)
-
-
-def scaled_modified_bessel_k0(x):
-    if math.isnan(x) or x < 0:
-        return _NAN
-    if x == 0:
-        return _INF
-    if x == _INF:
-        return 0.0
-    return _k_scaled(0, x)
-
-
-def scaled_modified_bessel_k1(x):
-    if math.isnan(x) or x < 0:
-        return _NAN
-    if x == 0:
-        return _INF
-    if x == _INF:
-        return 0.0
-    return _k_scaled(1, x)
-
-
-def spherical_bessel_j0(x):
-    if math.isnan(x):
-        return x
-    if math.isinf(x):
-        return 0.0
-    if abs(x) < 0.5:
-        x2 = x * x
-        return 1.0 + x2 * (-1.0 / 6 + x2 * (1.0 / 120 + x2 * (-1.0 / 5040 + x2 * (1.0 / 362880 + x2 * (-1.0 / 39916800 + x2 * (1.0 / 6227020800))))))
-    return math.sin(x) / x
-
-
-# Cephes' airy (as upstream's airy_ai_forward evaluates it): rational approximations in 1/zeta
-# for x >= 2.09, the oscillating asymptotic form below -2.09, the Maclaurin series between.
 _AIRY_AN = (3.46538101525629032477e-01, 1.20075952739645805542e+01, 7.62796053615234516538e+01,
             1.68089224934630576269e+02, 1.59756391350164413639e+02, 7.05360906840444183113e+01,
             1.40264691163389668864e+01, 9.99999999999999995305e-01)
@@ -890,12 +758,7 @@ def airy_ai(x):
 
 
 for _name, _fn in (("special_bessel_j0", bessel_j0), ("special_bessel_j1", bessel_j1), ("special_bessel_y0", bessel_y0),
-                   ("special_bessel_y1", bessel_y1), ("special_modified_bessel_i0", i0),
-                   ("special_modified_bessel_i1", i1), ("special_modified_bessel_k0", modified_bessel_k0),
-                   ("special_modified_bessel_k1", modified_bessel_k1),
-                   ("special_scaled_modified_bessel_k0", scaled_modified_bessel_k0),
-                   ("special_scaled_modified_bessel_k1", scaled_modified_bessel_k1),
-                   ("special_spherical_bessel_j0", spherical_bessel_j0), ("special_airy_ai", airy_ai)):
+                   ("special_bessel_y1", bessel_y1), ("special_airy_ai", airy_ai)):
     impl(_name)(_unary(_name, _fn))
 
 
