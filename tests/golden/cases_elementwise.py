@@ -303,6 +303,14 @@ def modified_bessel_family_bitwise():
     return out + [torch.special.i1e(x[::3].float()), torch.i0(torch.arange(-5, 5))]
 
 
+@case
+def erfcx_and_log_ndtr_at_their_edges():
+    # 2 exp(x^2) overflows to inf from x = -26.64 on, before erfcx's own cut at -26.7; log_ndtr
+    # of -inf is log(0) - inf (both raised a Python math error here)
+    x = torch.tensor([-26.69, -26.65, -26.6, -26.0, float("-inf"), -40.0, 30.0], dtype=torch.float64)
+    return torch.special.erfcx(x), torch.special.log_ndtr(x), torch.special.log_ndtr(x.float())
+
+
 @case(exact=True)
 def ldexp_dtypes_and_exact_scaling():
     # a floating input with an integer exponent is std::ldexp in the input's dtype (rounded once,

@@ -166,40 +166,58 @@ impl IndexPass<'_, '_> {
     ) -> KResult {
         let (isizes, i_str) = sizes_strides(self.index);
         let s_str: Vec<isize> = (0..self.src.ndim()).map(|d| self.src.stride(d)).collect();
-        let last = isizes.len() - 1;
+        // the loop runs along the last dim of size above 1 (or `dim`): trailing dims of size 1
+        // add nothing to any offset
+        let last = (0..isizes.len())
+            .rev()
+            .find(|&d| isizes[d] > 1 || d == self.dim)
+            .unwrap_or(0);
         let (n, di, ds, dp) = (isizes[last], i_str[last], s_str[last], self.row_major[last]);
         let (dim, rm_dim, size_d) = (self.dim, self.row_major[self.dim], self.size_d);
         let (mean, first_replaces) = (!count.is_empty(), !reached.is_empty());
+        let acc = acc.as_mut_ptr();
+        let (count, reached) = (count.as_mut_ptr(), reached.as_mut_ptr());
         walk_n(
             &isizes[..last],
             [&i_str[..last], &s_str[..last], &self.row_major[..last]],
             |ix, [io, so, base]| {
-                for j in 0..n {
-                    let (j_i, ji) = (j as isize, j as i64);
-                    let target = self.index.read::<i64>(io + j_i * di);
-                    if target < 0 || target >= size_d {
-                        bail!(
-                            runtime,
-                            "index {target} is out of bounds for dimension {dim} with size {size_d}"
-                        );
+                // the result's offset of row position j with target t: at + j * jd + t * rm_dim
+                let (at, jd) = if dim == last {
+                    (base, dp - rm_dim)
+                } else {
+                    (base - ix[dim] as isize * rm_dim, dp)
+                };
+                for j in 0..n as isize {
+                    let target = self.index.read::<i64>(io + j * di);
+                    if target as u64 >= size_d as u64 {
+                        return Err(out_of_bounds(target, dim, size_d));
                     }
-                    let here = if dim == last { ji } else { ix[dim] as i64 };
-                    let p = (base + j_i * dp + (target - here) as isize * rm_dim) as usize;
-                    let x = self.src.read::<T>(so + j_i * ds).to_acc();
-                    acc[p] = if first_replaces && !reached[p] {
-                        reached[p] = true;
+                    // SAFETY: 0 <= target < size_d, so p is a position of the result (acc's
+                    // length); count and reached are empty unless mean / !include_self
+                    let p = (at + j * jd + target as isize * rm_dim) as usize;
+                    let x = self.src.read::<T>(so + j * ds).to_acc();
+                    let a = acc.add(p);
+                    *a = if first_replaces && !*reached.add(p) {
+                        *reached.add(p) = true;
                         x
                     } else {
-                        combine(acc[p], x)
+                        combine(*a, x)
                     };
                     if mean {
-                        count[p] = count[p] + one;
+                        *count.add(p) = *count.add(p) + one;
                     }
                 }
                 Ok(())
             },
         )
     }
+}
+
+#[cold]
+fn out_of_bounds(target: i64, dim: usize, size_d: i64) -> crate::kernel::KernelError {
+    crate::kernel::runtime(format!(
+        "index {target} is out of bounds for dimension {dim} with size {size_d}"
+    ))
 }
 
 /// Calls `f(multi-index, element offset)` for every element of `t`, in row-major order.

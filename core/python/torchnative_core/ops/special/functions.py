@@ -144,6 +144,8 @@ def erfcx(x):
     if x < 0:
         if x < -26.7:
             return _INF
+        if x * x > 709.78:  # upstream's 2 exp(x^2) overflows to inf from -26.64 on, as C's exp does
+            return _INF
         return 2.0 * math.exp(x * x) - erfcx(-x)
     if x < 25.0:
         return math.erfc(x) * math.exp(x * x)
@@ -168,7 +170,8 @@ def log_ndtr(x):
         return x
     t = x * (1.0 / math.sqrt(2.0))
     if x < -1.0:
-        return math.log(erfcx(-t) / 2) - t * t
+        e = erfcx(-t) / 2
+        return (math.log(e) if e else -_INF) - t * t  # log(0) is -inf in C (x = -inf)
     return math.log1p(-math.erfc(t) / 2)
 
 
