@@ -26,7 +26,7 @@ TOOL = REPO / "tools" / "opinfo_agreement.py"
 # tests/test_matrix_exp.py); it was "float32: upstream's own float32 rounding (its float32 result
 # differs from its float64 one by as much); ours is the float64 result rounded once".
 # special.bessel_j0/bessel_y1 left it when J0, J1, Y0, Y1 took upstream's Cephes approximations
-# (ops/special/bessel.py); they were "near zeros of the functions upstream's float64 values are up
+# (now the cpu backend's bessel.rs); they were "near zeros of the functions upstream's float64 values are up
 # to 3e-7 from the true value (mpmath, 30 digits); ours are within 1e-15".
 # linalg.ldl_factor(_ex): float32 sample 0's factor differs from LAPACK's ssytf2 by up to 1.65e-5
 # (ops/linalg/ldl.py composes sytf2's Bunch-Kaufman steps from tensor operations, whose rank-1

@@ -286,10 +286,10 @@ def modified_bessel_of_infinities():
 
 
 @case(exact=True)
-def modified_bessel_family_bitwise():
+def bessel_families_bitwise():
     # upstream's Cephes series in the compute type, with its capability build's fused
     # multiply-adds (the K0/K1 logs included: k0's log is double); every branch (|x| <= 8 / > 8,
-    # x <= 2 / > 2), zero, negatives, infinities, NaN. Float16/bfloat16 in whole vectors of 32
+    # x <= 2 / > 2, J/Y at 5), zero, negatives, infinities, NaN. Float16/bfloat16 in whole vectors of 32
     # elements: upstream's scalar tail of i0e computes in the 16-bit type itself
     x = torch.cat([torch.linspace(-30, 30, 1201, dtype=torch.float64),
                    torch.tensor([0.0, -0.0, 1e-300, 2.0, 8.0, 7.9999999, 8.0000001, 1.99999999, 0.4999, 0.5, 700.0,
@@ -297,7 +297,8 @@ def modified_bessel_family_bitwise():
     fns = (torch.i0, torch.special.i0e, torch.special.i1, torch.special.i1e, torch.special.modified_bessel_i0,
            torch.special.modified_bessel_i1, torch.special.modified_bessel_k0, torch.special.modified_bessel_k1,
            torch.special.scaled_modified_bessel_k0, torch.special.scaled_modified_bessel_k1,
-           torch.special.spherical_bessel_j0)
+           torch.special.spherical_bessel_j0, torch.special.bessel_j0, torch.special.bessel_j1,
+           torch.special.bessel_y0, torch.special.bessel_y1)
     out = [f(x.to(dt)) for f in fns for dt in (torch.float32, torch.float64)]
     out += [f(x[:1184].to(dt)) for f in fns[:4] for dt in (torch.float16, torch.bfloat16)]
     return out + [torch.special.i1e(x[::3].float()), torch.i0(torch.arange(-5, 5))]

@@ -1,7 +1,7 @@
-//! The modified Bessel functions of the first and second kind and the spherical J0, as
-//! upstream's CPU kernels compute them (aten/src/ATen/native/Math.h, from Cephes): `i0`, `i0e`,
-//! `i1`, `i1e` (`calc_i0` ... `calc_i1e`), `special_modified_bessel_{i0,i1,k0,k1}`,
-//! `special_scaled_modified_bessel_{k0,k1}` and `special_spherical_bessel_j0`.
+//! The Bessel functions as upstream's CPU kernels compute them (aten/src/ATen/native/Math.h, from
+//! Cephes): the modified ones `i0`, `i0e`, `i1`, `i1e` (`calc_i0` ... `calc_i1e`),
+//! `special_modified_bessel_{i0,i1,k0,k1}`, `special_scaled_modified_bessel_{k0,k1}`, and
+//! `special_bessel_{j0,j1,y0,y1}` and `special_spherical_bessel_j0`.
 //!
 //! Each is a Chebyshev series summed by Clenshaw's recurrence (Cephes' `chbevl`) in the compute
 //! type (float32 for float32/float16/bfloat16, as upstream upcasts the reduced types), times
@@ -14,8 +14,13 @@
 //!   series (the last 17 and 7 terms of the double ones, whose literals round to the same floats),
 //!   `calc_i0` and the `modified_bessel_*` family the double tables rounded to float.
 
-// Cephes' coefficients are written as it publishes them (more digits than an f64 holds).
-#![allow(clippy::excessive_precision, clippy::unreadable_literal)]
+// Cephes' coefficients and constants are written as it and upstream publish them (more digits
+// than an f64 holds; pi/4 and 2/pi as upstream spells them).
+#![allow(
+    clippy::excessive_precision,
+    clippy::unreadable_literal,
+    clippy::approx_constant
+)]
 
 use crate::dispatch_float;
 use crate::dtype::{FloatElem, Real};
@@ -36,6 +41,10 @@ kernels! {
     k_scaled_k0 = "aten::special_scaled_modified_bessel_k0" => |c| run::<ScaledK0>(c);
     k_scaled_k1 = "aten::special_scaled_modified_bessel_k1" => |c| run::<ScaledK1>(c);
     k_sph_j0 = "aten::special_spherical_bessel_j0" => |c| run::<SphericalJ0>(c);
+    k_j0 = "aten::special_bessel_j0" => |c| run::<J0>(c);
+    k_j1 = "aten::special_bessel_j1" => |c| run::<J1>(c);
+    k_y0 = "aten::special_bessel_y0" => |c| run::<Y0>(c);
+    k_y1 = "aten::special_bessel_y1" => |c| run::<Y1>(c);
 }
 
 /// exp(-x) I0(x) on [0, 8], in y = x/2 - 2.
@@ -508,6 +517,285 @@ impl Special for SphericalJ0 {
             return madd::<A, F>(x2, s, A::ONE);
         }
         x.sin() / x
+    }
+}
+
+// J0, J1, Y0, Y1 (`bessel_j0_forward` ... `bessel_y1_forward`): Cephes' rational approximations
+// (Moshier) in x^2 up to 5, beyond it the Hankel form with rational P and Q in 25/x^2; the tables
+// are Cephes' j0.c/j1.c values as doubles, rounded to float for float32 as upstream's are.
+
+const J0_PP: [f64; 7] = [
+    0.0007969367292973471,
+    0.08283523921074408,
+    1.239533716464143,
+    5.447250030587687,
+    8.74716500199817,
+    5.303240382353949,
+    1.0,
+];
+const J0_PQ: [f64; 7] = [
+    0.0009244088105588637,
+    0.08562884743544745,
+    1.2535274390105895,
+    5.470977403304171,
+    8.761908832370695,
+    5.306052882353947,
+    1.0,
+];
+const J0_QP: [f64; 8] = [
+    -0.011366383889846916,
+    -1.2825271867050931,
+    -19.553954425773597,
+    -93.20601521237683,
+    -177.68116798048806,
+    -147.07750515495118,
+    -51.41053267665993,
+    -6.050143506007285,
+];
+const J0_QQ: [f64; 7] = [
+    64.3178256118178,
+    856.4300259769806,
+    3882.4018360540163,
+    7240.467741956525,
+    5930.727011873169,
+    2062.0933166032783,
+    242.0057402402914,
+];
+const J0_RP: [f64; 4] = [
+    -4794432209.782018,
+    1956174919465.5657,
+    -249248344360967.72,
+    9708622510473064.0,
+];
+const J0_RQ: [f64; 8] = [
+    499.563147152651,
+    173785.4016763747,
+    48440965.83399621,
+    11185553704.535683,
+    2112775201154.892,
+    310518229857422.56,
+    3.1812195594320496e+16,
+    1.7108629408104315e+18,
+];
+const J1_PP: [f64; 7] = [
+    0.0007621256162081731,
+    0.07313970569409176,
+    1.1271960812968493,
+    5.112079511468076,
+    8.424045901417724,
+    5.214515986823615,
+    1.0,
+];
+const J1_PQ: [f64; 7] = [
+    0.0005713231280725487,
+    0.06884559087544954,
+    1.105142326340617,
+    5.073863861286015,
+    8.399855543276042,
+    5.209828486823619,
+    1.0,
+];
+const J1_QP: [f64; 8] = [
+    0.05108625947501766,
+    4.982138729512334,
+    75.82382841325453,
+    366.7796093601508,
+    710.8563049989261,
+    597.4896124006136,
+    211.68875710057213,
+    25.207020585802372,
+];
+const J1_QQ: [f64; 7] = [
+    74.23732770356752,
+    1056.4488603826283,
+    4986.410583376536,
+    9562.318924047562,
+    7997.041604473507,
+    2826.1927851763908,
+    336.0936078106983,
+];
+const J1_RP: [f64; 4] = [
+    -899971225.7055594,
+    452228297998.19403,
+    -72749424522181.83,
+    3682957328638529.0,
+];
+const J1_RQ: [f64; 8] = [
+    620.8364781180543,
+    256987.25675774884,
+    83514679.14319493,
+    22151159547.97925,
+    4749141220799.914,
+    784369607876235.9,
+    8.952223361846274e+16,
+    5.322786203326801e+18,
+];
+const Y0_YP: [f64; 8] = [
+    15592.436785523574,
+    -14663929.59039716,
+    5435264770.518765,
+    -982136065717.9115,
+    87590639439536.7,
+    -3466283033847297.0,
+    4.4273326857256984e+16,
+    -1.8495080043698668e+16,
+];
+const Y0_YQ: [f64; 7] = [
+    1041.2835366425984,
+    626107.330137135,
+    268919633.39381415,
+    86400248710.3935,
+    20297961275010.555,
+    3171577528429750.5,
+    2.5059625617265306e+17,
+];
+const Y1_YP: [f64; 6] = [
+    1263204747.9017804,
+    -647355876379.1603,
+    114509511541823.73,
+    -8127702555013251.0,
+    2.024394757135949e+17,
+    -7.788771962659501e+17,
+];
+const Y1_YQ: [f64; 8] = [
+    594.3015923461282,
+    235564.09294306856,
+    73481194.44597217,
+    18760131610.870617,
+    3882312774962.3857,
+    620557727146953.8,
+    6.871410873553005e+16,
+    3.9727060811656064e+18,
+];
+
+const PI_4: f64 = 0.785398163397448309615660845819875721;
+const PI3_4: f64 = 2.356194490192344928846982537459627163;
+const SQ2OPI: f64 = 0.797884560802865355879892119868763737;
+const TWO_OPI: f64 = 0.636619772367581343075535053490057448;
+
+/// Horner's rule from a zero accumulator, `acc = acc * z + c`, each step fused.
+#[inline(always)]
+fn horner<A: Real, F: Fused>(c: &[f64], z: A) -> A {
+    c.iter()
+        .fold(A::ZERO, |acc, &ci| madd::<A, F>(acc, z, A::c(ci)))
+}
+
+/// The Hankel form beyond x = 5: `(P cos(x - shift) - 5/x Q sin(x - shift)) * sqrt(2/pi) /
+/// sqrt(x)` for J, sin and cos exchanged and added for Y (`second`), P = PP/PQ and Q = QP/QQ
+/// in `z`; of the two products the compiler fuses the first.
+#[inline(always)]
+fn hankel<A: Real, F: Fused>(x: A, z: A, t: [&[f64]; 4], shift: f64, second: bool) -> A {
+    let p = horner::<A, F>(t[0], z) / horner::<A, F>(t[1], z);
+    let q = A::c(5.0) / x * (horner::<A, F>(t[2], z) / horner::<A, F>(t[3], z));
+    let s = x - A::c(shift);
+    let v = if second {
+        madd::<A, F>(p, s.sin(), q * s.cos())
+    } else {
+        madd::<A, F>(p, s.cos(), -(q * s.sin()))
+    };
+    v * A::c(SQ2OPI) / x.sqrt()
+}
+
+/// `x * x - c`: not contracted, the compiler shares `x * x` with the series'.
+#[inline(always)]
+fn sq_minus<A: Real>(x: A, c: f64) -> A {
+    x * x - A::c(c)
+}
+
+struct J0;
+impl Special for J0 {
+    const NAME: &'static str = "bessel_j0_cpu";
+    #[inline(always)]
+    fn f<A: Real, F: Fused>(x: A) -> A {
+        let x = if x < A::ZERO { -x } else { x };
+        if x <= A::c(5.0) {
+            if x < A::c(0.00001) {
+                return A::ONE - x * x / A::c(4.0);
+            }
+            let (rp, rq) = (horner::<A, F>(&J0_RP, x * x), horner::<A, F>(&J0_RQ, x * x));
+            let zeros =
+                sq_minus(x, 5.78318596294678452118e+00) * sq_minus(x, 3.04712623436620863991e+01);
+            return zeros * rp / rq;
+        }
+        hankel::<A, F>(
+            x,
+            A::c(25.0) / (x * x),
+            [&J0_PP, &J0_PQ, &J0_QP, &J0_QQ],
+            PI_4,
+            false,
+        )
+    }
+}
+
+struct J1;
+impl Special for J1 {
+    const NAME: &'static str = "bessel_j1_cpu";
+    #[inline(always)]
+    fn f<A: Real, F: Fused>(x: A) -> A {
+        if x < A::ZERO {
+            return -Self::f::<A, F>(-x);
+        }
+        if x <= A::c(5.0) {
+            let (rp, rq) = (horner::<A, F>(&J1_RP, x * x), horner::<A, F>(&J1_RQ, x * x));
+            return rp / rq
+                * x
+                * sq_minus(x, 1.46819706421238932572e+01)
+                * sq_minus(x, 4.92184563216946036703e+01);
+        }
+        let z = A::c(5.0) / x * (A::c(5.0) / x);
+        hankel::<A, F>(x, z, [&J1_PP, &J1_PQ, &J1_QP, &J1_QQ], PI3_4, false)
+    }
+}
+
+/// Y0/Y1's domain below 5: -infinity at 0, NaN below.
+#[inline(always)]
+fn y_domain<A: Real>(x: A) -> Option<A> {
+    if x == A::ZERO {
+        Some(-A::INF)
+    } else if x < A::ZERO {
+        Some(A::NAN)
+    } else {
+        None
+    }
+}
+
+struct Y0;
+impl Special for Y0 {
+    const NAME: &'static str = "bessel_y0_cpu";
+    #[inline(always)]
+    fn f<A: Real, F: Fused>(x: A) -> A {
+        if x <= A::c(5.0) {
+            if let Some(v) = y_domain(x) {
+                return v;
+            }
+            let (yp, yq) = (horner::<A, F>(&Y0_YP, x * x), horner::<A, F>(&Y0_YQ, x * x));
+            return madd::<A, F>(A::c(TWO_OPI) * x.ln(), J0::f::<A, F>(x), yp / yq);
+        }
+        hankel::<A, F>(
+            x,
+            A::c(25.0) / (x * x),
+            [&J0_PP, &J0_PQ, &J0_QP, &J0_QQ],
+            PI_4,
+            true,
+        )
+    }
+}
+
+struct Y1;
+impl Special for Y1 {
+    const NAME: &'static str = "bessel_y1_cpu";
+    #[inline(always)]
+    fn f<A: Real, F: Fused>(x: A) -> A {
+        if x <= A::c(5.0) {
+            if let Some(v) = y_domain(x) {
+                return v;
+            }
+            let (yp, yq) = (horner::<A, F>(&Y1_YP, x * x), horner::<A, F>(&Y1_YQ, x * x));
+            let log_term = madd::<A, F>(J1::f::<A, F>(x), x.ln(), -(A::ONE / x));
+            return madd::<A, F>(x, yp / yq, A::c(TWO_OPI) * log_term);
+        }
+        let z = A::c(5.0) / x * (A::c(5.0) / x);
+        hankel::<A, F>(x, z, [&J1_PP, &J1_PQ, &J1_QP, &J1_QQ], PI3_4, true)
     }
 }
 

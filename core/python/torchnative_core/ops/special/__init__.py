@@ -1,3 +1,4 @@
-"""Special functions (torch.special) and the Cephes algorithms upstream computes them with."""
+"""Special functions (torch.special): their checks and dtypes, and the ones the device's kernels
+do not compute."""
 
-from . import bessel, functions  # noqa: F401  (registration by import)
+from . import functions  # noqa: F401  (registration by import)

@@ -15,7 +15,6 @@ from ..elementwise import arithmetic as E
 # --- Bessel functions of the first and second kind, Airy Ai --------------------------------------------
 # J0, J1, Y0, Y1: upstream's Cephes approximations in its evaluation order (bessel.py).
 
-from .bessel import j0 as bessel_j0, j1 as bessel_j1, y0 as bessel_y0, y1 as bessel_y1  # noqa: E402
 
 
 def x_times_log(self, other, log1p=False):
@@ -255,7 +254,8 @@ def _special_kernel(name):
 for _name in ("i0", "special_i0e", "special_i1", "special_i1e", "special_modified_bessel_i0",
               "special_modified_bessel_i1", "special_modified_bessel_k0", "special_modified_bessel_k1",
               "special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k1",
-              "special_spherical_bessel_j0"):
+              "special_spherical_bessel_j0", "special_bessel_j0", "special_bessel_j1", "special_bessel_y0",
+              "special_bessel_y1"):
     impl(_name)(_special_kernel(_name))
 
 
@@ -760,9 +760,7 @@ def airy_ai(x):
     return _fma(0.355028053887817239260, f, -(0.258819403792806798405 * g))
 
 
-for _name, _fn in (("special_bessel_j0", bessel_j0), ("special_bessel_j1", bessel_j1), ("special_bessel_y0", bessel_y0),
-                   ("special_bessel_y1", bessel_y1), ("special_airy_ai", airy_ai)):
-    impl(_name)(_unary(_name, _fn))
+impl("special_airy_ai")(_unary("special_airy_ai", airy_ai))
 
 
 @impl("xlog1py.Tensor")
