@@ -298,7 +298,7 @@ def bessel_families_bitwise():
            torch.special.modified_bessel_i1, torch.special.modified_bessel_k0, torch.special.modified_bessel_k1,
            torch.special.scaled_modified_bessel_k0, torch.special.scaled_modified_bessel_k1,
            torch.special.spherical_bessel_j0, torch.special.bessel_j0, torch.special.bessel_j1,
-           torch.special.bessel_y0, torch.special.bessel_y1)
+           torch.special.bessel_y0, torch.special.bessel_y1, torch.special.airy_ai)
     out = [f(x.to(dt)) for f in fns for dt in (torch.float32, torch.float64)]
     out += [f(x[:1184].to(dt)) for f in fns[:4] for dt in (torch.float16, torch.bfloat16)]
     return out + [torch.special.i1e(x[::3].float()), torch.i0(torch.arange(-5, 5))]

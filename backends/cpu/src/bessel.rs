@@ -1,7 +1,7 @@
 //! The Bessel functions as upstream's CPU kernels compute them (aten/src/ATen/native/Math.h, from
 //! Cephes): the modified ones `i0`, `i0e`, `i1`, `i1e` (`calc_i0` ... `calc_i1e`),
 //! `special_modified_bessel_{i0,i1,k0,k1}`, `special_scaled_modified_bessel_{k0,k1}`, and
-//! `special_bessel_{j0,j1,y0,y1}` and `special_spherical_bessel_j0`.
+//! `special_bessel_{j0,j1,y0,y1}`, `special_spherical_bessel_j0`, and `special_airy_ai`.
 //!
 //! Each is a Chebyshev series summed by Clenshaw's recurrence (Cephes' `chbevl`) in the compute
 //! type (float32 for float32/float16/bfloat16, as upstream upcasts the reduced types), times
@@ -45,6 +45,7 @@ kernels! {
     k_j1 = "aten::special_bessel_j1" => |c| run::<J1>(c);
     k_y0 = "aten::special_bessel_y0" => |c| run::<Y0>(c);
     k_y1 = "aten::special_bessel_y1" => |c| run::<Y1>(c);
+    k_airy_ai = "aten::special_airy_ai" => |c| run::<AiryAi>(c);
 }
 
 /// exp(-x) I0(x) on [0, 8], in y = x/2 - 2.
@@ -796,6 +797,138 @@ impl Special for Y1 {
         }
         let z = A::c(5.0) / x * (A::c(5.0) / x);
         hankel::<A, F>(x, z, [&J1_PP, &J1_PQ, &J1_QP, &J1_QQ], PI3_4, true)
+    }
+}
+
+// Airy Ai (`airy_ai_forward`, Cephes' airy.c): below -2.09 the oscillating asymptotic form with
+// rational f and g in 1/zeta^2, from 2.09 the decaying one in 1/zeta, between them the Maclaurin
+// series summed until a term falls below the type's epsilon.
+
+const AIRY_AN: [f64; 8] = [
+    0.346538101525629,
+    12.007595273964581,
+    76.27960536152345,
+    168.08922493463058,
+    159.75639135016442,
+    70.53609068404442,
+    14.026469116338967,
+    1.0,
+];
+const AIRY_AD: [f64; 8] = [
+    0.5675945326387702,
+    14.75625625848472,
+    84.51389701414746,
+    177.31808814540045,
+    164.2346928715297,
+    71.47784008255756,
+    14.095913560783403,
+    1.0,
+];
+const AIRY_AFN: [f64; 9] = [
+    -0.1316963234183318,
+    -0.6264565444319123,
+    -0.6931580360369335,
+    -0.2797799815451191,
+    -0.04919001326095003,
+    -0.004062659235948854,
+    -0.0001592764962392621,
+    -2.776491081552329e-06,
+    -1.6778769848911465e-08,
+];
+const AIRY_AFD: [f64; 9] = [
+    13.356042070655324,
+    32.682503279522464,
+    26.736704094149957,
+    9.187074029072596,
+    1.4752914677166642,
+    0.11568717379518804,
+    0.004402916416152112,
+    7.547203482874142e-05,
+    4.5185009297058035e-07,
+];
+const AIRY_AGN: [f64; 11] = [
+    0.01973399320916857,
+    0.39110302961568827,
+    1.0657989759959559,
+    0.9391692298166502,
+    0.35146565610554764,
+    0.06338889196289255,
+    0.005858041130483885,
+    0.000282851600836737,
+    6.98793669997261e-06,
+    8.117892395543892e-08,
+    3.415517847659236e-10,
+];
+const AIRY_AGD: [f64; 10] = [
+    9.30892908077442,
+    19.835292871831214,
+    15.564662893286462,
+    5.476860694229755,
+    0.9542936116189619,
+    0.08645808263523921,
+    0.004126565238242226,
+    0.00010125908511650914,
+    1.1716673321441352e-06,
+    4.9183457006293e-09,
+];
+
+const SQRT_1_PI: f64 = 5.64189583547756286948e-01;
+
+struct AiryAi;
+impl Special for AiryAi {
+    const NAME: &'static str = "airy_ai_cpu";
+    #[inline(always)]
+    fn f<A: Real, F: Fused>(x: A) -> A {
+        let (two, three) = (A::c(2.0), A::c(3.0));
+        if x.is_infinite() {
+            return A::NAN;
+        }
+        if x > A::c(103.892) {
+            return A::ZERO;
+        }
+        if x < A::c(-2.09) {
+            let zeta = -two * x * (-x).sqrt() / three;
+            let z = A::ONE / zeta;
+            let zz = z * z;
+            let f = A::ONE + zz * horner::<A, F>(&AIRY_AFN, zz) / horner::<A, F>(&AIRY_AFD, zz);
+            let g = z * horner::<A, F>(&AIRY_AGN, zz) / horner::<A, F>(&AIRY_AGD, zz);
+            let t = zeta + A::c(0.25 * std::f64::consts::PI);
+            // sin(t) f - cos(t) g, the first product fused
+            let v = madd::<A, F>(t.sin(), f, -(t.cos() * g));
+            return A::c(SQRT_1_PI) / (-x).sqrt().sqrt() * v;
+        }
+        if x >= A::c(2.09) {
+            let zeta = two * x * x.sqrt() / three;
+            let ratio =
+                horner::<A, F>(&AIRY_AN, A::ONE / zeta) / horner::<A, F>(&AIRY_AD, A::ONE / zeta);
+            return A::c(SQRT_1_PI) * ratio / (two * x.sqrt().sqrt() * zeta.exp());
+        }
+        let eps = if single::<A>() {
+            A::c(f32::EPSILON as f64)
+        } else {
+            A::c(f64::EPSILON)
+        };
+        let (mut f, mut g, mut k) = (A::ONE, x, A::ONE);
+        let (mut m, mut n, mut t, z) = (A::ONE, x, A::ONE, x * x * x);
+        while t > eps {
+            m = m * z;
+            k = k + A::ONE;
+            m = m / k;
+            n = n * z;
+            k = k + A::ONE;
+            n = n / k;
+            m = m / k;
+            f = f + m;
+            k = k + A::ONE;
+            n = n / k;
+            g = g + n;
+            t = (m / f).abs();
+        }
+        madd::<A, F>(
+            A::c(0.355028053887817239260),
+            f,
+            -(A::c(0.258819403792806798405) * g),
+        )
     }
 }
 

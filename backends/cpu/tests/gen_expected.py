@@ -1364,9 +1364,9 @@ def gen_special():
 
 
 def gen_bessel():
-    """bessel.rs: the modified Bessel family, J0/J1/Y0/Y1 and the spherical J0, upstream's Cephes
+    """bessel.rs: the modified Bessel family, J0/J1/Y0/Y1, the spherical J0 and Airy Ai, upstream's Cephes
     series in its types with its capability build's fused multiply-adds, so exact; every branch
-    (|x| <= 8 and beyond, x <= 2 and beyond for K, 5 for J/Y), zero, negatives, infinities, NaN,
+    (|x| <= 8 and beyond, x <= 2 and beyond for K, 5 for J/Y, +-2.09 for Ai), zero, negatives, infinities, NaN,
     a strided view. Float16 and
     bfloat16 (i0, i0e, i1, i1e) in a whole number of upstream's 32-element vector steps: its scalar
     tail of i0e computes in the 16-bit type itself."""
@@ -1374,7 +1374,7 @@ def gen_bessel():
     ops = ("i0", "special_i0e", "special_i1", "special_i1e", "special_modified_bessel_i0",
            "special_modified_bessel_i1", "special_modified_bessel_k0", "special_modified_bessel_k1",
            "special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k1", "special_spherical_bessel_j0",
-           "special_bessel_j0", "special_bessel_j1", "special_bessel_y0", "special_bessel_y1")
+           "special_bessel_j0", "special_bessel_j1", "special_bessel_y0", "special_bessel_y1", "special_airy_ai")
     for dt in (f32, f64):
         t = dn(dt)
         x = torch.cat([vals(dt, (40,), 410, "any") * 6, (torch.arange(-24, 25, dtype=f64) * 0.75).to(dt),

@@ -1,8 +1,8 @@
-"""Special functions: erfcx, ndtri, log_ndtr, entr, xlogy/xlog1py, the orthogonal polynomials,
-Bessel J/Y and Airy Ai; the meta steps of the gamma family (lgamma, digamma, polygamma, Hurwitz
-zeta) and of the modified Bessel family (i0, i0e, i1, i1e, modified_bessel_*, the scaled K0/K1,
-spherical J0), whose values the device computes (the cpu backend's special.rs and bessel.rs);
-mvlgamma is composed.
+"""Special functions: erfcx, ndtri, log_ndtr, entr, xlogy/xlog1py and the orthogonal
+polynomials; the meta steps of the gamma family (lgamma, digamma, polygamma, Hurwitz zeta) and of
+the Bessel and Airy functions (i0, i0e, i1, i1e, modified_bessel_*, the scaled K0/K1, J0, J1, Y0,
+Y1, spherical J0, Airy Ai), whose values the device computes (the cpu backend's special.rs and
+bessel.rs); mvlgamma is composed.
 """
 
 from __future__ import annotations
@@ -12,9 +12,6 @@ import math
 from fractions import Fraction
 from .. import base as B
 from ..elementwise import arithmetic as E
-# --- Bessel functions of the first and second kind, Airy Ai --------------------------------------------
-# J0, J1, Y0, Y1: upstream's Cephes approximations in its evaluation order (bessel.py).
-
 
 
 def x_times_log(self, other, log1p=False):
@@ -255,7 +252,7 @@ for _name in ("i0", "special_i0e", "special_i1", "special_i1e", "special_modifie
               "special_modified_bessel_i1", "special_modified_bessel_k0", "special_modified_bessel_k1",
               "special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k1",
               "special_spherical_bessel_j0", "special_bessel_j0", "special_bessel_j1", "special_bessel_y0",
-              "special_bessel_y1"):
+              "special_bessel_y1", "special_airy_ai"):
     impl(_name)(_special_kernel(_name))
 
 
@@ -690,77 +687,6 @@ for _name, _fn in (("special_chebyshev_polynomial_t", cheb_t), ("special_chebysh
 
 
 _register_poly("special_hermite_polynomial_he", hermite_he, hermite_he_f32)
-
-
-_AIRY_AN = (3.46538101525629032477e-01, 1.20075952739645805542e+01, 7.62796053615234516538e+01,
-            1.68089224934630576269e+02, 1.59756391350164413639e+02, 7.05360906840444183113e+01,
-            1.40264691163389668864e+01, 9.99999999999999995305e-01)
-_AIRY_AD = (5.67594532638770212846e-01, 1.47562562584847203173e+01, 8.45138970141474626562e+01,
-            1.77318088145400459522e+02, 1.64234692871529701831e+02, 7.14778400825575695274e+01,
-            1.40959135607834029598e+01, 1.00000000000000000470e+00)
-_AIRY_AFN = (-1.31696323418331795333e-01, -6.26456544431912369773e-01, -6.93158036036933542233e-01,
-             -2.79779981545119124951e-01, -4.91900132609500318020e-02, -4.06265923594885404393e-03,
-             -1.59276496239262096340e-04, -2.77649108155232920844e-06, -1.67787698489114633780e-08)
-_AIRY_AFD = (1.33560420706553243746e+01, 3.26825032795224613948e+01, 2.67367040941499554804e+01,
-             9.18707402907259625840e+00, 1.47529146771666414581e+00, 1.15687173795188044134e-01,
-             4.40291641615211203805e-03, 7.54720348287414296618e-05, 4.51850092970580378464e-07)
-_AIRY_AGN = (1.97339932091685679179e-02, 3.91103029615688277255e-01, 1.06579897599595591108e+00,
-             9.39169229816650230044e-01, 3.51465656105547619242e-01, 6.33888919628925490927e-02,
-             5.85804113048388458567e-03, 2.82851600836737019778e-04, 6.98793669997260967291e-06,
-             8.11789239554389293311e-08, 3.41551784765923618484e-10)
-_AIRY_AGD = (9.30892908077441974853e+00, 1.98352928718312140417e+01, 1.55646628932864612953e+01,
-             5.47686069422975497931e+00, 9.54293611618961883998e-01, 8.64580826352392193095e-02,
-             4.12656523824222607191e-03, 1.01259085116509135510e-04, 1.17166733214413521882e-06,
-             4.91834570062930015649e-09)
-_SQRT_1_PI = 5.64189583547756286948e-01  # 1/sqrt(pi)
-
-
-def _horner(coeffs, z):
-    acc = 0.0
-    for c in coeffs:
-        acc = _fma(acc, z, c)
-    return acc
-
-
-def airy_ai(x):
-    if math.isinf(x):
-        return _NAN
-    if x > 103.892:
-        return 0.0
-    if x < -2.09:
-        zeta = -2.0 * x * math.sqrt(-x) / 3.0
-        z = 1.0 / zeta
-        zz = z * z
-        f = 1.0 + zz * _horner(_AIRY_AFN, zz) / _horner(_AIRY_AFD, zz)
-        g = z * _horner(_AIRY_AGN, zz) / _horner(_AIRY_AGD, zz)
-        t = zeta + 0.25 * math.pi
-        if math.isinf(t):  # C's sin and cos of an infinity are NaN; Python's raise
-            return _NAN
-        return _SQRT_1_PI / math.sqrt(math.sqrt(-x)) * _fma(math.sin(t), f, -(math.cos(t) * g))
-    if x >= 2.09:
-        zeta = 2.0 * x * math.sqrt(x) / 3.0
-        ratio = _horner(_AIRY_AN, 1.0 / zeta) / _horner(_AIRY_AD, 1.0 / zeta)
-        return _SQRT_1_PI * ratio / (2.0 * math.sqrt(math.sqrt(x)) * math.exp(zeta))  # zeta < 707 here
-    # Maclaurin series, Ai = c1 f - c2 g, summed until a term of f is below 2**-53 of f
-    f, g, k = 1.0, x, 1.0
-    m, n, t, z = 1.0, x, 1.0, x * x * x
-    while t > 1.11022302462515654042e-16:
-        m *= z
-        k += 1.0
-        m /= k
-        n *= z
-        k += 1.0
-        n /= k
-        m /= k
-        f += m
-        k += 1.0
-        n /= k
-        g += n
-        t = abs(m / f)
-    return _fma(0.355028053887817239260, f, -(0.258819403792806798405 * g))
-
-
-impl("special_airy_ai")(_unary("special_airy_ai", airy_ai))
 
 
 @impl("xlog1py.Tensor")
