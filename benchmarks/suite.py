@@ -84,6 +84,12 @@ if "special" in groups:
     cases["polygamma(2) 1M float32"] = lambda: torch.polygamma(2, sp)
     sq = torch.rand(1 << 20, dtype=torch.float64) * 20 + 0.1
     cases["zeta(3, q) 1M float64"] = lambda: torch.special.zeta(3.0, sq)
+    sb = torch.rand(1 << 20) * 20 - 10
+    cases["i0 1M float32"] = lambda: torch.i0(sb)
+    cases["i1e 1M float32"] = lambda: torch.special.i1e(sb)
+    cases["bessel_j0 1M float32"] = lambda: torch.special.bessel_j0(sb)
+    cases["modified_bessel_k0 1M float32"] = lambda: torch.special.modified_bessel_k0(sb)
+    cases["airy_ai 1M float32"] = lambda: torch.special.airy_ai(sb)
 if "scan" in groups:
     sc = torch.randn(1 << 20)
     sc2 = torch.randn(1024, 1024)
@@ -98,6 +104,7 @@ if "select" in groups:
     src2 = torch.randn(1024, 256); idx2 = torch.randint(0, 64, (1024, 256))
     cases["scatter_reduce sum 1024x256 into 64x256 (dim 0)"] = (
         lambda: torch.zeros(64, 256).scatter_reduce(0, idx2, src2, "sum", include_self=True))
+    cases["scatter_add 1024x256 into 64x256 (dim 0)"] = lambda: torch.zeros(64, 256).scatter_add(0, idx2, src2)
     rows = torch.randn(1024, 1024)
     cases["kthvalue 1024x1024 (dim 1, k 512)"] = lambda: torch.kthvalue(rows, 512, 1)
     cases["median 1024x1024 (dim 1)"] = lambda: torch.median(rows, 1)
