@@ -617,5 +617,33 @@ CASES.update({
                                                                 "prod"),
 })
 
+
+# fuzzer-found check orders (seed 32, 2026-12-08): roll's shifts against its dims, negative split
+# sizes, range's bounds checked before an integer type truncates them, the meta normal_'s dtype,
+# huber's NaN delta, the structured losses' reduction, logaddexp's broadcast before its dtype,
+# isin of a bool scalar
+CASES.update({
+    "roll_0d_shifts_without_dims": lambda: torch.roll(torch.tensor(1.0), [1, 2, 0]),
+    "roll_shifts_without_dims": lambda: torch.roll(torch.arange(3), [1, 2]),
+    "roll_shifts_dims_count": lambda: torch.roll(torch.arange(3), [1, 2], [0]),
+    "roll_no_shifts": lambda: torch.roll(torch.ones(3), []),
+    "split_with_sizes_negative": lambda: A.unsafe_split_with_sizes(torch.zeros(1, 1, 2), [1, -2, 2]),
+    "split_sizes_negative_summing": lambda: torch.split(torch.zeros(3), [-1, 4]),
+    "range_int_bounds_before_truncation": lambda: torch.range(0.2, 0.1, 1, dtype=torch.int64),
+    "range_out_int8_bounds": lambda: torch.range(0.811, -0.202, out=torch.empty(3, dtype=torch.int8)),
+    "randn_meta_uint8": lambda: torch.randn(1, dtype=torch.uint8, device="meta"),
+    "randn_like_meta_bool": lambda: torch.randn_like(torch.ones(2), dtype=torch.bool, device="meta"),
+    "huber_loss_nan_delta": lambda: A.huber_loss(torch.ones(1, 3), torch.ones(1, 3), 0, float("nan")),
+    # upstream's message is an internal assertion naming its build's source path: the type only
+    "smooth_l1_loss_reduction_3": lambda: _error_type(lambda: A.smooth_l1_loss(torch.ones(1, 3), torch.ones(1, 3), 3,
+                                                                               1.0)),
+    "mse_loss_reduction_minus_3": lambda: _error_type(lambda: A.mse_loss(torch.ones(1, 3), torch.ones(1, 3), -3)),
+    "logaddexp_broadcast_before_dtype": lambda: torch.logaddexp(torch.ones(2, 4, dtype=torch.long),
+                                                                torch.ones(4, 1, 3, dtype=torch.int32)),
+    "logaddexp2_broadcast_before_bool": lambda: torch.logaddexp2(torch.ones(2, 2, dtype=torch.bool),
+                                                                 torch.ones(3, dtype=torch.bool)),
+    "isin_bool_scalar": lambda: torch.isin(torch.ones(3, 2), True),
+})
+
 if __name__ == "__main__":
     write_outcomes(CASES, sys.argv[1])

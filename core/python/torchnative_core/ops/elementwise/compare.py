@@ -94,4 +94,6 @@ def isin_scalar_tensor(element, test_elements, assume_unique=False, invert=False
 @impl("isin.Tensor_Scalar")
 def isin_tensor_scalar(elements, test_element, assume_unique=False, invert=False):
     _isin_dtype_check(elements)
+    if isinstance(test_element, bool):  # upstream checks the scalar's type too
+        raise RuntimeError("Unsupported input type encountered for isin(): Bool")
     return D("ne.Scalar" if invert else "eq.Scalar", elements, test_element)

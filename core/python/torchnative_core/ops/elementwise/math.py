@@ -323,7 +323,12 @@ def _logaddexp_operands(self, other, kernel):
     dtype: the operands' common dtype, which must be floating (the kernels dispatch on floating
     types only); float16/bfloat16 computed in float32 and rounded once."""
     import torch
+    from .arithmetic import _check_devices
 
+    # upstream's TensorIterator checks the devices and broadcasts before the kernel's dispatch
+    if isinstance(other, B.C.TensorBase) and isinstance(self, B.C.TensorBase):
+        _check_devices(self, other)
+        B.broadcast_shapes(self._tn_sizes, other._tn_sizes)
     dt = torch.result_type(self, other)
     B.floating_kernel_only(dt, kernel, complex_ok=True)
     comp = torch.float32 if dt in (torch.float16, torch.bfloat16) else dt

@@ -265,16 +265,19 @@ def range_out(start, end, step=1, out=None):
         from ..elementwise.arithmetic import _type_name
 
         raise NotImplementedError(f'"range_cpu" not implemented for \'{_type_name(dtype)}\'')
-    if dtype.is_floating_point:
-        xs, xe, xst = float(start), float(end), float(step)
-    else:
-        xs, xe, xst = (_to_int64(v) for v in (start, end, step))
+    # the step and the bounds are checked as the Scalars' values, before an integer type truncates
+    # them (range(0.2, 0.1) of int64 is inconsistent though both bounds truncate to 0)
+    xs, xe, xst = float(start), float(end), float(step)
     if not (xst > 0 or xst < 0):
         raise RuntimeError("step must be nonzero")
     if not (math.isfinite(xs) and math.isfinite(xe)):
         raise RuntimeError(f"unsupported range: {xs:g} -> {xe:g}")
     if not ((xst > 0 and xe >= xs) or (xst < 0 and xe <= xs)):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if not dtype.is_floating_point:
+        xs, xe, xst = (_to_int64(v) for v in (start, end, step))
+        if xst == 0:  # a fractional step truncated to 0: upstream divides by it (SIGFPE); we raise
+            raise RuntimeError("step must be nonzero")
     size = int((xe - xs) / xst + 1) if dtype.is_floating_point else int((xe - xs) / xst) + 1
     acc = torch.float64 if dtype.is_floating_point else torch.int64
     values = B.door("add.Scalar", B.door("mul.Scalar", B.call("arange", size, acc, device=out.device), xst), xs, 1)

@@ -20,6 +20,14 @@ _NLL_TARGETS = (B.I64, T.BY_NAME["uint8"])
 D = B.door
 
 
+def _check_reduction(name, reduction):
+    """The structured losses' meta check (smooth_l1_loss, mse_loss): a reduction other than none,
+    mean or sum fails upstream's internal assertion, a RuntimeError."""
+    if reduction not in (0, MEAN, SUM):
+        raise RuntimeError("reduction == Reduction::Mean || reduction == Reduction::Sum INTERNAL ASSERT FAILED "
+                           f"(upstream's {name} meta function): reduction must be 0, 1 or 2, got {reduction}")
+
+
 def _reduce(loss, reduction):
     if reduction == MEAN:
         return D("mean", loss, None)
@@ -298,6 +306,7 @@ def binary_cross_entropy(self, target, weight=None, reduction=MEAN):
 
 @impl("smooth_l1_loss")
 def smooth_l1_loss(self, target, reduction=MEAN, beta=1.0):
+    _check_reduction("smooth_l1_loss", reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     B.floating_kernel_only(B.result_type(self, target), "smooth_l1_cpu")
@@ -310,7 +319,7 @@ def smooth_l1_loss(self, target, reduction=MEAN, beta=1.0):
 
 @impl("huber_loss")
 def huber_loss(self, target, reduction=MEAN, delta=1.0):
-    if delta <= 0:
+    if not delta > 0:  # NaN too, as upstream's TORCH_CHECK(delta > 0)
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     import torch
 
@@ -337,6 +346,7 @@ def kl_div(self, target, reduction=MEAN, log_target=False):
 
 @impl("mse_loss")
 def mse_loss(self, target, reduction=MEAN):
+    _check_reduction("mse_loss", reduction)
     B.floating_kernel_only(B.result_type(self, target), "mse_cpu", complex_ok=True)
     d = D("sub.Tensor", self, target, 1)
     return _reduce(D("mul.Tensor", d, d), reduction)

@@ -75,6 +75,10 @@ def uniform_(self, from_=0.0, to=1.0, generator=None):
 
 @impl("normal_")
 def normal_(self, mean=0.0, std=1.0, generator=None):
+    d = B.dtype_of(self)
+    if self._tn_device_key == "meta" and not (d.is_floating_point or d.is_complex):
+        # upstream's meta normal_ checks the dtype; on the cpu its kernel's dispatch refuses it
+        raise RuntimeError(f"expected a floating-point or complex dtype, but got dtype={d}")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {float(std):g}")
     return _fill(self, "normal", generator, a=float(mean), b=float(std))

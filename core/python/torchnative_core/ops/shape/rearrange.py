@@ -52,6 +52,11 @@ def triu(self, diagonal=0):
 
 @impl("roll")
 def roll(self, shifts, dims=()):
+    shifts, dims = list(shifts), list(dims or ())
+    if not shifts:
+        raise RuntimeError("`shifts` required")
+    if len(shifts) != len(dims) and not (not dims and len(shifts) == 1):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
     if not dims:
         flat = D("reshape", self, [-1])
         return D("view", roll(flat, shifts, [0]), list(self._tn_sizes))

@@ -384,6 +384,9 @@ def split_with_sizes(self, split_sizes, dim=0):
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = B.wrap_dim(dim, nd)
     size = self._tn_sizes[d]
+    if any(s < 0 for s in split_sizes):
+        raise RuntimeError("split_with_sizes expects split_sizes have only non-negative entries, but got "
+                           f"split_sizes={list(split_sizes)}")
     if sum(split_sizes) != size:
         raise RuntimeError(
             f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at dimension {d}), "
