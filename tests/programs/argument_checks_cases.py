@@ -645,5 +645,24 @@ CASES.update({
     "isin_bool_scalar": lambda: torch.isin(torch.ones(3, 2), True),
 })
 
+
+# rms_norm's ValueError for too few dims and its comma-less shape; batch_norm's running statistics
+# both or neither (a ValueError first); pinv with atol/rtol floats reads size(-2) first
+CASES.update({
+    "rms_norm_fewer_dims": lambda: A.rms_norm(torch.ones(1), [-1, 1], None, None),
+    "rms_norm_fewer_dims_empty": lambda: A.rms_norm(torch.ones(0, 2), [-3, 1, 5], None, None),
+    "rms_norm_shape_message": lambda: A.rms_norm(torch.ones(2, 5), [3, 4], None, None),
+    "native_batch_norm_running_pair": lambda: A.native_batch_norm(torch.ones(2, 4, 1), torch.ones(4), None, None,
+                                                                  torch.ones(4), True, 0.1, 1e-5),
+    "native_batch_norm_pair_before_eval": lambda: A.native_batch_norm(torch.ones(2, 4, 1), None, None, torch.ones(4),
+                                                                      None, False, 0.1, 1e-5),
+    "native_batch_norm_pair_before_dim": lambda: A.native_batch_norm(torch.ones(2), None, None, None, torch.ones(3),
+                                                                     True, 0.1, 1e-5),
+    "batch_norm_training_pair": lambda: A.batch_norm(torch.ones(2, 4, 1), None, None, torch.ones(4), None, True, 0.1,
+                                                     1e-5, False),
+    "pinv_atol_1d": lambda: torch.linalg.pinv(torch.ones(3), atol=0.1),
+    "pinv_atol_0d": lambda: torch.linalg.pinv(torch.tensor(1.0), atol=0.1),
+})
+
 if __name__ == "__main__":
     write_outcomes(CASES, sys.argv[1])

@@ -106,6 +106,13 @@ def numel(sizes):
     return n
 
 
+def size_dim(dim, ndim):
+    """The dim `Tensor.size(dim)` reads, wrapped: a 0-dim tensor has none (wrap_scalar=false)."""
+    if not ndim:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return wrap_dim(dim, ndim)
+
+
 def wrap_dim(dim, ndim):
     n = max(ndim, 1)
     if dim < -n or dim >= n:

@@ -261,6 +261,7 @@ def _pinv_type(d):
 @impl("linalg_pinv.atol_rtol_float")
 def linalg_pinv_float(self, atol=None, rtol=None, hermitian=False):
     torch = _torch()
+    B.size_dim(-2, len(self._tn_sizes))  # upstream reads input.size(-2) first: its IndexError
     a, r = _atol_rtol_floats(self, atol, rtol)
     return D("linalg_pinv.atol_rtol_tensor", self, torch.full((), a, dtype=torch.float64, device=self.device),
              torch.full((), r, dtype=torch.float64, device=self.device), hermitian)

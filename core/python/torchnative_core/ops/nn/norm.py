@@ -75,11 +75,12 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if not k:
         raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
                            f"element, but got normalized_shape = {list(normalized_shape)}")
-    if not input.dim():  # (upstream's composite raises a ValueError here)
-        raise ValueError("Input tensor must have at least 1 dimensions, but got 0")
+    if input.dim() < k:  # (upstream's composite raises a ValueError here)
+        raise ValueError(f"Input tensor must have at least {k} dimensions, but got {input.dim()}")
     if list(input.shape[input.dim() - k:]) != list(normalized_shape):
+        # upstream's rms_norm spells the shape without layer_norm's comma after the star
         raise RuntimeError(
-            f"Given normalized_shape={list(normalized_shape)}, expected input with shape [*, "
+            f"Given normalized_shape={list(normalized_shape)}, expected input with shape [*"
             + ", ".join(str(s) for s in normalized_shape) + f"], but got input of size{list(input.shape)}"
         )
     B.floating_kernel_only(input, "rms_norm", complex_ok=True)
@@ -192,6 +193,8 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     (biased variance to normalise, unbiased to update the running variance, as upstream)."""
     if len(input._tn_sizes) < 2:
         B.wrap_dim(1, len(input._tn_sizes))  # upstream reads input.size(1): its IndexError
+    if (running_mean is None) != (running_var is None):  # then batch_norm_cpu's first check
+        raise ValueError("running_mean and running_var must either both be None or neither be None")
     if not training:
         if running_mean is None or running_var is None:
             raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
