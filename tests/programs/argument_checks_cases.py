@@ -664,5 +664,19 @@ CASES.update({
     "pinv_atol_0d": lambda: torch.linalg.pinv(torch.tensor(1.0), atol=0.1),
 })
 
+
+# scaled_dot_product_attention validates its inputs first (upstream's validate_sdpa_input): one
+# dtype, one device type, 2 dims, a mask of bool, float or the query's dtype (an int64 or float16
+# mask of a float32 query was applied before)
+_q3 = torch.ones(2, 3, 4)
+CASES.update({
+    "sdpa_dtypes": lambda: F.scaled_dot_product_attention(_q3.half(), torch.ones(2, dtype=torch.bool), _q3.half()),
+    "sdpa_dims": lambda: F.scaled_dot_product_attention(torch.ones(2).double(), torch.ones(2).double(),
+                                                        torch.ones(2, 2, 2).double()),
+    "sdpa_device_types": lambda: F.scaled_dot_product_attention(_q3, _q3.to("meta"), _q3),
+    "sdpa_mask_int64": lambda: F.scaled_dot_product_attention(_q3, _q3, _q3, attn_mask=torch.ones(3, 3).long()),
+    "sdpa_mask_float16": lambda: F.scaled_dot_product_attention(_q3, _q3, _q3, attn_mask=torch.ones(3, 3).half()),
+})
+
 if __name__ == "__main__":
     write_outcomes(CASES, sys.argv[1])

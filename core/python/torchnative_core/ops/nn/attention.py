@@ -140,8 +140,33 @@ def _flash_applies(q, k, v, attn_mask, dropout_p, enable_gqa):
     return all(t._tn_strides[-1] == 1 for t in (q, k, v))
 
 
+def _validate_sdpa_input(query, key, value, attn_mask):
+    """upstream's validate_sdpa_input, in its order: one dtype, one device type, at least 2 dims,
+    a mask of bool, float or the query's dtype."""
+    q, k, v = (B.dtype_of(t) for t in (query, key, value))
+    if not (q is k and k is v):
+        raise RuntimeError("Expected query, key, and value to have the same dtype, but got query.dtype: "
+                           f"{B.cpp_type_name(q)} key.dtype: {B.cpp_type_name(k)} and value.dtype: "
+                           f"{B.cpp_type_name(v)} instead.")
+    devs = [t._tn_device_key for t in (query, key, value)]
+    if len(set(devs)) > 1:
+        raise RuntimeError("Expected query, key, and value to have the same device type, but got query.device: "
+                           f"{devs[0]} key.device: {devs[1]} and value.device: {devs[2]} instead.")
+    dims = [len(t._tn_sizes) for t in (query, key, value)]
+    if min(dims) < 2:
+        raise RuntimeError("Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
+                           f"{dims[0]} key.dim: {dims[1]} and value.dim: {dims[2]} instead.")
+    if attn_mask is not None:
+        m = B.dtype_of(attn_mask)
+        if m is not B.BOOL and m is not B.F32 and m is not q:
+            raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+                               f"attn_mask.dtype: {B.cpp_type_name(m)} and  query.dtype: {B.cpp_type_name(q)} "
+                               "instead.")
+
+
 @impl("scaled_dot_product_attention")
 def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    _validate_sdpa_input(query, key, value, attn_mask)
     if not _flash_applies(query, key, value, attn_mask, dropout_p, enable_gqa):
         return _door("_scaled_dot_product_attention_math", query, key, value, attn_mask, dropout_p, is_causal, None,
                      scale, enable_gqa)[0]
