@@ -678,5 +678,20 @@ CASES.update({
     "sdpa_mask_float16": lambda: F.scaled_dot_product_attention(_q3, _q3, _q3, attn_mask=torch.ones(3, 3).half()),
 })
 
+
+# embedding_bag.padding_idx reads weight.size(0) first, checks padding_idx's range and wraps a
+# negative one (the operator took -1 for "no padding": the last row was summed)
+_ebw = torch.arange(6.).reshape(3, 2)
+CASES.update({
+    "embedding_bag_0d_weight_padding": lambda: A.embedding_bag.padding_idx(torch.tensor(1.0), torch.ones(2).long(),
+                                                                           torch.tensor([0]), False, 7, False, None,
+                                                                           False, 0),
+    "embedding_bag_padding_idx_range": lambda: A.embedding_bag.padding_idx(_ebw, torch.ones(2).long(), torch.tensor([0]),
+                                                                           False, 1, False, None, False, -4),
+    "embedding_bag_padding_idx_last_row": lambda: A.embedding_bag.padding_idx(_ebw, torch.tensor([2, 1]),
+                                                                              torch.tensor([0]), False, 0, False, None,
+                                                                              False, -1),
+})
+
 if __name__ == "__main__":
     write_outcomes(CASES, sys.argv[1])

@@ -246,8 +246,16 @@ def embedding_bag_padding_idx(weight, indices, offsets, scale_grad_by_freq, mode
                               include_last_offset, padding_idx):
     import torch
 
+    pad = -1
+    if padding_idx is not None:
+        # upstream reads weight.size(0) first and wraps a negative padding_idx (-1 is the last row,
+        # not "none" as _embedding_bag's -1 is)
+        n = weight._tn_sizes[B.size_dim(0, len(weight._tn_sizes))]
+        if not -n <= padding_idx < n:
+            raise RuntimeError(f"padding_idx must be within the number of embeddings, -{n} through {n - 1}, "
+                               f"but got {padding_idx}")
+        pad = padding_idx + n if padding_idx < 0 else padding_idx
     indices, offsets = _promoted(indices, offsets)
-    pad = -1 if padding_idx is None else padding_idx
     return torch.ops.aten._embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
                                          per_sample_weights, include_last_offset, pad)
 
