@@ -693,5 +693,16 @@ CASES.update({
                                                                               False, -1),
 })
 
+
+# slow_conv3d reads weight.size(1), then input.size(1), before its 5-d check; then its group count
+_k111 = [1, 1, 1]
+CASES.update({
+    "slow_conv3d_0d_weight": lambda: A.slow_conv3d(torch.ones(1, 1, 2), torch.tensor(1.0), _k111, None, _k111, [0] * 3),
+    "slow_conv3d_1d_weight": lambda: A.slow_conv3d_forward(torch.ones(3), torch.ones(3), _k111, None, _k111, [0] * 3),
+    "slow_conv3d_0d_input": lambda: A.slow_conv3d(torch.tensor(1.0), torch.ones(2, 3), _k111, None, _k111, [0] * 3),
+    "slow_conv3d_groups_zero": lambda: A.slow_conv3d(torch.ones(1, 1, 4, 4, 4), torch.ones(2, 3), _k111, None, _k111,
+                                                     [0] * 3),
+})
+
 if __name__ == "__main__":
     write_outcomes(CASES, sys.argv[1])

@@ -278,11 +278,18 @@ def _slow_conv(self, weight, kernel_size, bias, stride, padding, dilation, nd, s
         params = {"kernel_size": kernel_size, "stride": stride, "padding": padding, "output_padding": output_padding,
                   "dilation": dilation}
     _slow_lengths(nd, style, **params)
+    groups = None
+    if style == "3d" and nd == 3 and not transposed:
+        # slow_conv3d divides input.size(1) by weight.size(1) (its group count) before its checks
+        w1 = weight._tn_sizes[B.size_dim(1, weight.dim())]
+        groups = self._tn_sizes[B.size_dim(1, self.dim())] // w1 if w1 else 0
     batched = self.dim() == nd + 2
     if not batched and (style != "dilated" and not transposed or self.dim() != nd + 1):
         if style == "2d":
             raise RuntimeError(f"Expected 4D input tensor, but got: {list(self.shape)}")
         raise RuntimeError(f"non-empty {nd + 2}D input tensor expected but got: {list(self.shape)}")
+    if groups == 0:
+        raise RuntimeError("none zero group size expected")
     if min(stride) <= 0:
         raise RuntimeError("stride should be greater than zero, but got " +
                            " ".join(f"stride_{n}: {v}" for n, v in zip(["depth", "height", "width"][-nd:], stride)))
