@@ -704,5 +704,21 @@ CASES.update({
                                                      [0] * 3),
 })
 
+
+# a NaN dropout probability; argmax/argmin of bools; cdist's direct kernel in float16/bfloat16;
+# floor/ceil/round/trunc of bools (upstream's integral shortcut excludes bool); randperm of bools
+CASES.update({
+    "dropout_nan_p": lambda: A.dropout(torch.ones(3), float("nan"), True),
+    "dropout_nan_p_eval": lambda: A.dropout_(torch.ones(3), float("nan"), False),
+    "feature_dropout_nan_p": lambda: A.feature_dropout(torch.ones(2, 3), float("nan"), True),
+    "argmin_bool": lambda: torch.argmin(torch.ones(3, dtype=torch.bool)),
+    "argmax_bool_dim": lambda: torch.argmax(torch.ones(2, 3, dtype=torch.bool), 1, True),
+    "cdist_half": lambda: torch.cdist(torch.ones(2, 3).half(), torch.ones(2, 3).half()),
+    "cdist_bfloat16_p1_many_rows": lambda: torch.cdist(torch.ones(30, 3).bfloat16(), torch.ones(2, 3).bfloat16(), p=1),
+    "trunc_bool": lambda: torch.trunc(torch.ones(3, dtype=torch.bool)),
+    "floor_bool_inplace": lambda: torch.ones(2, dtype=torch.bool).floor_(),
+    "randperm_bool": lambda: torch.randperm(3, dtype=torch.bool),
+})
+
 if __name__ == "__main__":
     write_outcomes(CASES, sys.argv[1])

@@ -127,6 +127,13 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
                                f"{B.scalar_type_name(B.dtype_of(t))}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
+    mode = {None: 0, "use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1}.get(compute_mode, 2)
+    r1, r2 = x1.shape[-2], x2.shape[-2]
+    mm = p == 2 and (mode == 1 or (mode == 0 and (r1 > 25 or r2 > 25)))
+    if not mm and x1.numel() and x2.numel() and B.dtype_of(x1)._tn_name in ("float16", "bfloat16"):
+        # upstream's direct kernel dispatches on float32/float64 only (its matrix-product path
+        # computes the reduced types)
+        raise NotImplementedError(f"\"cdist\" not implemented for '{B.scalar_type_name(B.dtype_of(x1))}'")
     d = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()
     if p == 0:
         return (d != 0).to(x1.dtype).sum(-1)

@@ -18,7 +18,7 @@ _ALPHA = 1.7580993408473766
 
 
 def _dropout_impl(input, p, train, feature, alpha, inplace):
-    if p < 0 or p > 1:
+    if not 0 <= p <= 1:  # NaN too
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
     if p == 0 or not train or input.numel() == 0:
         return input

@@ -262,13 +262,20 @@ def _randperm(n, generator, dtype, device):
     return out if (dtype is None or dtype is B.I64) and device in (None, B.CPU) else B.call("_to_copy", out, dtype or B.I64, device=device)
 
 
+def _randperm_dtype(dtype):
+    if dtype is B.BOOL:  # upstream's kernel dispatch has no bool (float16 it takes)
+        raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
+
+
 @impl("randperm")
 def randperm(n, dtype=None, layout=None, device=None, pin_memory=None):
+    _randperm_dtype(dtype)
     return _randperm(n, None, dtype, device)
 
 
 @impl("randperm.generator")
 def randperm_generator(n, generator, dtype=None, layout=None, device=None, pin_memory=None):
+    _randperm_dtype(dtype)
     return _randperm(n, generator, dtype, device)
 
 
@@ -292,7 +299,7 @@ def native_dropout(input, p, train):
 
 @impl("dropout")
 def dropout(input, p, train):
-    if p < 0 or p > 1:
+    if not 0 <= p <= 1:  # NaN too
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p:g}")  # as C++ prints a double
     if not train or p == 0:
         return input

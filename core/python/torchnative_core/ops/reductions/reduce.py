@@ -199,13 +199,20 @@ def _arg(kernel, self, dim, keepdim):
     return out
 
 
+def _no_bool_arg(name, self):
+    if B.dtype_of(self) is B.BOOL:
+        raise RuntimeError(f"{name}(): does not support bool input")
+
+
 @impl("argmax")
 def argmax(self, dim=None, keepdim=False):
+    _no_bool_arg("argmax", self)
     return _arg("argmax", self, dim, keepdim)
 
 
 @impl("argmin")
 def argmin(self, dim=None, keepdim=False):
+    _no_bool_arg("argmin", self)
     return _arg("argmin", self, dim, keepdim)
 
 
