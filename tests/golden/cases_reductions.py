@@ -290,3 +290,20 @@ def scatter_reduce_integer_mean_wraps():
             out.append(torch.zeros(2, dtype=dt).scatter_reduce(0, torch.zeros(300, dtype=torch.long), many, "mean",
                                                                include_self=inc))
     return out
+
+
+@exact
+def reductions_into_an_out_of_another_dtype():
+    # sum/nansum/mean.out without dtype= compute in out's dtype (upstream's get_dtype_from_result):
+    # a float32 sum into a float64 out accumulates in float64; an int64 sum into int8 wraps
+    torch.manual_seed(5)
+    x = torch.randn(300)
+    out = []
+    for f in (torch.sum, torch.nansum, torch.mean):
+        out.append(f(x, 0, out=torch.empty(0, dtype=torch.float64)))
+        out.append(f(x.reshape(3, 100), 1, out=torch.empty(0, dtype=torch.float64)))
+    out.append(torch.sum(torch.tensor([100, 100, 100]), 0, out=torch.empty(0, dtype=torch.int8)))
+    out.append(torch.nansum(torch.tensor([True, True]), 0, out=torch.empty(0, dtype=torch.bool)))
+    out.append(torch.nanmean(x.reshape(3, 100), 1, out=torch.empty(0, dtype=torch.float64)))
+    return out
+

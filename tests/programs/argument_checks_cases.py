@@ -720,5 +720,18 @@ CASES.update({
     "randperm_bool": lambda: torch.randperm(3, dtype=torch.bool),
 })
 
+
+# a reduction's out= of another dtype than dtype= (nansum and nanmean in nansum's words)
+_r50 = torch.arange(50.) / 7
+CASES.update({
+    "sum_out_dtype_mismatch": lambda: torch.sum(_r50, 0, dtype=torch.float32, out=torch.empty(0, dtype=torch.float64)),
+    "nansum_out_dtype_mismatch": lambda: torch.nansum(_r50, 0, dtype=torch.float32,
+                                                      out=torch.empty(0, dtype=torch.float64)),
+    "nanmean_out_dtype_mismatch": lambda: torch.nanmean(torch.ones(1, 4, 4).bfloat16(), dtype=torch.bfloat16,
+                                                        out=torch.empty(0, dtype=torch.float64)),
+    "nansum_int_out_int8": lambda: torch.nansum(torch.tensor([100, 100, 100], dtype=torch.int32), 0,
+                                                out=torch.empty(0, dtype=torch.int8)),
+})
+
 if __name__ == "__main__":
     write_outcomes(CASES, sys.argv[1])

@@ -202,7 +202,7 @@ for _name in ("signbit", "isneginf", "isposinf", "any", "all", "nan_to_num", "no
 # Structured kernels whose meta function takes out's dtype (or checks castability itself), so
 # their out= is not held to the computed dtype: cat (can_cast), cumsum/cumprod and
 # sum/mean/prod without dtype= (out's dtype), pow.Scalar, all/any (bool or uint8).
-_STRUCTURED_TAKING_OUT_DTYPE = {"cat", "cumsum", "cumprod", "sum", "mean", "prod", "pow", "all", "any"}
+_STRUCTURED_TAKING_OUT_DTYPE = {"cat", "cumsum", "cumprod", "sum", "nansum", "mean", "prod", "pow", "all", "any"}
 
 
 # Unstructured out= overloads that take only the dtype of their result, as upstream's kernels
@@ -215,7 +215,7 @@ _EXACT_OUT = {
     "linalg_det.out", "linalg_eigh.eigvals", "linalg_inv.out", "linalg_matmul.out", "linalg_matrix_norm.out",
     "linalg_norm.out", "linalg_slogdet.out", "linalg_solve.out", "linalg_solve_triangular.out", "linalg_svdvals.out",
     "linalg_vecdot.out", "linear.out", "log_sigmoid.out", "log_sigmoid_forward.output", "log_softmax.int_out",
-    "masked_select.out", "matmul.out", "msort.out", "nansum.out", "narrow_copy.out", "nuclear_norm.dim_out",
+    "masked_select.out", "matmul.out", "msort.out", "narrow_copy.out", "nuclear_norm.dim_out",
     "nuclear_norm.out", "qr.Q", "slogdet.out", "soft_margin_loss.out", "softmax.int_out", "special_round.out", "svd.U",
     "take.out", "take_along_dim.out", "tensordot.out", "vdot.out", "where.self_out",
 }
@@ -257,7 +257,29 @@ def _iterator_out_checks(op, ins, out):
                           B.dtype_of(out))
 
 
-def _make(op, functional, n_out, wrap=(), exact=False, pointwise=False, structured=False, reduction_at=None):
+# Reductions whose out= without dtype= computes in out's dtype (get_dtype_from_result): a float32
+# sum into a float64 out accumulates in float64, not in float32 and then cast. A dtype= must be
+# out's (nansum and nanmean, which is nansum_out divided, say so in their own words).
+_DTYPE_FROM_RESULT = {"sum", "nansum", "nanmean", "mean", "prod"}
+
+
+def _dtype_from_result(op, ins, dtype_at, out):
+    want = B.dtype_of(out)
+    if ins[dtype_at] is None:
+        ins = list(ins)
+        ins[dtype_at] = want
+    elif ins[dtype_at] is not want:
+        given = ins[dtype_at]
+        if op.startswith("nan"):
+            raise RuntimeError(f"nansum: provided dtype must match dtype of result. Got {B.scalar_type_name(want)} "
+                               f"and {B.scalar_type_name(given)}.")
+        raise RuntimeError(f"Expected out tensor to have dtype {B.cpp_type_name(given)}, but got "
+                           f"{B.cpp_type_name(want)} instead")
+    return ins
+
+
+def _make(op, functional, n_out, wrap=(), exact=False, pointwise=False, structured=False, reduction_at=None,
+          dtype_at=None):
     check = OUT_DTYPE_CHECKS.get(op, OUT_DTYPE_CHECKS.get(op.split(".")[0]))
     if op.split(".")[0] in ("clamp", "clamp_min", "clamp_max") and op not in OUT_DTYPE_CHECKS:
         check = None  # Tensor bounds promote
@@ -266,6 +288,8 @@ def _make(op, functional, n_out, wrap=(), exact=False, pointwise=False, structur
         ins, outs = args[: len(args) - n_out], args[len(args) - n_out:]
         if wrap:  # numbers where the functional overload takes tensors: wrapped, as upstream does
             ins = [B.C._tn_scalar_to_tensor(x) if w and not isinstance(x, B.C.TensorBase) else x for x, w in zip(ins, wrap)]
+        if dtype_at is not None and dtype_at < len(ins):
+            ins = _dtype_from_result(op, ins, dtype_at, outs[0])
         for o in outs:  # TensorIterator's compute_mem_overlaps, before any shape is looked at
             if pointwise and any(st == 0 and sz > 1 for sz, st in zip(o._tn_sizes, o._tn_strides)):
                 raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
@@ -378,12 +402,13 @@ def install():
         ins = [(a.name, a.type) for a in s.args if not (a.is_write and a.kwarg_only)]
         names = [n for n, _ in ins]
         reduction_at = names.index("reduction") if "reduction" in names else None
+        dtype_at = names.index("dtype") if "dtype" in names and op.split(".")[0] in _DTYPE_FROM_RESULT else None
         cands = [c for c in by_base.get(op.split(".")[0], ()) if c in IMPLS]
         for cand in cands:
             if [(a.name, a.type) for a in schemas[cand].args] == ins:
                 IMPLS[op] = _make(op, cand, len(outs), exact=exact,
                                   pointwise=op.split(".")[0] in iterator_bases and not exact, structured=structured,
-                                  reduction_at=reduction_at)
+                                  reduction_at=reduction_at, dtype_at=dtype_at)
                 break
         else:
             # floor_divide.Scalar_out, div.Scalar_mode_out, bitwise_and.Scalar_Tensor_out: the
