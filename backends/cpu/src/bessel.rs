@@ -3,19 +3,25 @@
 //! `special_modified_bessel_{i0,i1,k0,k1}`, `special_scaled_modified_bessel_{k0,k1}`, and
 //! `special_bessel_{j0,j1,y0,y1}`, `special_spherical_bessel_j0`, and `special_airy_ai`.
 //!
-//! Each is a Chebyshev series summed by Clenshaw's recurrence (Cephes' `chbevl`) in the compute
-//! type (float32 for float32/float16/bfloat16, as upstream upcasts the reduced types), times
-//! libm's `exp`/`sqrt`/`log` of that type. Two details decide the last bit:
+//! The modified ones are Chebyshev series summed by Clenshaw's recurrence (Cephes' `chbevl`),
+//! J0/J1/Y0/Y1 rational approximations in x^2 and a Hankel form beyond 5, Airy Ai asymptotic
+//! forms and a Maclaurin series; all in the compute type (float32 for float32/float16/bfloat16,
+//! as upstream upcasts the reduced types), with libm's `exp`/`sqrt`/`log`/`sin`/`cos` of that
+//! type. Two details decide the last bit:
 //!
 //! - upstream compiles these kernels once per CPU capability, and its AVX2/AVX512 builds contract
-//!   `y * b1 - b2 + c` into a fused multiply-add (`fma(y, b1, -b2) + c`), as GCC does with
-//!   `-mfma`; the default build does not. [`Fused`] follows [`capability`](crate::vecmath::capability).
+//!   a product feeding an addition into a fused multiply-add, as GCC does with `-mfma` (Clenshaw's
+//!   `y * b1 - b2 + c` is `fma(y, b1, -b2) + c`); the default build does not. [`Fused`] follows
+//!   [`capability`](crate::vecmath::capability). Where the C++ allows two readings (which of two
+//!   products is fused, whether a shared `x * x` is), the choice was measured against upstream's
+//!   bits and is said where it is made.
 //! - the float32 tables are upstream's: `calc_i1`/`calc_i1e` take Cephes' shorter single-precision
 //!   series (the last 17 and 7 terms of the double ones, whose literals round to the same floats),
-//!   `calc_i0` and the `modified_bessel_*` family the double tables rounded to float.
+//!   the other functions the double tables rounded to float.
 
 // Cephes' coefficients and constants are written as it and upstream publish them (more digits
-// than an f64 holds; pi/4 and 2/pi as upstream spells them).
+// than an f64 holds; pi/4 and 2/pi as upstream spells them); the J/Y and Airy tables as the
+// shortest decimals of the same doubles.
 #![allow(
     clippy::excessive_precision,
     clippy::unreadable_literal,

@@ -7,7 +7,9 @@
 //! positions reset to the reduction's identity unless `include_self`, then each `src` value in
 //! the index's row-major order, so per position in order along `dim`; a mean divides by a
 //! count kept in the same type), which gives upstream's bits; integers and bools accumulate in
-//! i64 with wrapping, as upstream's integer arithmetic wraps. NaN wins amax/amin.
+//! i64 with wrapping, as upstream's integer arithmetic wraps, and a mean floor-divides the sum
+//! by the count both wrapped to the type (upstream's `div_(count, "floor")`). NaN wins
+//! amax/amin.
 
 use torchnative_backend::abi::TnDtype;
 
@@ -166,11 +168,11 @@ impl IndexPass<'_, '_> {
     ) -> KResult {
         let (isizes, i_str) = sizes_strides(self.index);
         let s_str: Vec<isize> = (0..self.src.ndim()).map(|d| self.src.stride(d)).collect();
-        // the loop runs along the last dim of size above 1 (or `dim`): trailing dims of size 1
-        // add nothing to any offset
+        // the loop runs along the last dim whose size is not 1 (or `dim`): trailing dims of size
+        // 1 add nothing to any offset
         let last = (0..isizes.len())
             .rev()
-            .find(|&d| isizes[d] > 1 || d == self.dim)
+            .find(|&d| isizes[d] != 1 || d == self.dim)
             .unwrap_or(0);
         let (n, di, ds, dp) = (isizes[last], i_str[last], s_str[last], self.row_major[last]);
         let (dim, rm_dim, size_d) = (self.dim, self.row_major[self.dim], self.size_d);
