@@ -82,8 +82,8 @@ def _map(fn, *xs, dtype=None):
 
 
 # upstream dispatches these on float32 and float64 only (AT_DISPATCH_FLOATING_TYPES); i0 and
-# i0e/i1/i1e take float16 and bfloat16 too
-_REDUCED_OK = frozenset({"i0", "special_i0e", "special_i1", "special_i1e"})
+# i0e/i1/i1e, lgamma and digamma take float16 and bfloat16 too
+_REDUCED_OK = frozenset({"i0", "special_i0e", "special_i1", "special_i1e", "lgamma", "digamma"})
 
 
 def _refuse_reduced(name, dtype):
@@ -215,19 +215,6 @@ def entr(x):
 
 # --- registrations -------------------------------------------------------------------------------------
 
-def _gamma_kernel(name):
-    """lgamma/digamma: the device's kernel (the cpu backend's special.rs), float results."""
-
-    def run(self):
-        if self.is_complex():
-            raise NotImplementedError(f"torchnative: {name} on complex tensors is not supported yet")
-        return E.unary(name, self, float_only=True)
-
-    return run
-
-
-for _name in ("lgamma", "digamma"):
-    impl(_name)(_gamma_kernel(_name))
 
 
 for _name, _fn in (("special_erfcx", erfcx), ("special_ndtri", ndtri), ("special_log_ndtr", log_ndtr)):
@@ -248,7 +235,7 @@ def _special_kernel(name):
     return run
 
 
-for _name in ("i0", "special_i0e", "special_i1", "special_i1e", "special_modified_bessel_i0",
+for _name in ("lgamma", "digamma", "i0", "special_i0e", "special_i1", "special_i1e", "special_modified_bessel_i0",
               "special_modified_bessel_i1", "special_modified_bessel_k0", "special_modified_bessel_k1",
               "special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k1",
               "special_spherical_bessel_j0", "special_bessel_j0", "special_bessel_j1", "special_bessel_y0",
